@@ -1,0 +1,287 @@
+"""Benson's unconditional life ("pass-alive") and the area map of KataGo's input planes 18/19.
+
+Everything here is a pure function of a flat stones array (0 empty, 1 black, 2 white, index
+``y * size + x`` with ``y = 0`` the top row) and the board ``size``; no board object is needed.
+
+Terminology (Benson 1976, as KataGo applies it for area scoring):
+
+- For a player P, a **region** is a maximal orthogonally connected set of points that are not P's
+  stones (empty points and the opponent's stones). Regions are grown from empty points.
+- A region is **vital** to a P chain when every empty point of the region is a liberty of that chain.
+  When multi-stone suicide is legal, the opponent's stones inside the region must be adjacent to the
+  chain too (the opponent could otherwise refill the region by suicide), as in KataGo.
+- Repeatedly: a chain with fewer than two vital regions (counting only regions none of whose bordering
+  chains has been removed yet) is removed. The chains that survive are **pass-alive**: the opponent cannot
+  capture them even if P always passes.
+- A region bordered only by pass-alive chains is **pass-alive territory** when at most one of its points
+  is "internal" (not adjacent to any P stone): the opponent can never make two eyes there, so any of
+  their stones inside are dead too.
+
+KataGo's area computation adds three options on top (``Board::calculateArea`` in cpp/game/board.cpp):
+``safe_big_territories`` (any region free of opponent stones and bordered only by pass-alive chains),
+``unsafe_big_territories`` (any region free of opponent stones, but only on points still unmarked), and
+``non_pass_alive_stones`` (every other stone counts for its own colour). Black is processed before White
+and territory marks of the second player may overwrite the first player's *unsafe* marks only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Sequence
+
+import numpy as np
+
+EMPTY = 0
+BLACK = 1
+WHITE = 2
+
+
+@lru_cache(maxsize=32)
+def neighbor_table(size: int) -> tuple[tuple[int, ...], ...]:
+    """Orthogonal neighbours of every flat point of a ``size`` x ``size`` board."""
+    table = []
+    for point in range(size * size):
+        y, x = divmod(point, size)
+        adjacent = []
+        if y > 0:
+            adjacent.append(point - size)
+        if x > 0:
+            adjacent.append(point - 1)
+        if x < size - 1:
+            adjacent.append(point + 1)
+        if y < size - 1:
+            adjacent.append(point + size)
+        table.append(tuple(adjacent))
+    return tuple(table)
+
+
+def _as_list(stones: Sequence[int] | np.ndarray, size: int) -> list[int]:
+    """The stones as a plain list of ints (fast to index), after a shape check."""
+    colors = stones.tolist() if isinstance(stones, np.ndarray) else [int(s) for s in stones]
+    if len(colors) != size * size:
+        raise ValueError(f"stones has {len(colors)} points, expected {size * size} for size {size}")
+    return colors
+
+
+@dataclass
+class _Region:
+    """One region of non-P points, with the facts Benson's iteration needs."""
+
+    points: list[int]
+    vital_for: set[int]  # ids of P chains this region is vital to
+    borders: set[int] = field(default_factory=set)  # ids of P chains adjacent to the region
+    internal_points: int = 0  # points with no adjacent P stone, counted up to 2
+    contains_opponent: bool = False
+
+
+def _label_chains(colors: list[int], nbrs: tuple[tuple[int, ...], ...], player: int) -> tuple[list[int], list[list[int]]]:
+    """Chain id of each point (-1 where there is no ``player`` stone) and the stones of each chain."""
+    chain_of = [-1] * len(colors)
+    chains: list[list[int]] = []
+    for start, color in enumerate(colors):
+        if color != player or chain_of[start] != -1:
+            continue
+        chain_id = len(chains)
+        chain_of[start] = chain_id
+        stack = [start]
+        members = []
+        while stack:
+            point = stack.pop()
+            members.append(point)
+            for adj in nbrs[point]:
+                if colors[adj] == player and chain_of[adj] == -1:
+                    chain_of[adj] = chain_id
+                    stack.append(adj)
+        chains.append(members)
+    return chain_of, chains
+
+
+def _build_region(
+    start: int,
+    colors: list[int],
+    nbrs: tuple[tuple[int, ...], ...],
+    player: int,
+    chain_of: list[int],
+    region_of: list[int],
+    region_id: int,
+    suicide_legal: bool,
+) -> _Region:
+    """Flood one region from the empty point ``start`` and collect its Benson facts."""
+    vital = {chain_of[adj] for adj in nbrs[start] if colors[adj] == player}
+    region = _Region(points=[], vital_for=vital)
+    region_of[start] = region_id
+    stack = [start]
+    while stack:
+        point = stack.pop()
+        region.points.append(point)
+        adjacent_chains = {chain_of[adj] for adj in nbrs[point] if colors[adj] == player}
+        region.borders |= adjacent_chains
+        # Opponent stones only break vitality when they could be refilled by suicide.
+        if region.vital_for and (suicide_legal or colors[point] == EMPTY):
+            region.vital_for &= adjacent_chains
+        if not adjacent_chains and region.internal_points < 2:
+            region.internal_points += 1
+        if colors[point] != EMPTY:
+            region.contains_opponent = True
+        for adj in nbrs[point]:
+            if colors[adj] != player and region_of[adj] == -1:
+                region_of[adj] = region_id
+                stack.append(adj)
+    return region
+
+
+def _benson_alive(regions: list[_Region], num_chains: int) -> tuple[list[bool], list[bool]]:
+    """Benson's iteration: which chains survive, and which regions border a removed chain."""
+    alive = [True] * num_chains
+    region_spoiled = [False] * len(regions)
+    while True:
+        vital_count = [0] * num_chains
+        for region, spoiled in zip(regions, region_spoiled):
+            if not spoiled:
+                for chain_id in region.vital_for:
+                    vital_count[chain_id] += 1
+        removed = [c for c in range(num_chains) if alive[c] and vital_count[c] < 2]
+        if not removed:
+            return alive, region_spoiled
+        for chain_id in removed:
+            alive[chain_id] = False
+        dead = set(removed)
+        for index, region in enumerate(regions):
+            if not region_spoiled[index] and not region.borders.isdisjoint(dead):
+                region_spoiled[index] = True
+
+
+def _mark_player(
+    colors: list[int],
+    size: int,
+    player: int,
+    result: list[int],
+    *,
+    safe_big_territories: bool,
+    unsafe_big_territories: bool,
+    multi_stone_suicide: bool,
+) -> None:
+    """Mark ``player``'s pass-alive stones and territory (plus the optional big regions) into ``result``."""
+    nbrs = neighbor_table(size)
+    chain_of, chains = _label_chains(colors, nbrs, player)
+    region_of = [-1] * len(colors)
+    regions: list[_Region] = []
+    for point, color in enumerate(colors):
+        if color == EMPTY and region_of[point] == -1:
+            regions.append(
+                _build_region(point, colors, nbrs, player, chain_of, region_of, len(regions), multi_stone_suicide)
+            )
+    alive, spoiled = _benson_alive(regions, len(chains))
+    for chain_id, members in enumerate(chains):
+        if alive[chain_id]:
+            for point in members:
+                result[point] = player
+    if not chains:
+        return  # a player without stones owns nothing
+    for region, region_spoiled in zip(regions, spoiled):
+        safe = region.internal_points <= 1 and not region_spoiled
+        safe = safe or (safe_big_territories and not region.contains_opponent and not region_spoiled)
+        if safe:
+            for point in region.points:
+                result[point] = player
+        elif unsafe_big_territories and not region.contains_opponent:
+            for point in region.points:
+                if result[point] == EMPTY:
+                    result[point] = player
+
+
+def calculate_area(
+    stones: Sequence[int] | np.ndarray,
+    size: int,
+    *,
+    non_pass_alive_stones: bool = False,
+    safe_big_territories: bool = False,
+    unsafe_big_territories: bool = False,
+    multi_stone_suicide: bool = False,
+) -> np.ndarray:
+    """KataGo's area computation with its four switches (see the module docstring).
+
+    Returns an int8 array of ``size * size`` with 1 (Black), 2 (White) or 0 (neither).
+    """
+    colors = _as_list(stones, size)
+    result = [EMPTY] * len(colors)
+    for player in (BLACK, WHITE):
+        _mark_player(
+            colors,
+            size,
+            player,
+            result,
+            safe_big_territories=safe_big_territories,
+            unsafe_big_territories=unsafe_big_territories,
+            multi_stone_suicide=multi_stone_suicide,
+        )
+    if non_pass_alive_stones:
+        result = [owner if owner != EMPTY else color for owner, color in zip(result, colors)]
+    return np.array(result, dtype=np.int8)
+
+
+def pass_alive(
+    stones: Sequence[int] | np.ndarray, size: int, *, multi_stone_suicide: bool = False
+) -> np.ndarray:
+    """Benson pass-alive stones and the pass-alive territory they enclose.
+
+    Returns int8 per point: 1 or 2 for Black's or White's pass-alive stones and territory (dead
+    opponent stones inside such territory included), 0 elsewhere.
+
+    >>> pass_alive([0, 1, 0,  1, 1, 1,  0, 1, 0], 3).tolist()
+    [1, 1, 1, 1, 1, 1, 1, 1, 1]
+    """
+    return calculate_area(stones, size, multi_stone_suicide=multi_stone_suicide)
+
+
+def area_map(
+    stones: Sequence[int] | np.ndarray,
+    size: int,
+    *,
+    multi_stone_suicide: bool = False,
+    territory_scoring: bool = False,
+    tax: str = "none",
+) -> np.ndarray:
+    """The ownership map behind KataGo's input planes 18 (side to move) and 19 (opponent).
+
+    Input version 7 (``NNInputs::fillRowV7``):
+
+    - area scoring without tax: ``calculate_area`` with all three extra switches on, i.e. pass-alive
+      stones and territory, every other stone as its own colour, and empty regions bordered by one
+      colour only;
+    - area scoring with a seki or "all" tax (stone-scoring): KataGo keeps only stones with independent
+      life. miai approximates this with the Benson pass-alive stones (a documented simplification);
+    - territory scoring: the planes are empty until the second encore phase, which miai never plays,
+      so the map is all zeros.
+
+    Returns int8 per point (1 Black, 2 White, 0 neither).
+    """
+    if territory_scoring:
+        return np.zeros(size * size, dtype=np.int8)
+    if tax.lower() != "none":
+        colors = np.asarray(_as_list(stones, size), dtype=np.int8)
+        alive = pass_alive(stones, size, multi_stone_suicide=multi_stone_suicide)
+        return np.where(alive == colors, alive, 0).astype(np.int8)
+    return calculate_area(
+        stones,
+        size,
+        non_pass_alive_stones=True,
+        safe_big_territories=True,
+        unsafe_big_territories=True,
+        multi_stone_suicide=multi_stone_suicide,
+    )
+
+
+def area_map_for_rules(stones: Sequence[int] | np.ndarray, size: int, rules: Any) -> np.ndarray:
+    """``area_map`` with the switches read from a ``miai.go.rules.Rules`` (duck-typed: ``scoring``,
+    ``tax`` and ``multi_stone_suicide`` attributes, enums compared by name)."""
+    scoring = getattr(rules.scoring, "name", str(rules.scoring)).upper()
+    tax = getattr(rules.tax, "name", str(rules.tax)).lower()
+    return area_map(
+        stones,
+        size,
+        multi_stone_suicide=bool(rules.multi_stone_suicide),
+        territory_scoring=scoring == "TERRITORY",
+        tax=tax,
+    )

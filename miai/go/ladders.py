@@ -1,0 +1,493 @@
+"""Ladder reading for KataGo's input planes 14-17 (input version 7).
+
+The facts follow KataGo's ``Board::searchIsLadderCaptured`` and ``iterLadders`` (cpp/game/board.cpp,
+cpp/neuralnet/nninputs.cpp); the code is miai's own.
+
+- A chain with **one liberty** is *laddered* when it cannot escape with the defender moving first.
+- A chain with **two liberties** is *laddered* when the attacker, moving first on one of the two
+  liberties, captures it in a ladder; those first moves are its *working moves*.
+- Plane 14 marks every stone of a laddered chain (either colour) on the current board, planes 15/16 the
+  same on the boards one and two moves ago, and plane 17 the working moves against the opponent's
+  two-liberty chains (opponent of the player to move).
+
+The search is a plain minimax over "ladder" moves only:
+
+- the defender may capture an attacking chain in atari or extend on its last liberty; it escapes as soon
+  as it has two liberties, and it is considered escaped when the attacker's last move left a simple-ko
+  point (miai, like KataGo, does not call ladders that need kos; this also rules out loops);
+- the attacker may only fill one of the defender's two liberties; it wins once the defender is down to
+  one liberty and loses once the defender has three.
+- At the root, the simple-ko ban is lifted for the defender (every ko is assumed to work for it).
+- Pruning that KataGo also uses: the defender wins outright if extending provably gives three liberties;
+  the attacker wins outright if the defender's only move provably leaves at most one liberty; a
+  liberty whose point has three empty neighbours (and is not adjacent to the other liberty) cannot be
+  left to the defender; a "double ko" where both liberties are ko mouths counts as captured.
+- Limits: at most ``size*size*3/2`` plies deep (deeper counts as captured) and 25,000 moves per search
+  (exceeding it counts as *not* captured), as in KataGo.
+- Suicide is never a ladder move: multi-stone suicide is treated as illegal.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+EMPTY = 0
+BLACK = 1
+WHITE = 2
+_WALL = 3
+_NO_KO = -1
+
+MAX_SEARCH_MOVES = 25_000  # KataGo's MAX_LADDER_SEARCH_NODE_BUDGET
+
+
+class _BudgetExceeded(Exception):
+    """Raised inside a search when it has played MAX_SEARCH_MOVES moves."""
+
+
+class ScratchBoard:
+    """A small padded board for tactical reading: play with captures and simple ko, and undo.
+
+    Points are padded locations ``(x + 1) + (y + 1) * (size + 1)`` so that every on-board point has four
+    neighbours (walls included). Chains and liberties are recomputed by flood fill when asked; ladder
+    reading touches few chains per move, so this stays cheap.
+    """
+
+    __slots__ = ("size", "stride", "colors", "ko", "offsets")
+
+    def __init__(self, stones: Sequence[int] | np.ndarray, size: int, ko_point: int | None = None) -> None:
+        flat = stones.tolist() if isinstance(stones, np.ndarray) else list(stones)
+        if len(flat) != size * size:
+            raise ValueError(f"stones has {len(flat)} points, expected {size * size} for size {size}")
+        self.size = size
+        self.stride = size + 1
+        self.colors = [_WALL] * ((size + 2) * self.stride + 1)
+        for point, color in enumerate(flat):
+            self.colors[self.loc(point)] = int(color)
+        self.ko = self.loc(ko_point) if ko_point is not None and ko_point >= 0 else _NO_KO
+        self.offsets = (-self.stride, -1, 1, self.stride)
+
+    def loc(self, point: int) -> int:
+        """Padded location of a flat point index."""
+        y, x = divmod(point, self.size)
+        return (x + 1) + (y + 1) * self.stride
+
+    def point(self, loc: int) -> int:
+        """Flat point index of a padded location."""
+        y, x = divmod(loc, self.stride)
+        return (y - 1) * self.size + (x - 1)
+
+    # --- chains ---------------------------------------------------------------------------------
+
+    def chain(self, loc: int) -> tuple[list[int], set[int]]:
+        """The stones of the chain at ``loc`` and its liberties."""
+        colors = self.colors
+        color = colors[loc]
+        stones = [loc]
+        seen = {loc}
+        libs: set[int] = set()
+        index = 0
+        while index < len(stones):
+            cur = stones[index]
+            index += 1
+            for off in self.offsets:
+                adj = cur + off
+                c = colors[adj]
+                if c == EMPTY:
+                    libs.add(adj)
+                elif c == color and adj not in seen:
+                    seen.add(adj)
+                    stones.append(adj)
+        return stones, libs
+
+    def liberties(self, loc: int) -> set[int]:
+        """Liberties of the chain at ``loc``."""
+        return self.chain(loc)[1]
+
+    def immediate_liberties(self, loc: int) -> int:
+        """Number of empty neighbours of ``loc``."""
+        return sum(1 for off in self.offsets if self.colors[loc + off] == EMPTY)
+
+    # --- moves ----------------------------------------------------------------------------------
+
+    def is_legal(self, loc: int, player: int) -> bool:
+        """Legal under simple ko with suicide forbidden."""
+        colors = self.colors
+        if colors[loc] != EMPTY or loc == self.ko:
+            return False
+        opponent = 3 - player
+        for off in self.offsets:
+            adj = loc + off
+            c = colors[adj]
+            if c == EMPTY:
+                return True
+            if c == player and len(self.liberties(adj)) > 1:
+                return True
+            if c == opponent and len(self.liberties(adj)) == 1:
+                return True
+        return False
+
+    def play(self, loc: int, player: int) -> tuple[int, list[int], int]:
+        """Play a legal move; returns an undo record (location, captured stones, previous ko)."""
+        colors = self.colors
+        opponent = 3 - player
+        record_ko = self.ko
+        colors[loc] = player
+        captured: list[int] = []
+        for off in self.offsets:
+            adj = loc + off
+            if colors[adj] == opponent:
+                stones, libs = self.chain(adj)
+                if not libs:
+                    for stone in stones:
+                        colors[stone] = EMPTY
+                    captured.extend(stones)
+        self.ko = _NO_KO
+        if len(captured) == 1:
+            lone = all(colors[loc + off] != player for off in self.offsets)
+            if lone and self.immediate_liberties(loc) == 1:
+                self.ko = captured[0]
+        return loc, captured, record_ko
+
+    def undo(self, record: tuple[int, list[int], int]) -> None:
+        """Undo the move described by ``record`` (moves must be undone in reverse order)."""
+        loc, captured, record_ko = record
+        opponent = 3 - self.colors[loc]
+        self.colors[loc] = EMPTY
+        for stone in captured:
+            self.colors[stone] = opponent
+        self.ko = record_ko
+
+    # --- small tactical facts (KataGo's heuristics) ---------------------------------------------
+
+    def liberty_bounds_after_play(self, loc: int, player: int) -> tuple[int, int]:
+        """Cheap lower and upper bounds on the liberties a stone of ``player`` at ``loc`` would have."""
+        immediate = caps = cap_stones = conn_sum = conn_max = 0
+        opponent = 3 - player
+        for off in self.offsets:
+            adj = loc + off
+            c = self.colors[adj]
+            if c == EMPTY:
+                immediate += 1
+            elif c == opponent:
+                stones, libs = self.chain(adj)
+                if len(libs) == 1:
+                    caps += 1
+                    cap_stones += len(stones)
+            elif c == player:
+                extra = len(self.liberties(adj)) - 1
+                conn_sum += extra
+                conn_max = max(conn_max, extra)
+        return caps + max(conn_max, immediate), immediate + cap_stones + conn_sum
+
+    def liberties_after_play(self, loc: int, player: int, cap: int) -> int:
+        """Exact liberties of the chain a stone at ``loc`` would form (0 for suicide), at most ``cap``."""
+        saved_ko = self.ko
+        record = self.play(loc, player)
+        libs = len(self.liberties(loc))
+        self.undo(record)
+        self.ko = saved_ko
+        return min(libs, cap)
+
+    def would_be_ko_capture(self, loc: int, player: int) -> bool:
+        """``loc`` is empty, surrounded by the opponent or walls, and captures exactly one lone stone."""
+        if self.colors[loc] != EMPTY:
+            return False
+        opponent = 3 - player
+        capturable = _NO_KO
+        for off in self.offsets:
+            adj = loc + off
+            c = self.colors[adj]
+            if c != _WALL and c != opponent:
+                return False
+            if c == opponent and len(self.liberties(adj)) == 1:
+                if capturable != _NO_KO:
+                    return False
+                capturable = adj
+        return capturable != _NO_KO and len(self.chain(capturable)[0]) == 1
+
+    def connection_heuristic_x2(self, loc: int, player: int) -> int:
+        """Twice the sum of (liberties - 1.5) over ``player``'s neighbouring chains with 2+ liberties."""
+        total = 0
+        for off in self.offsets:
+            adj = loc + off
+            if self.colors[adj] == player:
+                libs = len(self.liberties(adj))
+                if libs > 1:
+                    total += libs * 2 - 3
+        return total
+
+    def atari_neighbours(self, stones: list[int]) -> list[set[int]]:
+        """Liberty sets of the distinct opposing chains in atari next to ``stones`` (one chain)."""
+        colors = self.colors
+        opponent = 3 - colors[stones[0]]
+        seen: set[int] = set()
+        result = []
+        for stone in stones:
+            for off in self.offsets:
+                adj = stone + off
+                if colors[adj] == opponent and adj not in seen:
+                    chain_stones, libs = self.chain(adj)
+                    seen.update(chain_stones)
+                    if len(libs) == 1:
+                        result.append(libs)
+        return result
+
+
+class _LadderSearch:
+    """One ladder search on a scratch board for the chain at ``target`` (defender moves first)."""
+
+    def __init__(self, board: ScratchBoard, target: int) -> None:
+        self.board = board
+        self.target = target
+        self.defender = board.colors[target]
+        self.attacker = 3 - self.defender
+        self.moves_played = 0
+        self.max_depth = board.size * board.size * 3 // 2 + 1
+
+    def run(self) -> bool:
+        """True when the defender is captured whatever it does."""
+        try:
+            return self._defender_node(0)
+        except _BudgetExceeded:
+            return False
+
+    def _try(self, move: int, player: int, depth: int, defender_next: bool) -> bool | None:
+        """Play ``move`` and search below it; None when the move is illegal."""
+        board = self.board
+        if not board.is_legal(move, player):
+            return None
+        record = board.play(move, player)
+        self.moves_played += 1
+        try:
+            if defender_next:
+                return self._defender_node(depth + 1)
+            return self._attacker_node(depth + 1)
+        finally:
+            board.undo(record)
+
+    def _check_limits(self, depth: int) -> bool:
+        """True when the depth limit is hit (counts as captured); raises when over budget."""
+        if depth >= self.max_depth - 1:
+            return True
+        if self.moves_played >= MAX_SEARCH_MOVES:
+            raise _BudgetExceeded
+        return False
+
+    def _defender_moves(self) -> list[int] | bool:
+        """The defender's candidate moves, or a decided result (True = captured)."""
+        board = self.board
+        stones, libs = board.chain(self.target)
+        if len(libs) >= 2 or board.ko != _NO_KO:
+            return False
+        moves: list[int] = []
+        for capture_libs in board.atari_neighbours(stones):
+            moves.extend(sorted(m for m in capture_libs if m not in moves))
+        moves.extend(m for m in libs if m not in moves)
+        # KataGo bounds the last move in the list, normally the defender's own liberty.
+        lower, upper = board.liberty_bounds_after_play(moves[-1], self.defender)
+        if lower >= 3:
+            return False
+        if len(moves) == 1 and upper <= 1:
+            return True
+        return moves
+
+    def _defender_node(self, depth: int) -> bool:
+        if self._check_limits(depth):
+            return True
+        moves = self._defender_moves()
+        if isinstance(moves, bool):
+            return moves
+        for move in moves:
+            if self._check_limits(depth):
+                return True
+            result = self._try(move, self.defender, depth, defender_next=False)
+            if result is False:
+                return False
+        return True
+
+    def _attacker_moves(self) -> list[int] | bool:
+        """The attacker's candidate moves (ordered), or a decided result (True = captured)."""
+        board = self.board
+        stones, libs = board.chain(self.target)
+        if len(libs) <= 1:
+            return True
+        if len(libs) >= 3:
+            return False
+        first, second = sorted(libs)
+        libs0 = board.immediate_liberties(first)
+        libs1 = board.immediate_liberties(second)
+        if self._double_ko(first, second, libs0, libs1, stones):
+            return True
+        moves = [first, second]
+        if not self._adjacent(first, second):
+            if libs0 >= 3 and libs1 >= 3:
+                return False
+            if libs0 >= 3:
+                moves = [first]
+            elif libs1 >= 3:
+                moves = [second]
+        if len(moves) == 2:
+            score0 = libs0 * 2 + board.connection_heuristic_x2(first, self.defender)
+            score1 = libs1 * 2 + board.connection_heuristic_x2(second, self.defender)
+            if score1 > score0:
+                moves = [second, first]
+        return moves
+
+    def _double_ko(self, first: int, second: int, libs0: int, libs1: int, stones: list[int]) -> bool:
+        """Both liberties are ko mouths the defender cannot profitably connect: count as captured."""
+        board = self.board
+        if libs0 or libs1:
+            return False
+        if not (board.would_be_ko_capture(first, self.attacker) and board.would_be_ko_capture(second, self.attacker)):
+            return False
+        if board.liberties_after_play(first, self.defender, 3) > 2:
+            return False
+        if board.liberties_after_play(second, self.defender, 3) > 2:
+            return False
+        return not board.atari_neighbours(stones)
+
+    def _adjacent(self, a: int, b: int) -> bool:
+        return abs(a - b) == 1 or abs(a - b) == self.board.stride
+
+    def _attacker_node(self, depth: int) -> bool:
+        if self._check_limits(depth):
+            return True
+        moves = self._attacker_moves()
+        if isinstance(moves, bool):
+            return moves
+        for move in moves:
+            if self._check_limits(depth):
+                return True
+            if self._try(move, self.attacker, depth, defender_next=True):
+                return True
+        return False
+
+
+def is_ladder_captured(board: ScratchBoard, loc: int) -> bool:
+    """Is the one-liberty chain at padded ``loc`` captured in a ladder with the defender moving first?
+
+    The simple-ko ban is lifted for the defender at the root. Chains with more liberties answer False.
+    """
+    if board.colors[loc] not in (BLACK, WHITE) or len(board.liberties(loc)) > 1:
+        return False
+    saved_ko = board.ko
+    board.ko = _NO_KO
+    try:
+        return _LadderSearch(board, loc).run()
+    finally:
+        board.ko = saved_ko
+
+
+def ladder_working_moves(board: ScratchBoard, loc: int) -> list[int]:
+    """Padded locations of the attacker's first moves that ladder-capture the two-liberty chain at ``loc``.
+
+    An empty list means the chain is not ladder-capturable (or does not have exactly two liberties).
+    The board's own simple-ko ban applies to the attacker's first move.
+    """
+    if board.colors[loc] not in (BLACK, WHITE):
+        return []
+    libs = board.liberties(loc)
+    if len(libs) != 2:
+        return []
+    attacker = 3 - board.colors[loc]
+    working = []
+    for move in sorted(libs):
+        if board.is_legal(move, attacker):
+            record = board.play(move, attacker)
+            try:
+                if is_ladder_captured(board, loc):
+                    working.append(move)
+            finally:
+                board.undo(record)
+    return working
+
+
+def _iter_ladders(board: ScratchBoard) -> list[tuple[list[int], int, list[int]]]:
+    """Every laddered chain: (its padded stones, its colour, working moves if it has two liberties)."""
+    found = []
+    solved: set[int] = set()
+    for point in range(board.size * board.size):
+        loc = board.loc(point)
+        if board.colors[loc] not in (BLACK, WHITE) or loc in solved:
+            continue
+        stones, libs = board.chain(loc)
+        solved.update(stones)
+        if len(libs) == 1:
+            if is_ladder_captured(board, loc):
+                found.append((stones, board.colors[loc], []))
+        elif len(libs) == 2:
+            working = ladder_working_moves(board, loc)
+            if working:
+                found.append((stones, board.colors[loc], working))
+    return found
+
+
+def ladder_planes(
+    stones: Sequence[int] | np.ndarray, size: int, to_play: int, ko_point: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """KataGo planes 14 and 17 for a board: (laddered stones, working ladder moves).
+
+    ``to_play`` is the player to move (1 Black, 2 White): plane 17 holds the working moves against the
+    *opponent's* two-liberty chains. ``ko_point`` is the simple-ko point banned for ``to_play`` if any.
+    Both results are bool arrays of ``size * size`` in flat order.
+    """
+    board = ScratchBoard(stones, size, ko_point)
+    laddered = np.zeros(size * size, dtype=bool)
+    working = np.zeros(size * size, dtype=bool)
+    opponent = 3 - int(to_play)
+    for chain_stones, color, moves in _iter_ladders(board):
+        laddered[[board.point(s) for s in chain_stones]] = True
+        if color == opponent:
+            for move in moves:
+                working[board.point(move)] = True
+    return laddered, working
+
+
+def laddered_stones(stones: Sequence[int] | np.ndarray, size: int, ko_point: int | None = None) -> np.ndarray:
+    """Plane 14/15/16 for one board: stones of chains that are laddered (bool, flat order)."""
+    return ladder_planes(stones, size, BLACK, ko_point)[0]
+
+
+def simple_ko_point(
+    previous: Sequence[int] | np.ndarray, current: Sequence[int] | np.ndarray, move: int, size: int
+) -> int | None:
+    """The simple-ko point left by ``move`` (flat index; negative = pass) between two boards, or None.
+
+    A ko point exists when the move captured exactly one stone and the played stone stands alone with
+    a single liberty (that liberty is the captured point).
+    """
+    if move < 0:
+        return None
+    before = np.asarray(previous)
+    after = np.asarray(current)
+    player = int(after[move])
+    if player not in (BLACK, WHITE):
+        return None
+    captured = np.flatnonzero((before == 3 - player) & (after == EMPTY))
+    if len(captured) != 1:
+        return None
+    y, x = divmod(move, size)
+    neighbours = [p for p, ok in ((move - size, y > 0), (move + size, y < size - 1),
+                                  (move - 1, x > 0), (move + 1, x < size - 1)) if ok]
+    if any(int(after[p]) == player for p in neighbours):
+        return None
+    empties = [p for p in neighbours if int(after[p]) == EMPTY]
+    if len(empties) == 1 and empties[0] == int(captured[0]):
+        return empties[0]
+    return None
+
+
+def state_ko_point(state: Any, moves_ago: int = 0) -> int | None:
+    """The simple-ko point of a ``GameState`` board ``moves_ago`` moves back (None if none)."""
+    moves = state.moves
+    if len(moves) <= moves_ago:
+        return None
+    _, move = moves[len(moves) - 1 - moves_ago]
+    return simple_ko_point(state.board_history(moves_ago + 1), state.board_history(moves_ago), move, state.size)
+
+
+def ladder_features(state: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Planes 14 and 17 for a ``GameState``: (laddered stones, working moves for the side to move)."""
+    return ladder_planes(state.stones(), state.size, int(state.to_play), state_ko_point(state))
