@@ -1,0 +1,90 @@
+"""The eight symmetries of a square Go board, numbered as KataGo numbers them.
+
+A symmetry is an int 0..7 whose bits say what happens to a point at row ``y``, column ``x``
+(row 0 is the top row, as in miai's flat move order):
+
+==== ===========  =========  =========
+ bit  meaning      sym 1 2 4  example on a 3x3 board, point (y=0, x=1)
+==== ===========  =========  =========
+ 1    flip rows    y -> H-1-y (0,1) -> (2,1)
+ 2    flip columns x -> W-1-x (0,1) -> (0,1)
+ 4    transpose    (y,x)->(x,y), applied *before* the flips
+==== ===========  =========  =========
+
+``apply_planes`` moves the net's inputs into the symmetric frame; ``invert_points`` brings the
+net's per-point outputs (policy, ownership) back to the board's frame. Symmetries 5 and 6 are each
+other's inverse; every other symmetry is its own inverse.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+NUM_SYMMETRIES = 8
+
+# Symmetry -> its inverse; only the two "transpose plus one flip" elements are not involutions.
+_INVERSE = (0, 1, 2, 3, 4, 6, 5, 7)
+
+
+def check_symmetry(symmetry: int) -> int:
+    """Return ``symmetry`` if it is 0..7, else raise ``ValueError``."""
+    if not 0 <= int(symmetry) < NUM_SYMMETRIES:
+        raise ValueError(f"symmetry must be 0..7, got {symmetry}")
+    return int(symmetry)
+
+
+def inverse(symmetry: int) -> int:
+    """The symmetry that undoes ``symmetry``."""
+    return _INVERSE[check_symmetry(symmetry)]
+
+
+def apply_planes(planes: np.ndarray, symmetry: int) -> np.ndarray:
+    """Apply ``symmetry`` to the last two axes (rows, columns) of ``planes``.
+
+    Works for any leading shape ([H, W], [C, H, W], [N, C, H, W]); transposition needs H == W.
+    Returns a view when possible (callers copy when they write).
+    """
+    symmetry = check_symmetry(symmetry)
+    out = planes
+    if symmetry & 4:
+        if out.shape[-1] != out.shape[-2]:
+            raise ValueError("transposing symmetries need a square board")
+        out = np.swapaxes(out, -1, -2)
+    if symmetry & 1:
+        out = out[..., ::-1, :]
+    if symmetry & 2:
+        out = out[..., :, ::-1]
+    return out
+
+
+def invert_planes(planes: np.ndarray, symmetry: int) -> np.ndarray:
+    """Undo ``apply_planes(., symmetry)`` on the last two axes."""
+    return apply_planes(planes, inverse(symmetry))
+
+
+def invert_points(values: np.ndarray, size: int, symmetry: int) -> np.ndarray:
+    """Undo ``symmetry`` on per-point values in flat order (``[..., size*size]``).
+
+    A trailing pass entry (``[..., size*size + 1]``, the policy layout) is kept in place.
+    """
+    area = size * size
+    board = values[..., :area].reshape(values.shape[:-1] + (size, size))
+    board = invert_planes(board, symmetry).reshape(values.shape[:-1] + (area,))
+    if values.shape[-1] == area:
+        return np.ascontiguousarray(board)
+    return np.concatenate([board, values[..., area:]], axis=-1)
+
+
+def map_point(move: int, size: int, symmetry: int) -> int:
+    """Where the point ``move`` (flat index, or a negative pass) lands under ``symmetry``."""
+    if move < 0:
+        return move
+    y, x = divmod(move, size)
+    symmetry = check_symmetry(symmetry)
+    if symmetry & 4:
+        y, x = x, y
+    if symmetry & 1:
+        y = size - 1 - y
+    if symmetry & 2:
+        x = size - 1 - x
+    return y * size + x
