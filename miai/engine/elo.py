@@ -1,0 +1,164 @@
+"""Elo difference from a match result, with a 95% interval, and a sequential probability ratio test (SPRT).
+
+Notation: a match of `n = wins + draws + losses` games gives the score `s = (wins + draws / 2) / n` for the first
+engine. The logistic Elo model maps an expected score `s` to the difference `d = -400 log10(1/s - 1)`, and back by
+`s = 1 / (1 + 10^(-d/400))`.
+
+- **Interval.** The per-game score is a trinomial variable (1, 1/2, 0) with sample variance
+  `var = (w (1-s)^2 + d (1/2-s)^2 + l s^2) / n`. The standard error of `s` is `sqrt(var / n)`; the 95% interval of
+  `s` is `s +- 1.959964 * se`, mapped to Elo through the (monotone) logistic. Draws narrow it, as they should.
+- **SPRT** (H0: d = elo0 against H1: d = elo1, error rates alpha and beta) uses the normal approximation of the
+  generalised log-likelihood ratio that chess testing frameworks use:
+  `LLR = n (s1 - s0) (2 s - s0 - s1) / (2 var)`, with `s0`, `s1` the expected scores under H0 and H1. It accepts H1
+  when `LLR >= log((1 - beta) / alpha)` and H0 when `LLR <= log(beta / (1 - alpha))`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+__all__ = ["EloEstimate", "SprtConfig", "SprtResult", "elo_from_score", "score_from_elo", "estimate_elo", "sprt"]
+
+# Two-sided 95% quantile of the standard normal distribution.
+Z95 = 1.959963984540054
+# Elo shown for a perfect or zero score, where the logistic is infinite.
+ELO_CAP = 1000.0
+# Variance floor for the SPRT: a match of all wins has zero variance, and one more game could change that.
+MIN_VARIANCE = 1e-3
+
+
+def score_from_elo(elo: float) -> float:
+    """Expected score of a player `elo` points stronger than its opponent."""
+    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
+
+
+def elo_from_score(score: float) -> float:
+    """Elo difference that gives the expected `score` (clamped to +-ELO_CAP for scores of 0 and 1)."""
+    if score <= 0.0:
+        return -ELO_CAP
+    if score >= 1.0:
+        return ELO_CAP
+    return max(-ELO_CAP, min(ELO_CAP, -400.0 * math.log10(1.0 / score - 1.0)))
+
+
+@dataclass(frozen=True)
+class EloEstimate:
+    """Elo difference of the first engine over the second, with its 95% interval (in Elo points)."""
+
+    wins: int
+    draws: int
+    losses: int
+    score: float  # (wins + draws/2) / games; 0.5 with no games
+    elo: float
+    low: float  # lower end of the 95% interval
+    high: float  # upper end of the 95% interval
+    los: float  # likelihood of superiority, P(first engine is stronger), from wins and losses only
+
+    @property
+    def games(self) -> int:
+        """Number of decided games (wins + draws + losses)."""
+        return self.wins + self.draws + self.losses
+
+    def __str__(self) -> str:
+        return f"{self.elo:+.0f} Elo (95% {self.low:+.0f} .. {self.high:+.0f}), LOS {100 * self.los:.1f}%"
+
+    def to_json(self) -> dict[str, float | int]:
+        """The estimate as a JSON-ready dict."""
+        return asdict(self)
+
+
+def _score_and_variance(wins: int, draws: int, losses: int) -> tuple[float, float]:
+    n = wins + draws + losses
+    s = (wins + 0.5 * draws) / n
+    var = (wins * (1.0 - s) ** 2 + draws * (0.5 - s) ** 2 + losses * s**2) / n
+    return s, var
+
+
+def estimate_elo(wins: int, draws: int, losses: int) -> EloEstimate:
+    """Elo difference with a 95% interval from a match record (see the module docstring for the model).
+
+    With no games the estimate is 0 with the interval (-ELO_CAP, +ELO_CAP).
+
+    Raises:
+        ValueError: a negative count.
+    """
+    if min(wins, draws, losses) < 0:
+        raise ValueError(f"negative game count in {wins}/{draws}/{losses}")
+    n = wins + draws + losses
+    los = _likelihood_of_superiority(wins, losses)
+    if n == 0:
+        return EloEstimate(0, 0, 0, 0.5, 0.0, -ELO_CAP, ELO_CAP, los)
+    s, var = _score_and_variance(wins, draws, losses)
+    half_width = Z95 * math.sqrt(var / n)
+    return EloEstimate(
+        wins, draws, losses, s, elo_from_score(s), elo_from_score(s - half_width), elo_from_score(s + half_width), los
+    )
+
+
+def _likelihood_of_superiority(wins: int, losses: int) -> float:
+    """P(stronger) under the normal approximation; draws carry no information about it."""
+    if wins + losses == 0:
+        return 0.5
+    return 0.5 * (1.0 + math.erf((wins - losses) / math.sqrt(2.0 * (wins + losses))))
+
+
+@dataclass(frozen=True)
+class SprtConfig:
+    """An SPRT of H0: elo = elo0 against H1: elo = elo1, with false-positive rate alpha and false-negative beta."""
+
+    elo0: float = 0.0
+    elo1: float = 30.0
+    alpha: float = 0.05
+    beta: float = 0.05
+
+    def __post_init__(self) -> None:
+        if not self.elo1 > self.elo0:
+            raise ValueError(f"SPRT needs elo1 > elo0, got {self.elo0} and {self.elo1}")
+        if not (0.0 < self.alpha < 0.5 and 0.0 < self.beta < 0.5):
+            raise ValueError(f"SPRT error rates must lie in (0, 0.5), got {self.alpha} and {self.beta}")
+
+    @property
+    def lower_bound(self) -> float:
+        """LLR at or below which H0 is accepted."""
+        return math.log(self.beta / (1.0 - self.alpha))
+
+    @property
+    def upper_bound(self) -> float:
+        """LLR at or above which H1 is accepted."""
+        return math.log((1.0 - self.beta) / self.alpha)
+
+
+@dataclass(frozen=True)
+class SprtResult:
+    """The state of an SPRT after some games: its log-likelihood ratio, bounds and verdict."""
+
+    config: SprtConfig
+    llr: float
+    lower: float
+    upper: float
+    verdict: Literal["H0", "H1", "continue"]
+
+    def __str__(self) -> str:
+        c = self.config
+        names = {"H0": f"accept H0 (elo <= {c.elo0:g})", "H1": f"accept H1 (elo >= {c.elo1:g})", "continue": "continue"}
+        return f"SPRT [{c.elo0:g}, {c.elo1:g}]: LLR {self.llr:.2f} ({self.lower:.2f}, {self.upper:.2f}) {names[self.verdict]}"
+
+    def to_json(self) -> dict[str, object]:
+        """The SPRT state as a JSON-ready dict."""
+        return {"config": asdict(self.config), "llr": self.llr, "lower": self.lower, "upper": self.upper,
+                "verdict": self.verdict}
+
+
+def sprt(wins: int, draws: int, losses: int, config: SprtConfig) -> SprtResult:
+    """Log-likelihood ratio and verdict of the SPRT `config` after the record wins/draws/losses."""
+    n = wins + draws + losses
+    llr = 0.0
+    if n > 0:
+        s, var = _score_and_variance(wins, draws, losses)
+        s0, s1 = score_from_elo(config.elo0), score_from_elo(config.elo1)
+        llr = n * (s1 - s0) * (2.0 * s - s0 - s1) / (2.0 * max(var, MIN_VARIANCE))
+    lower, upper = config.lower_bound, config.upper_bound
+    verdict: Literal["H0", "H1", "continue"] = "H1" if llr >= upper else "H0" if llr <= lower else "continue"
+    return SprtResult(config, llr, lower, upper, verdict)

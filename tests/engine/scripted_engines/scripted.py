@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""A tiny scripted GTP engine for testing the match runner; standalone on purpose (imports nothing of miai).
+
+It keeps its own flood-fill board, so a referee bug in miai cannot hide behind shared code. Behaviours:
+
+    --moves "C3 D4 pass"   answer genmove with these vertices in order, then with the random mover / pass
+    --random SEED          a legal random mover: no suicide, never repeats an earlier position (positional
+                           superko, so its moves are legal under every ko rule), never fills its own one-point eye
+    --pass-after N         pass from its N-th genmove on (default: never force)
+    --final-score TEXT     answer final_score with TEXT (default: `? cannot score`)
+    --crash-at N           exit with code 3 on the N-th genmove, writing a last word to stderr
+    --hang-at N            never answer the N-th genmove
+    --illegal-at N         answer the N-th genmove with an occupied point
+    --reject-play          answer every `play` of a stone with `? illegal move`
+    --slow SECONDS         sleep this long before every genmove answer
+    --name NAME            the name it reports
+
+Genmove counts start at 1 and run across games (they are not reset by clear_board), so `--crash-at 3` crashes in
+the first game and the restarted engine plays normally until its own third genmove.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+
+COLUMNS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"
+
+
+class Board:
+    """A plain board: a dict-free list of 0 (empty), 1 (black), 2 (white), flat index y * size + x, y=0 top."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.points = [0] * (size * size)
+        self.history = {tuple(self.points)}
+
+    def neighbours(self, p: int) -> list[int]:
+        x, y = p % self.size, p // self.size
+        out = []
+        if x > 0:
+            out.append(p - 1)
+        if x < self.size - 1:
+            out.append(p + 1)
+        if y > 0:
+            out.append(p - self.size)
+        if y < self.size - 1:
+            out.append(p + self.size)
+        return out
+
+    def group(self, points: list[int], p: int) -> tuple[set[int], bool]:
+        """The chain at p and whether it has a liberty."""
+        color = points[p]
+        chain, todo, has_liberty = {p}, [p], False
+        while todo:
+            q = todo.pop()
+            for n in self.neighbours(q):
+                if points[n] == 0:
+                    has_liberty = True
+                elif points[n] == color and n not in chain:
+                    chain.add(n)
+                    todo.append(n)
+        return chain, has_liberty
+
+    def after(self, p: int, color: int) -> list[int] | None:
+        """The position after color plays p, or None if p is occupied or suicide."""
+        if self.points[p] != 0:
+            return None
+        points = list(self.points)
+        points[p] = color
+        for n in self.neighbours(p):
+            if points[n] == 3 - color:
+                chain, alive = self.group(points, n)
+                if not alive:
+                    for q in chain:
+                        points[q] = 0
+        if not self.group(points, p)[1]:
+            return None
+        return points
+
+    def play(self, p: int, color: int) -> None:
+        points = self.after(p, color)
+        if points is None:  # the referee's business, not ours: just place it
+            points = list(self.points)
+            points[p] = color
+        self.points = points
+        self.history.add(tuple(points))
+
+    def is_own_eye(self, p: int, color: int) -> bool:
+        return self.points[p] == 0 and all(self.points[n] == color for n in self.neighbours(p))
+
+    def random_move(self, color: int, rng: random.Random) -> int | None:
+        candidates = list(range(self.size * self.size))
+        rng.shuffle(candidates)
+        for p in candidates:
+            if self.is_own_eye(p, color):
+                continue
+            points = self.after(p, color)
+            if points is not None and tuple(points) not in self.history:
+                return p
+        return None
+
+
+def vertex(p: int | None, size: int) -> str:
+    if p is None:
+        return "pass"
+    return f"{COLUMNS[p % size]}{size - p // size}"
+
+
+def parse_vertex(text: str, size: int) -> int | None:
+    text = text.upper()
+    if text == "PASS":
+        return None
+    return (size - int(text[1:])) * size + COLUMNS.index(text[0])
+
+
+class Engine:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.size = 19
+        self.board = Board(self.size)
+        self.script = args.moves.split() if args.moves else []
+        self.rng = random.Random(args.random)
+        self.genmoves = 0
+
+    def genmove(self, color: int) -> str:
+        self.genmoves += 1
+        n = self.genmoves
+        if self.args.slow:
+            time.sleep(self.args.slow)
+        if n == self.args.crash_at:
+            sys.stderr.write("scripted engine: crashing on purpose\n")
+            sys.stderr.flush()
+            sys.exit(3)
+        if n == self.args.hang_at:
+            while True:
+                time.sleep(60)
+        if n == self.args.illegal_at:
+            occupied = [p for p in range(self.size * self.size) if self.board.points[p] != 0]
+            if occupied:
+                return vertex(occupied[0], self.size)
+        if self.script:
+            text = self.script.pop(0)
+            p = parse_vertex(text, self.size)
+        elif self.args.pass_after and n >= self.args.pass_after:
+            p = None
+        elif self.args.random is not None:
+            p = self.board.random_move(color, self.rng)
+        else:
+            p = None
+        if p is not None:
+            self.board.play(p, color)
+        return vertex(p, self.size)
+
+    def handle(self, words: list[str]) -> str:
+        """Answer one command; raise ValueError(message) for a failure."""
+        name, args = words[0], words[1:]
+        if name == "protocol_version":
+            return "2"
+        if name == "name":
+            return self.args.name
+        if name == "version":
+            return "1.0"
+        if name == "list_commands":
+            return "\n".join(COMMANDS)
+        if name == "known_command":
+            return "true" if args and args[0] in COMMANDS else "false"
+        if name == "boardsize":
+            self.size = int(args[0])
+            self.board = Board(self.size)
+            return ""
+        if name == "clear_board":
+            self.board = Board(self.size)
+            return ""
+        if name in ("komi", "time_settings", "time_left", "quit"):
+            return ""
+        if name == "play":
+            color = 1 if args[0].lower().startswith("b") else 2
+            p = parse_vertex(args[1], self.size)
+            if p is not None:
+                if self.args.reject_play:
+                    raise ValueError("illegal move")
+                self.board.play(p, color)
+            return ""
+        if name == "genmove":
+            return self.genmove(1 if args[0].lower().startswith("b") else 2)
+        if name == "final_score":
+            if self.args.final_score is None:
+                raise ValueError("cannot score")
+            return self.args.final_score
+        raise ValueError("unknown command")
+
+
+COMMANDS = [
+    "protocol_version", "name", "version", "list_commands", "known_command", "boardsize", "clear_board", "komi",
+    "play", "genmove", "final_score", "time_settings", "time_left", "quit",
+]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--moves", default="")
+    parser.add_argument("--random", type=int, default=None)
+    parser.add_argument("--pass-after", type=int, default=0)
+    parser.add_argument("--final-score", default=None)
+    parser.add_argument("--crash-at", type=int, default=0)
+    parser.add_argument("--hang-at", type=int, default=0)
+    parser.add_argument("--illegal-at", type=int, default=0)
+    parser.add_argument("--reject-play", action="store_true")
+    parser.add_argument("--slow", type=float, default=0.0)
+    parser.add_argument("--name", default="scripted")
+    engine = Engine(parser.parse_args())
+    for line in sys.stdin:
+        words = line.split("#")[0].split()
+        if not words:
+            continue
+        command_id = ""
+        if words[0].isdigit():
+            command_id, words = words[0], words[1:]
+        try:
+            text = engine.handle(words)
+            reply = f"={command_id} {text}"
+        except ValueError as exc:
+            reply = f"?{command_id} {exc}"
+        sys.stdout.write(reply.rstrip(" ") + "\n\n")
+        sys.stdout.flush()
+        if words[0] == "quit":
+            break
+
+
+if __name__ == "__main__":
+    main()
