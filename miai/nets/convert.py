@@ -1,0 +1,131 @@
+"""Converting KataGo model files to ONNX: the function behind ``miai convert IN OUT.onnx``.
+
+`convert_model` reads a KataGo model (.bin.gz, .bin, .txt.gz, .txt), builds the ONNX graph
+(see `miai.nets.onnx_export` for the interface) and writes it atomically. `convert_cached`
+converts once per (file content, board size, converter version) into a cache directory, for
+callers that accept KataGo files directly (``load_evaluator``, ``miai gtp --model``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from miai.nets.katago import ModelDesc, load_model
+from miai.nets.onnx_export import CONVERTER_VERSION, build_onnx
+
+__all__ = ["ConversionResult", "ProgressCallback", "convert_model", "convert_cached", "default_cache_dir"]
+
+# progress(fraction_done in [0, 1], stage) with stage "reading", "building", "writing" or "done".
+ProgressCallback = Callable[[float, str], None]
+
+# Share of the progress bar each stage gets (reading dominates for big nets).
+_READ_SHARE = 0.6
+_BUILD_SHARE = 0.2
+
+
+@dataclass(frozen=True)
+class ConversionResult:
+    """What `convert_model` produced."""
+
+    path: Path
+    model_name: str
+    model_version: int
+    board_size: int | None
+    num_policy_channels: int
+    bytes_written: int
+
+
+def _noop(fraction: float, stage: str) -> None:
+    return None
+
+
+def convert_model(
+    src: str | Path,
+    dst: str | Path,
+    board_size: int | None = None,
+    progress: ProgressCallback | None = None,
+) -> ConversionResult:
+    """Converts the KataGo model ``src`` to the ONNX file ``dst``.
+
+    ``board_size`` fixes H = W at conversion (slightly faster graphs); None keeps them dynamic,
+    so one file serves every board size. ``progress`` receives (fraction done, stage name).
+
+    Raises:
+        FileNotFoundError: ``src`` does not exist.
+        ModelFormatError: ``src`` is truncated, corrupt or not a KataGo model (names the layer and
+            byte offset).
+        UnsupportedModelError: the model uses a feature miai does not implement.
+        ValueError: ``board_size`` is out of range.
+    """
+    report = progress or _noop
+    dst = Path(dst)
+    report(0.0, "reading")
+    desc = load_model(src, progress=lambda f: report(_READ_SHARE * f, "reading"))
+    report(_READ_SHARE, "building")
+    model = build_onnx(desc, board_size)
+    report(_READ_SHARE + _BUILD_SHARE, "writing")
+    data = model.SerializeToString()
+    _write_atomically(dst, data)
+    report(1.0, "done")
+    return _result(dst, desc, board_size, len(data))
+
+
+def _result(dst: Path, desc: ModelDesc, board_size: int | None, size: int) -> ConversionResult:
+    return ConversionResult(dst, desc.name, desc.version, board_size, desc.num_policy_channels, size)
+
+
+def _write_atomically(dst: Path, data: bytes) -> None:
+    """Writes via a temporary file in the same directory so readers never see half a model."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=dst.name + ".", suffix=".part", dir=dst.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, dst)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def default_cache_dir() -> Path:
+    """miai's cache directory for converted nets: $MIAI_CACHE_DIR, else ~/.cache/miai/nets."""
+    env = os.environ.get("MIAI_CACHE_DIR")
+    base = Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "miai"
+    return base / "nets"
+
+
+def _file_digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def convert_cached(
+    src: str | Path,
+    board_size: int | None = None,
+    cache_dir: str | Path | None = None,
+    progress: ProgressCallback | None = None,
+) -> Path:
+    """The ONNX conversion of ``src``, converting only if not already cached.
+
+    The cache key is the SHA-256 of the file's bytes plus the board size and
+    `CONVERTER_VERSION`, so a changed file or a newer converter converts again.
+
+    Raises: as `convert_model`.
+    """
+    src = Path(src)
+    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    size_tag = "dyn" if board_size is None else f"{board_size}x{board_size}"
+    key = f"{_file_digest(src)[:32]}-{size_tag}-c{CONVERTER_VERSION}"
+    stem = src.name.split(".")[0]
+    dst = cache / f"{stem}-{key}.onnx"
+    if not dst.exists():
+        convert_model(src, dst, board_size=board_size, progress=progress)
+    return dst
