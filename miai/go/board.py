@@ -1,0 +1,433 @@
+"""A fast mutable Go board: padded 1-D arrays, chains with liberty sets, simple ko, incremental Zobrist hash.
+
+The board knows nothing of turn order or history; ``GameState`` adds those. ``play`` returns a small undo record and
+``undo`` reverses it exactly, so the search can replay moves on one scratch board without copying.
+
+Internally a point is an index into a padded array (one border row/column on every side, ``width = size + 2``);
+public methods take flat moves (``y * size + x``, see ``coords``). Each stone points to its ``Chain`` object, which
+holds the stones and the set of liberties. Merging mutates the largest chain in place and keeps the smaller ones
+untouched, so undo only truncates the stone list and restores the old liberty set.
+
+Colours are plain ints here (0 empty, 1 black, 2 white) because ``IntEnum`` arithmetic is slow in the hot path.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from miai.go import zobrist
+from miai.go.coords import PASS, check_size
+from miai.go.errors import IllegalReason, SetupError
+
+NO_POINT = 0  # padded index 0 is a border point, so it never names a real point
+
+
+class Chain:
+    """A connected group of same-coloured stones and its liberties (padded indices)."""
+
+    __slots__ = ("stones", "libs")
+
+    def __init__(self, stones: list[int], libs: set[int]) -> None:
+        self.stones = stones
+        self.libs = libs
+
+
+class Geometry(NamedTuple):
+    """Lookup tables for one board size, shared by every board of that size."""
+
+    size: int
+    width: int
+    inner: tuple[int, ...]  # flat move -> padded index
+    outer: tuple[int, ...]  # padded index -> flat move (-1 off the board)
+    points: tuple[int, ...]  # padded indices of all real points, in flat order
+    nbrs: tuple[tuple[int, ...], ...]  # on-board neighbours of each padded index
+    zob: tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]  # [colour][padded] -> key
+    zinv: tuple[dict[int, int], dict[int, int], dict[int, int]]  # [colour] key -> flat move
+
+
+@lru_cache(maxsize=None)
+def geometry(size: int) -> Geometry:
+    """The lookup tables for ``size`` (cached)."""
+    check_size(size)
+    width = size + 2
+    inner = tuple((m // size + 1) * width + m % size + 1 for m in range(size * size))
+    outer = [-1] * (width * width)
+    for move, p in enumerate(inner):
+        outer[p] = move
+    nbrs = tuple(
+        tuple(q for q in (p - width, p - 1, p + 1, p + width) if outer[q] >= 0) if outer[p] >= 0 else ()
+        for p in range(width * width)
+    )
+    flat_keys = zobrist.stone_keys(size)
+    zob = tuple(tuple(flat_keys[c][outer[p]] if outer[p] >= 0 else 0 for p in range(width * width)) for c in range(3))
+    zinv = ({}, {k: m for m, k in enumerate(flat_keys[1])}, {k: m for m, k in enumerate(flat_keys[2])})
+    return Geometry(size, width, inner, tuple(outer), inner, nbrs, zob, zinv)  # type: ignore[arg-type]
+
+
+class Board:
+    """Stones, chains, simple ko and the position hash of one board.
+
+    >>> b = Board(9)
+    >>> rec = b.play(40, 1)
+    >>> b.color_at(40), b.liberty_count(40)
+    (1, 4)
+    >>> b.undo(rec); b.color_at(40), b.hash == Board(9).hash
+    (0, True)
+    """
+
+    __slots__ = ("size", "geo", "color", "chain", "ko_point", "ko_color", "hash", "count")
+
+    def __init__(self, size: int) -> None:
+        self.geo = geometry(size)
+        self.size = size
+        width = self.geo.width
+        self.color: list[int] = [3] * (width * width)  # 3 marks the border
+        for p in self.geo.points:
+            self.color[p] = 0
+        self.chain: list[Chain | None] = [None] * (width * width)
+        self.ko_point = NO_POINT  # padded point the player ko_color may not play now
+        self.ko_color = 0
+        self.hash = zobrist.size_key(size)
+        self.count = [0, 0, 0]  # stones on the board per colour
+
+    # ----------------------------------------------------------------- reading
+    def color_at(self, move: int) -> int:
+        """Colour (0, 1, 2) at a flat move."""
+        return self.color[self.geo.inner[move]]
+
+    def liberty_count(self, move: int) -> int:
+        """Liberties of the chain at ``move`` (0 for an empty point)."""
+        ch = self.chain[self.geo.inner[move]]
+        return 0 if ch is None else len(ch.libs)
+
+    def chain_at(self, move: int) -> list[int]:
+        """Flat moves of the chain at ``move`` (sorted; empty list for an empty point)."""
+        ch = self.chain[self.geo.inner[move]]
+        outer = self.geo.outer
+        return [] if ch is None else sorted(outer[s] for s in ch.stones)
+
+    def colors(self) -> list[int]:
+        """The colour of every point in flat order."""
+        color = self.color
+        return [color[p] for p in self.geo.points]
+
+    def stones(self) -> np.ndarray:
+        """int8 array of colours in flat order."""
+        return np.array(self.colors(), dtype=np.int8)
+
+    def liberties(self) -> np.ndarray:
+        """int16 array of chain liberties per point (0 on empty points)."""
+        chain = self.chain
+        return np.array([0 if chain[p] is None else len(chain[p].libs) for p in self.geo.points], dtype=np.int16)
+
+    @property
+    def ko_move(self) -> int:
+        """Flat move banned by simple ko (``PASS`` if none) for ``ko_color``."""
+        return PASS if self.ko_point == NO_POINT else self.geo.outer[self.ko_point]
+
+    # ----------------------------------------------------------------- legality
+    def legality(self, move: int, c: int, multi_stone_suicide: bool) -> IllegalReason | None:
+        """Why ``c`` may not play ``move`` under simple ko (None if it may)."""
+        p = self.geo.inner[move]
+        color = self.color
+        if color[p]:
+            return IllegalReason.OCCUPIED
+        if p == self.ko_point and c == self.ko_color:
+            return IllegalReason.KO
+        chain = self.chain
+        friend = False
+        for q in self.geo.nbrs[p]:
+            v = color[q]
+            if v == 0:
+                return None
+            if v == c:
+                if len(chain[q].libs) > 1:  # type: ignore[union-attr]
+                    return None
+                friend = True
+            elif len(chain[q].libs) == 1:  # type: ignore[union-attr]
+                return None  # captures
+        if friend and multi_stone_suicide:
+            return None
+        return IllegalReason.SUICIDE
+
+    def hash_after(self, move: int, c: int) -> int:
+        """The position hash after ``c`` plays a pseudo-legal ``move`` (captures and suicide included)."""
+        geo = self.geo
+        p = geo.inner[move]
+        color, chain = self.color, self.chain
+        h = self.hash ^ geo.zob[c][p]
+        opp = 3 - c
+        gone: list[Chain] = []
+        suicide = True
+        for q in geo.nbrs[p]:
+            v = color[q]
+            ch = chain[q]
+            if v == 0:
+                suicide = False
+            elif v == opp and len(ch.libs) == 1 and ch not in gone:  # type: ignore[union-attr]
+                gone.append(ch)  # type: ignore[arg-type]
+                for s in ch.stones:  # type: ignore[union-attr]
+                    h ^= geo.zob[opp][s]
+                suicide = False
+            elif v == c and len(ch.libs) > 1:  # type: ignore[union-attr]
+                suicide = False
+        if suicide:
+            h ^= geo.zob[c][p]
+            seen: list[Chain] = []
+            for q in geo.nbrs[p]:
+                ch = chain[q]
+                if color[q] == c and ch not in seen:
+                    seen.append(ch)  # type: ignore[arg-type]
+                    for s in ch.stones:  # type: ignore[union-attr]
+                        h ^= geo.zob[c][s]
+        return h
+
+    def capturing_or_suicide_moves(self, c: int, multi_stone_suicide: bool) -> list[int]:
+        """Flat moves where ``c`` would capture, or commit (legal) multi-stone suicide. Scans the board."""
+        chain, color = self.chain, self.color
+        opp = 3 - c
+        seen: set[int] = set()
+        result: set[int] = set()
+        for p in self.geo.points:
+            v = color[p]
+            if v == opp or (v == c and multi_stone_suicide):
+                ch = chain[p]
+                if len(ch.libs) == 1 and id(ch) not in seen:  # type: ignore[union-attr]
+                    seen.add(id(ch))
+                    result.update(ch.libs)  # type: ignore[union-attr]
+        outer = self.geo.outer
+        return sorted(outer[p] for p in result if self.legality(outer[p], c, multi_stone_suicide) is None)
+
+    # ----------------------------------------------------------------- play / undo
+    def play(self, move: int, c: int) -> tuple[Any, ...]:
+        """Play a stone (caller guarantees legality) and return the undo record."""
+        geo = self.geo
+        p = geo.inner[move]
+        color, chain, nbrs = self.color, self.chain, geo.nbrs
+        opp = 3 - c
+        empties = []
+        friends: list[Chain] = []
+        enemies: list[Chain] = []
+        for q in nbrs[p]:
+            v = color[q]
+            if v == 0:
+                empties.append(q)
+            elif v == c:
+                ch = chain[q]
+                if ch not in friends:
+                    friends.append(ch)  # type: ignore[arg-type]
+            else:
+                ch = chain[q]
+                if ch not in enemies:
+                    enemies.append(ch)  # type: ignore[arg-type]
+        color[p] = c
+        old_hash = self.hash
+        h = old_hash ^ geo.zob[c][p]
+        captured = None
+        for ch in enemies:
+            libs = ch.libs
+            libs.discard(p)
+            if not libs:
+                if captured is None:
+                    captured = [ch]
+                else:
+                    captured.append(ch)
+        merge = None
+        if not friends:
+            mine = Chain([p], set(empties))
+            chain[p] = mine
+        else:
+            mine = friends[0]
+            if len(friends) > 1:
+                for f in friends:
+                    if len(f.stones) > len(mine.stones):
+                        mine = f
+            old_libs = mine.libs
+            merge = (mine, old_libs, len(mine.stones), friends)
+            libs = set(old_libs)
+            stones = mine.stones
+            for f in friends:
+                if f is not mine:
+                    libs |= f.libs
+                    for s in f.stones:
+                        chain[s] = mine
+                    stones.extend(f.stones)
+            libs.discard(p)
+            libs.update(empties)
+            mine.libs = libs
+            stones.append(p)
+            chain[p] = mine
+        count = self.count
+        count[c] += 1
+        removed = 0
+        suicide = False
+        if captured is not None:
+            zob = geo.zob[opp]
+            for ch in captured:
+                for s in ch.stones:
+                    color[s] = 0
+                    chain[s] = None
+                    h ^= zob[s]
+                for s in ch.stones:
+                    for q in nbrs[s]:
+                        if color[q] == c:
+                            chain[q].libs.add(s)  # type: ignore[union-attr]
+                removed += len(ch.stones)
+            count[opp] -= removed
+        elif not mine.libs:
+            suicide = True
+            h = self._remove(mine, c, h)
+            removed = len(mine.stones)
+            count[c] -= removed
+        record = (p, c, enemies, captured, merge, self.ko_point, self.ko_color, old_hash, suicide, removed)
+        if removed == 1 and not suicide and len(mine.stones) == 1 and len(mine.libs) == 1:
+            self.ko_point = captured[0].stones[0]  # type: ignore[index]
+            self.ko_color = opp
+        else:
+            self.ko_point = NO_POINT
+        self.hash = h
+        return record
+
+    def _remove(self, ch: Chain, c: int, h: int) -> int:
+        """Take a chain of colour ``c`` off the board (suicide); returns the updated hash."""
+        color, chain, nbrs, zob = self.color, self.chain, self.geo.nbrs, self.geo.zob[c]
+        opp = 3 - c
+        for s in ch.stones:
+            color[s] = 0
+            chain[s] = None
+            h ^= zob[s]
+        for s in ch.stones:
+            for q in nbrs[s]:
+                if color[q] == opp:
+                    chain[q].libs.add(s)  # type: ignore[union-attr]
+        return h
+
+    def undo(self, record: tuple[Any, ...]) -> None:
+        """Reverse the ``play`` that returned ``record`` (must be the latest one not yet undone)."""
+        p, c, enemies, captured, merge, ko_point, ko_color, old_hash, suicide, removed = record
+        color, chain, nbrs = self.color, self.chain, self.geo.nbrs
+        opp = 3 - c
+        if suicide:
+            mine = merge[0]
+            for s in mine.stones:
+                for q in nbrs[s]:
+                    if color[q] == opp:
+                        chain[q].libs.discard(s)  # type: ignore[union-attr]
+            for s in mine.stones:
+                color[s] = c
+                chain[s] = mine
+            self.count[c] += removed
+        elif captured is not None:
+            for ch in captured:
+                for s in ch.stones:
+                    for q in nbrs[s]:
+                        if color[q] == c:
+                            chain[q].libs.discard(s)  # type: ignore[union-attr]
+                for s in ch.stones:
+                    color[s] = opp
+                    chain[s] = ch
+            self.count[opp] += removed
+        for ch in enemies:
+            ch.libs.add(p)
+        if merge is not None:
+            mine, old_libs, old_len, friends = merge
+            del mine.stones[old_len:]
+            mine.libs = old_libs
+            for f in friends:
+                if f is not mine:
+                    for s in f.stones:
+                        chain[s] = f
+        color[p] = 0
+        chain[p] = None
+        self.count[c] -= 1
+        self.ko_point = ko_point
+        self.ko_color = ko_color
+        self.hash = old_hash
+
+    def clear_ko(self) -> tuple[int, int]:
+        """Lift the simple-ko ban (after a pass); returns what to give ``restore_ko``."""
+        saved = (self.ko_point, self.ko_color)
+        self.ko_point, self.ko_color = NO_POINT, 0
+        return saved
+
+    def restore_ko(self, saved: tuple[int, int]) -> None:
+        """Undo ``clear_ko``."""
+        self.ko_point, self.ko_color = saved
+
+    # ----------------------------------------------------------------- graph-hash support
+    def exceeds_repetition_bound(self, move: int, bound: int) -> bool:
+        """After a move at ``move``: is S + E > bound (KATAGO.md section 1)?
+
+        S is the size of the chain now at ``move`` and E the number of empty points in the empty regions touching
+        it; after a suicide, S is 0 and E the region that now holds ``move``. The flood fill stops at the bound.
+        """
+        p = self.geo.inner[move]
+        ch = self.chain[p]
+        if ch is None:
+            budget = bound
+            stack = [p]
+        else:
+            budget = bound - len(ch.stones)
+            if len(ch.libs) > budget:
+                return True
+            stack = list(ch.libs)
+        seen = set(stack)
+        if len(seen) > budget:
+            return True
+        color, nbrs = self.color, self.geo.nbrs
+        while stack:
+            q = stack.pop()
+            for r in nbrs[q]:
+                if color[r] == 0 and r not in seen:
+                    seen.add(r)
+                    if len(seen) > budget:
+                        return True
+                    stack.append(r)
+        return False
+
+    # ----------------------------------------------------------------- construction
+    @classmethod
+    def from_colors(cls, size: int, colors: list[int] | np.ndarray) -> Board:
+        """A board holding the given flat colours (no ko). Raises ``SetupError`` if a chain has no liberty."""
+        board = cls(size)
+        geo = board.geo
+        if len(colors) != size * size:
+            raise SetupError(f"expected {size * size} points, got {len(colors)}")
+        for move, v in enumerate(colors):
+            v = int(v)
+            if v not in (0, 1, 2):
+                raise SetupError(f"bad colour {v} at {move}")
+            if v:
+                board.color[geo.inner[move]] = v
+                board.hash ^= geo.zob[v][geo.inner[move]]
+                board.count[v] += 1
+        board._build_chains()
+        return board
+
+    def _build_chains(self) -> None:
+        color, chain, nbrs = self.color, self.chain, self.geo.nbrs
+        for p in self.geo.points:
+            if color[p] and chain[p] is None:
+                ch = Chain([p], set())
+                chain[p] = ch
+                stack = [p]
+                while stack:
+                    q = stack.pop()
+                    for r in nbrs[q]:
+                        if color[r] == 0:
+                            ch.libs.add(r)
+                        elif color[r] == color[p] and chain[r] is None:
+                            chain[r] = ch
+                            ch.stones.append(r)
+                            stack.append(r)
+                if not ch.libs:
+                    raise SetupError(f"chain at {self.geo.outer[p]} has no liberties")
+
+    def copy(self) -> Board:
+        """An independent copy (chains rebuilt; ko and hash kept)."""
+        board = Board.from_colors(self.size, self.colors())
+        board.ko_point, board.ko_color = self.ko_point, self.ko_color
+        return board

@@ -1,0 +1,117 @@
+"""Counting a finished board: area (stones + surrounded empty points), territory, and taxes.
+
+Functions here take a flat list of colours (0 empty, 1 black, 2 white) and the board size; ``GameState.score`` adds
+komi, prisoners and the handicap bonus. An empty region counts for a player when every stone bordering it is theirs
+(the Tromp-Taylor definition: "reaches only one colour").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from miai.go.rules import Tax
+
+
+def _neighbours(size: int) -> list[list[int]]:
+    result = []
+    for m in range(size * size):
+        y, x = divmod(m, size)
+        nbrs = []
+        if y > 0:
+            nbrs.append(m - size)
+        if x > 0:
+            nbrs.append(m - 1)
+        if x < size - 1:
+            nbrs.append(m + 1)
+        if y < size - 1:
+            nbrs.append(m + size)
+        result.append(nbrs)
+    return result
+
+
+def empty_regions(colors: Sequence[int], size: int) -> list[tuple[list[int], int]]:
+    """Every connected empty region with the colour it reaches (1 or 2 if only that colour, else 0)."""
+    nbrs = _neighbours(size)
+    seen = [False] * (size * size)
+    regions = []
+    for start in range(size * size):
+        if colors[start] or seen[start]:
+            continue
+        seen[start] = True
+        region, stack, reaches = [start], [start], 0
+        while stack:
+            q = stack.pop()
+            for r in nbrs[q]:
+                v = colors[r]
+                if v == 0 and not seen[r]:
+                    seen[r] = True
+                    region.append(r)
+                    stack.append(r)
+                elif v:
+                    reaches |= v
+        regions.append((region, reaches if reaches in (1, 2) else 0))
+    return regions
+
+
+def remove_dead(colors: Sequence[int], dead: Iterable[int]) -> tuple[list[int], list[int]]:
+    """The colours with the ``dead`` stones lifted, and the number of dead stones per colour ([_, black, white])."""
+    result = list(colors)
+    removed = [0, 0, 0]
+    for move in set(dead):
+        v = result[move]
+        if v:
+            removed[v] += 1
+            result[move] = 0
+    return result, removed
+
+
+def territory(colors: Sequence[int], size: int, tax: Tax = Tax.NONE) -> tuple[int, int]:
+    """Empty points surrounded by black and by white, after the tax."""
+    counts = [0, 0, 0]
+    for region, owner in empty_regions(colors, size):
+        counts[owner] += len(region)
+    if tax is Tax.ALL:
+        taxes = group_taxes(colors, size)
+        counts[1] -= taxes[1]
+        counts[2] -= taxes[2]
+    return counts[1], counts[2]
+
+
+def area(colors: Sequence[int], size: int, tax: Tax = Tax.NONE) -> tuple[int, int]:
+    """Stones plus surrounded empty points for black and for white, after the tax."""
+    black, white = territory(colors, size, tax)
+    return black + sum(1 for v in colors if v == 1), white + sum(1 for v in colors if v == 2)
+
+
+def group_taxes(colors: Sequence[int], size: int) -> list[int]:
+    """Tax ALL: each group (stones linked through the empty regions only they reach) pays one point per such region,
+    at most two (the two eyes it needs to live). Returns [_, black tax, white tax]."""
+    parent = list(range(size * size))
+
+    def find(a: int) -> int:
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    nbrs = _neighbours(size)
+    for m in range(size * size):
+        for r in nbrs[m]:
+            if colors[m] and colors[r] == colors[m]:
+                parent[find(m)] = find(r)
+    regions = [(region, owner) for region, owner in empty_regions(colors, size) if owner]
+    for region, owner in regions:
+        for q in region:
+            for r in nbrs[q]:
+                if colors[r] == owner:
+                    parent[find(r)] = find(region[0])
+    eyes: dict[int, int] = {}
+    for region, _ in regions:
+        root = find(region[0])
+        eyes[root] = eyes.get(root, 0) + 1
+    taxes = [0, 0, 0]
+    for region, owner in regions:
+        root = find(region[0])
+        if root in eyes:
+            taxes[owner] += min(2, eyes.pop(root))
+    return taxes

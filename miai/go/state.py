@@ -1,0 +1,515 @@
+"""The game: rules, komi, side to move, history with push/pop, superko, and the three hashes.
+
+``GameState`` wraps a ``Board`` with everything that depends on history: the move stack (undo records), prisoners,
+consecutive passes, the superko history, and the hashes of shared/KATAGO.md section 1:
+
+* ``position_hash``: the stones and the board size (the superko key under positional superko);
+* ``situation_hash`` (H): position, side to move, the simple-ko point, every point superko bans for the player to
+  move, komi from the mover's view, the rules, and the pass state;
+* ``graph_hash`` (G): H chained through recent history until a move with S + E > ``rep_bound``.
+
+>>> s = GameState(9, komi=7.5)
+>>> s.push(parse_gtp("E5", 9)); s.push(PASS)
+>>> s.to_play, s.consecutive_passes, len(s.moves)
+(<Color.BLACK: 1>, 1, 2)
+>>> s.pop()
+(<Color.WHITE: 2>, -1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from miai.go import scoring, zobrist
+from miai.go.board import NO_POINT, Board
+from miai.go.coords import PASS, Color, check_size, parse_gtp  # noqa: F401  (parse_gtp used by the doctest)
+from miai.go.errors import IllegalMoveError, IllegalReason, InvalidMoveError, SetupError
+from miai.go.rules import KoRule, Rules, Scoring
+
+_COLORS = (Color.EMPTY, Color.BLACK, Color.WHITE)
+_TROMP_TAYLOR = Rules.preset("tromp-taylor")
+
+
+def _pass_key(passes: int) -> int:
+    """Pass state of H: the pass count, plus flags for "a pass now ends the game" and "the game is over"."""
+    key = zobrist.passes_key(passes)
+    if passes == 1:
+        key ^= zobrist.PASS_ENDS_GAME
+    elif passes >= 2:
+        key ^= zobrist.GAME_OVER
+    return key
+
+
+_PASS_KEYS = tuple(_pass_key(n) for n in range(8))
+
+
+class GameState:
+    """A game of Go under ``rules``, mutable through ``push``/``pop``."""
+
+    def __init__(self, size: int = 19, rules: Rules = _TROMP_TAYLOR, komi: float = 7.5, rep_bound: int = 11) -> None:
+        check_size(size)
+        if not 3 <= rep_bound <= 50:
+            raise ValueError("rep_bound must be in 3..50")
+        self.size = size
+        self.rules = rules
+        self.rep_bound = rep_bound
+        self._komi = float(komi)
+        self._superko = rules.ko is not KoRule.SIMPLE
+        self._situational = rules.ko is KoRule.SITUATIONAL
+        self._suicide = rules.multi_stone_suicide
+        self.board = Board(size)
+        self.handicap = 0
+        self.moves: list[tuple[Color, int]] = []
+        self.consecutive_passes = 0
+        self._to_play = 1
+        self._captures = [0, 0, 0]
+        self._stack: list[tuple[Any, ...]] = []
+        self._setup_colors = [0] * (size * size)
+        self._setup_to_play = 1
+        self._ko_keys = zobrist.point_keys("ko", size)
+        self._ban_keys = zobrist.point_keys("ban", size)
+        self._rules_key = zobrist.key("rules/" + repr(sorted(rules.to_json().items())))
+        self._reset_history()
+
+    # ----------------------------------------------------------------- simple reads
+    @property
+    def komi(self) -> float:
+        """Komi (points added to White's score). Setting it recomputes the hashes of the whole history."""
+        return self._komi
+
+    @komi.setter
+    def komi(self, value: float) -> None:
+        moves = [self.pop() for _ in range(len(self._stack))][::-1]
+        self._komi = float(value)
+        self._reset_history()
+        for color, move in moves:
+            self._play(move, int(color))
+
+    @property
+    def to_play(self) -> Color:
+        """The player to move."""
+        return _COLORS[self._to_play]
+
+    @property
+    def position_hash(self) -> int:
+        """Zobrist hash of the stones and the board size."""
+        return self.board.hash
+
+    @property
+    def situation_hash(self) -> int:
+        """The state hash H of KATAGO.md section 1."""
+        return self._state_hash
+
+    @property
+    def graph_hash(self) -> int:
+        """The cycle-aware graph hash G of KATAGO.md section 1."""
+        return self._graph_hash
+
+    def is_over(self) -> bool:
+        """True after two consecutive passes."""
+        return self.consecutive_passes >= 2
+
+    def captures(self, color: Color | int) -> int:
+        """Stones of ``color``'s opponent that ``color`` captured (including the opponent's suicides)."""
+        return self._captures[int(color)]
+
+    def color_at(self, move: int) -> Color:
+        """The colour of a board point."""
+        return _COLORS[self.board.color_at(move)]
+
+    def stones(self) -> np.ndarray:
+        """int8 colours (0/1/2) in flat order."""
+        return self.board.stones()
+
+    def liberties(self) -> np.ndarray:
+        """int16 liberties of the chain at each point (0 on empty points)."""
+        return self.board.liberties()
+
+    def chain(self, move: int) -> list[int]:
+        """The points of the chain at ``move`` (empty list on an empty point)."""
+        return self.board.chain_at(move)
+
+    def board_history(self, k: int) -> np.ndarray:
+        """The ``stones()`` array ``k`` moves ago (moves before the start give the earliest board)."""
+        colors = self.board.colors()
+        outer = self.board.geo.outer
+        for entry in reversed(self._stack[len(self._stack) - min(k, len(self._stack)) :]):
+            if entry[0] == PASS:
+                continue
+            p, c, _, captured, merge, _, _, _, suicide, _ = entry[2]
+            if suicide:
+                for s in merge[0].stones:
+                    colors[outer[s]] = c
+            for ch in captured or ():
+                for s in ch.stones:
+                    colors[outer[s]] = 3 - c
+            colors[outer[p]] = 0
+        return np.array(colors, dtype=np.int8)
+
+    # ----------------------------------------------------------------- legality
+    def legality(self, move: int, color: Color | int | None = None) -> IllegalReason | None:
+        """Why ``color`` (default: the player to move) may not play ``move``; None if it may.
+
+        Raises:
+            InvalidMoveError: for a move off the board.
+        """
+        if move == PASS:
+            return None
+        if not 0 <= move < self.size * self.size:
+            raise InvalidMoveError(f"move {move} is off the {self.size}x{self.size} board")
+        c = self._to_play if color is None else int(color)
+        reason = self.board.legality(move, c, self._suicide)
+        if reason is None and self._superko:
+            key = self.board.hash_after(move, c)
+            if self._situational:
+                key ^= zobrist.TO_PLAY[3 - c]
+            if key in self._sk_counts:
+                return IllegalReason.SUPERKO
+        return reason
+
+    def is_legal(self, move: int, color: Color | int | None = None) -> bool:
+        """True if ``color`` (default: the player to move) may play ``move``."""
+        return self.legality(move, color) is None
+
+    def legal_moves(self, color: Color | int | None = None) -> list[int]:
+        """All legal board points (pass, always legal, is not listed)."""
+        c = self._to_play if color is None else int(color)
+        if c == self._to_play:
+            legal = self.board.legality
+            banned = set(self._bans)
+            return [m for m in range(self.size * self.size) if legal(m, c, self._suicide) is None and m not in banned]
+        return [m for m in range(self.size * self.size) if self.legality(m, c) is None]
+
+    def banned_points(self) -> list[int]:
+        """Empty points the player to move may not play because of ko or superko (KataGo plane 6)."""
+        board = self.board
+        banned = list(self._bans)
+        if board.ko_point != NO_POINT and board.ko_color == self._to_play:
+            banned.append(board.ko_move)
+        return sorted(banned)
+
+    # ----------------------------------------------------------------- play
+    def push(self, move: int, color: Color | int | None = None) -> None:
+        """Play ``move`` for ``color`` (default: the player to move) after checking legality.
+
+        Raises:
+            IllegalMoveError: if the rules forbid the move (``reason`` says why).
+            InvalidMoveError: for a move off the board.
+        """
+        c = self._to_play if color is None else int(color)
+        if c not in (1, 2):
+            raise InvalidMoveError(f"cannot play for colour {color!r}")
+        reason = self.legality(move, c)
+        if reason is not None:
+            raise IllegalMoveError(reason)
+        self._play(move, c)
+
+    def play_unchecked(self, move: int) -> None:
+        """Play ``move`` for the player to move without checking legality (the search's hot path)."""
+        self._play(move, self._to_play)
+
+    def _play(self, move: int, c: int) -> None:
+        board = self.board
+        entry_head = (move, c)
+        if move == PASS:
+            record: Any = board.clear_ko()
+            passes = self.consecutive_passes + 1
+        else:
+            record = board.play(move, c)
+            passes = 0
+            removed = record[9]
+            if removed:
+                self._captures[3 - c if record[8] else c] += removed
+        self._stack.append(
+            entry_head
+            + (record, self._to_play, self.consecutive_passes, self._state_hash, self._graph_hash, self._bans)
+        )
+        self._to_play = 3 - c
+        self.consecutive_passes = passes
+        self.moves.append((_COLORS[c], move))
+        if self._superko:
+            self._remember_position()
+            self._bans = self._superko_bans()
+        state_hash = self._compute_state_hash()
+        self._state_hash = state_hash
+        if move != PASS and board.exceeds_repetition_bound(move, self.rep_bound):
+            self._graph_hash = state_hash
+        else:
+            self._graph_hash = zobrist.chain_graph_hash(self._graph_hash, state_hash)
+
+    def pop(self) -> tuple[Color, int]:
+        """Undo the last move; returns ``(colour, move)``.
+
+        Raises:
+            IndexError: when there is nothing to undo.
+        """
+        if not self._stack:
+            raise IndexError("no move to undo")
+        if self._superko:
+            self._forget_position()
+        move, c, record, to_play, passes, state_hash, graph_hash, bans = self._stack.pop()
+        if move == PASS:
+            self.board.restore_ko(record)
+        else:
+            removed = record[9]
+            if removed:
+                self._captures[3 - c if record[8] else c] -= removed
+            self.board.undo(record)
+        self._to_play = to_play
+        self.consecutive_passes = passes
+        self._state_hash = state_hash
+        self._graph_hash = graph_hash
+        self._bans = bans
+        self.moves.pop()
+        return _COLORS[c], move
+
+    # ----------------------------------------------------------------- hashes and superko
+    def _compute_state_hash(self) -> int:
+        board = self.board
+        to_play = self._to_play
+        passes = self.consecutive_passes
+        h = board.hash ^ self._salt[to_play] ^ (_PASS_KEYS[passes] if passes < 8 else _pass_key(passes))
+        if board.ko_point != NO_POINT and board.ko_color == to_play:
+            h ^= self._ko_keys[board.ko_move]
+        ban_keys = self._ban_keys
+        for move in self._bans:
+            h ^= ban_keys[move]
+        return h
+
+    def _superko_key(self) -> int:
+        key = self.board.hash
+        return key ^ zobrist.TO_PLAY[self._to_play] if self._situational else key
+
+    def _remember_position(self) -> None:
+        key = self._superko_key()
+        counts = self._sk_counts
+        counts[key] = counts.get(key, 0) + 1
+        black, white = self.board.count[1], self.board.count[2]
+        bucket = self._sk_buckets.setdefault((black, white), {})
+        bucket[key] = bucket.get(key, 0) + 1
+        for own, other, index in ((black, white, self._count_index[1]), (white, black, self._count_index[2])):
+            seen = index.setdefault(own, {})
+            seen[other] = seen.get(other, 0) + 1
+
+    def _forget_position(self) -> None:
+        key = self._superko_key()
+        _decrement(self._sk_counts, key)
+        black, white = self.board.count[1], self.board.count[2]
+        bucket = self._sk_buckets[(black, white)]
+        _decrement(bucket, key)
+        if not bucket:
+            del self._sk_buckets[(black, white)]
+        for own, other, index in ((black, white, self._count_index[1]), (white, black, self._count_index[2])):
+            _decrement(index[own], other)
+            if not index[own]:
+                del index[own]
+
+    def _superko_bans(self) -> tuple[int, ...]:
+        """Points where the player to move would recreate an earlier position (or situation).
+
+        Stone counts filter the history first: a plain move adds one stone, a capture removes opponent stones and a
+        suicide own stones, so only earlier positions with matching counts can repeat. Plain moves are then found
+        by inverting the Zobrist key; captures and suicides by scanning for chains in atari, only when needed.
+        """
+        board = self.board
+        c = self._to_play
+        opp = 3 - c
+        own, other = board.count[c], board.count[opp]
+        extra = zobrist.TO_PLAY[opp] if self._situational else 0
+        counts = self._sk_counts
+        banned: set[int] = set()
+        bucket = self._sk_buckets.get((own + 1, other) if c == 1 else (other, own + 1))
+        if bucket:
+            zinv = board.geo.zinv[c]
+            base = board.hash ^ extra
+            for key in bucket:
+                move = zinv.get(key ^ base)
+                if move is not None and board.legality(move, c, self._suicide) is None:
+                    if board.hash_after(move, c) ^ extra in counts:
+                        banned.add(move)
+        if self._may_capture_into_history(c, own, other):
+            for move in board.capturing_or_suicide_moves(c, self._suicide):
+                if board.hash_after(move, c) ^ extra in counts:
+                    banned.add(move)
+        if board.ko_point != NO_POINT and board.ko_color == c:
+            banned.discard(board.ko_move)
+        return tuple(sorted(banned))
+
+    def _may_capture_into_history(self, c: int, own: int, other: int) -> bool:
+        after_capture = self._count_index[c].get(own + 1)
+        if after_capture and any(n < other for n in after_capture):
+            return True
+        if self._suicide:
+            after_suicide = self._count_index[3 - c].get(other)
+            if after_suicide and any(n < own for n in after_suicide):
+                return True
+        return False
+
+    def _reset_history(self) -> None:
+        """Make the current position the start of the game: fresh superko history and hashes."""
+        self._stack.clear()
+        self.moves.clear()
+        self.consecutive_passes = 0
+        self._captures = [0, 0, 0]
+        self._salt = tuple(
+            self._rules_key ^ zobrist.TO_PLAY[c] ^ zobrist.komi_key(self._komi if c == 2 else -self._komi) if c else 0
+            for c in range(3)
+        )
+        self._sk_counts: dict[int, int] = {}
+        self._sk_buckets: dict[tuple[int, int], dict[int, int]] = {}
+        self._count_index: tuple[dict[int, dict[int, int]], ...] = ({}, {}, {})
+        self._bans: tuple[int, ...] = ()
+        if self._superko:
+            self._remember_position()
+        self._state_hash = self._compute_state_hash()
+        self._graph_hash = self._state_hash
+
+    # ----------------------------------------------------------------- setup
+    def set_stones(self, black: Iterable[int], white: Iterable[int]) -> None:
+        """Add setup stones (SGF AB/AW). Allowed only before any move; the result becomes the start of the game.
+
+        Raises:
+            SetupError: after moves, on occupied or repeated points, or if a chain would have no liberty.
+        """
+        if self._stack:
+            raise SetupError("setup stones only before the first move")
+        colors = self.board.colors()
+        for c, points in ((1, black), (2, white)):
+            for move in points:
+                if not 0 <= move < self.size * self.size or colors[move]:
+                    raise SetupError(f"bad setup point {move}")
+                colors[move] = c
+        self.board = Board.from_colors(self.size, colors)
+        self._setup_colors = colors
+        self._reset_history()
+
+    def set_handicap(self, points: Iterable[int]) -> None:
+        """Place black handicap stones on an empty board; White moves next.
+
+        Raises:
+            SetupError: if the board is not empty or the points are bad.
+        """
+        points = list(points)
+        if self._stack or any(self._setup_colors):
+            raise SetupError("board not empty")
+        if not points or len(set(points)) != len(points):
+            raise SetupError("bad vertex list")
+        self.set_stones(points, [])
+        self.handicap = len(points)
+        self._to_play = self._setup_to_play = 2
+        self._reset_history()
+
+    def fixed_handicap(self, n: int) -> list[int]:
+        """Place GNU Go's fixed handicap of ``n`` stones and return the points (top-left to bottom-right).
+
+        Raises:
+            SetupError: for a count this size does not allow, or a board that is not empty.
+        """
+        if self._stack or any(self._setup_colors):
+            raise SetupError("board not empty")
+        points = fixed_handicap_points(self.size, n)
+        self.set_handicap(points)
+        return points
+
+    def copy(self) -> GameState:
+        """An independent state with the same setup, moves and hashes (replays the moves)."""
+        other = GameState(self.size, self.rules, self._komi, self.rep_bound)
+        if any(self._setup_colors):
+            other.set_stones(
+                [m for m, v in enumerate(self._setup_colors) if v == 1],
+                [m for m, v in enumerate(self._setup_colors) if v == 2],
+            )
+        other.handicap = self.handicap
+        other._to_play = other._setup_to_play = self._setup_to_play
+        other._reset_history()
+        for color, move in self.moves:
+            other._play(move, int(color))
+        return other
+
+    # ----------------------------------------------------------------- scoring
+    def score(self, dead: Iterable[int] = ()) -> float:
+        """Final score from White's view (positive: White ahead) by the rules' scoring, with ``dead`` stones lifted."""
+        colors, removed = scoring.remove_dead(self.board.colors(), dead)
+        bonus = self.rules.handicap_bonus(self.handicap)
+        if self.rules.scoring is Scoring.AREA:
+            black, white = scoring.area(colors, self.size, self.rules.tax)
+        else:
+            black, white = scoring.territory(colors, self.size, self.rules.tax)
+            black += self._captures[1] + removed[2]
+            white += self._captures[2] + removed[1]
+        return white - black + self._komi + bonus
+
+    def tromp_taylor_score(self) -> float:
+        """Area score from White's view with every stone alive (Tromp-Taylor), with komi and handicap bonus."""
+        black, white = scoring.area(self.board.colors(), self.size)
+        return white - black + self._komi + self.rules.handicap_bonus(self.handicap)
+
+    @staticmethod
+    def result_string(score: float) -> str:
+        """``W+x``, ``B+x`` or ``0`` for a score from White's view.
+
+        >>> GameState.result_string(-3.5), GameState.result_string(0.5), GameState.result_string(0)
+        ('B+3.5', 'W+0.5', '0')
+        """
+        if score == 0:
+            return "0"
+        winner = "W" if score > 0 else "B"
+        return f"{winner}+{abs(score):g}"
+
+    def pass_alive_area(self) -> np.ndarray:
+        """int8 per point: 1/2 for Benson pass-alive stones of that colour and the territory they enclose, else 0."""
+        from miai.go import benson  # lazy: benson is a sibling module built on stone arrays
+
+        return benson.pass_alive(self.stones(), self.size)
+
+    def area_map(self) -> np.ndarray:
+        """The area map KataGo's planes 18/19 use (KATAGO.md section 3)."""
+        from miai.go import benson
+
+        stones = self.stones()
+        return benson.area_map(stones, self.size, benson.pass_alive(stones, self.size))
+
+
+def _decrement(counts: dict[int, int], key: int) -> None:
+    left = counts[key] - 1
+    if left:
+        counts[key] = left
+    else:
+        del counts[key]
+
+
+def max_fixed_handicap(size: int) -> int:
+    """The largest fixed handicap GNU Go places on this size (9 on odd sizes >= 9, 4 on sizes >= 7, else 0)."""
+    if size % 2 == 1 and size >= 9:
+        return 9
+    return 4 if size >= 7 else 0
+
+
+def fixed_handicap_points(size: int, n: int) -> list[int]:
+    """GNU Go's fixed handicap points, sorted top-left to bottom-right as its ``fixed_handicap`` lists them.
+
+    Stones go on the third line (fourth above 11x11); 5, 7 and 9 add the centre, 6+ the side midpoints.
+
+    Raises:
+        SetupError: ``invalid handicap`` when ``n`` is outside ``2..max_fixed_handicap(size)``.
+
+    >>> from miai.go.coords import to_gtp
+    >>> [to_gtp(m, 19) for m in fixed_handicap_points(19, 2)]
+    ['Q16', 'D4']
+    """
+    if not 2 <= n <= max_fixed_handicap(size):
+        raise SetupError("invalid handicap")
+    edge = 3 if size > 11 else 2
+    low, high, mid = edge, size - 1 - edge, size // 2
+    corners = [(high, low), (low, high), (low, low), (high, high)]  # (x, y): upper right, lower left, ...
+    chosen = corners[: min(n, 4)]
+    if n >= 6:
+        chosen += [(low, mid), (high, mid)]
+    if n >= 8:
+        chosen += [(mid, low), (mid, high)]
+    if n % 2 == 1 and n >= 5:
+        chosen.append((mid, mid))
+    return sorted(y * size + x for x, y in chosen)
