@@ -1,0 +1,326 @@
+"""Engine configuration: frozen dataclasses, TOML files and ``key=value`` overrides.
+
+Every option is declared exactly once, as a dataclass field built with :func:`option`. That one declaration gives
+the TOML key (``[search] max_visits = 400``), the command-line override (``--set search.max_visits=400``), the GTP
+``kata-set-param`` / ``kata-get-param`` name, the help text and the range check.
+
+>>> cfg = apply_overrides(Config(), ["search.max_visits=200", "search.graph=false"])
+>>> cfg.search.max_visits, cfg.search.graph
+(200, False)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import tomllib
+import typing
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "ConfigError",
+    "option",
+    "SearchConfig",
+    "NetConfig",
+    "Config",
+    "OptionInfo",
+    "load_config",
+    "apply_overrides",
+    "set_option",
+    "get_option",
+    "list_options",
+    "parse_value",
+]
+
+
+class ConfigError(ValueError):
+    """A configuration file, key or value is invalid."""
+
+
+def option(
+    default: Any,
+    help: str,
+    *,
+    min: float | None = None,
+    max: float | None = None,
+    choices: tuple[str, ...] | None = None,
+) -> Any:
+    """Declare a config field with its help text and allowed range (checked in ``__post_init__``)."""
+    meta = {"help": help, "min": min, "max": max, "choices": choices}
+    return field(default=default, metadata=meta)
+
+
+def _validate(obj: Any) -> None:
+    """Check every field of a config dataclass against its declared type, range and choices."""
+    hints = typing.get_type_hints(type(obj))
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        kind = hints[f.name]
+        name = f"{type(obj).__name__}.{f.name}"
+        if kind is bool and not isinstance(value, bool):
+            raise ConfigError(f"{name} must be a boolean, got {value!r}")
+        if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+            raise ConfigError(f"{name} must be an integer, got {value!r}")
+        if kind is float:
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ConfigError(f"{name} must be a number, got {value!r}")
+            if not math.isfinite(value):
+                raise ConfigError(f"{name} must be finite, got {value!r}")
+            object.__setattr__(obj, f.name, float(value))
+        if kind is str and not isinstance(value, str):
+            raise ConfigError(f"{name} must be a string, got {value!r}")
+        lo, hi, choices = f.metadata.get("min"), f.metadata.get("max"), f.metadata.get("choices")
+        if lo is not None and value < lo:
+            raise ConfigError(f"{name} must be >= {lo}, got {value!r}")
+        if hi is not None and value > hi:
+            raise ConfigError(f"{name} must be <= {hi}, got {value!r}")
+        if choices is not None and value not in choices:
+            raise ConfigError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class SearchConfig:
+    """Monte-Carlo graph search parameters (KataGo's names in the help where one exists). 0 means "no limit"."""
+
+    # Limits: the search stops at the first one reached.
+    max_visits: int = option(400, "stop when the root has this many visits (0 = no limit)", min=0)
+    max_playouts: int = option(0, "stop after this many playouts in one run (0 = no limit)", min=0)
+    max_time: float = option(0.0, "stop after this many seconds (0 = no limit); clocks may lower it", min=0.0)
+    max_nodes: int = option(2_000_000, "stop growing the graph at this many nodes (bounds memory)", min=1)
+    # Batching: leaves collected under virtual loss, evaluated in one call.
+    batch_size: int = option(16, "leaves evaluated per evaluator call (capped by the evaluator's max_batch)",
+                             min=1, max=1024)
+    overlap: bool = option(False, "collect the next batch while the evaluator runs the previous one (threads)")
+    # Graph semantics.
+    graph: bool = option(True, "share transpositions through the node table; false = a pure tree")
+    child_visits_exceed_edge: str = option(
+        "stop", "when the chosen child has more visits than its edge: stop (add an edge visit), continue, leaky",
+        choices=("stop", "continue", "leaky"))
+    leak_probability: float = option(0.1, "leaky mode: probability of descending anyway (graphSearchCatchUpLeakProb)",
+                                     min=0.0, max=1.0)
+    # PUCT.
+    cpuct_exploration: float = option(1.0, "cpuctExploration", min=0.0)
+    cpuct_exploration_log: float = option(0.45, "cpuctExplorationLog: growth of cpuct with visits", min=0.0)
+    cpuct_exploration_base: float = option(500.0, "cpuctExplorationBase", min=1.0)
+    fpu_reduction: float = option(0.2, "fpuReductionMax: unvisited children start below the parent's value",
+                                  min=0.0, max=2.0)
+    root_fpu_reduction: float = option(0.1, "rootFpuReductionMax", min=0.0, max=2.0)
+    # Utility = win/loss + score terms.
+    win_loss_utility_factor: float = option(1.0, "winLossUtilityFactor", min=0.0)
+    static_score_utility_factor: float = option(0.1, "staticScoreUtilityFactor (atan of the score, centred on 0)",
+                                                min=0.0)
+    dynamic_score_utility_factor: float = option(0.3, "dynamicScoreUtilityFactor (atan centred on the root score)",
+                                                 min=0.0)
+    static_score_scale: float = option(2.0, "static score utility scale, times sqrt(board area) points", min=0.01)
+    dynamic_score_center_scale: float = option(0.75, "dynamicScoreCenterScale, times sqrt(board area)", min=0.01)
+    dynamic_score_center_zero_weight: float = option(0.2, "dynamicScoreCenterZeroWeight: pull the centre to 0",
+                                                     min=0.0, max=1.0)
+    # Root noise (self-play only).
+    root_noise: bool = option(False, "add Dirichlet noise to the root priors")
+    root_noise_concentration: float = option(10.83, "rootDirichletNoiseTotalConcentration", min=0.01)
+    root_noise_weight: float = option(0.25, "rootDirichletNoiseWeight", min=0.0, max=1.0)
+    # Pass and eye handling.
+    forbid_eye_filling: bool = option(True, "never fill one's own single-point true eye (unless nothing else but pass)")
+    # Move choice.
+    use_lcb: bool = option(True, "choose among well-visited moves by lower confidence bound (useLcbForSelection)")
+    lcb_stdevs: float = option(5.0, "lcbStdevs", min=0.0)
+    min_visit_prop_for_lcb: float = option(0.15, "minVisitPropForLCB", min=0.0, max=1.0)
+    temperature: float = option(0.0, "chosenMoveTemperature late in the game (0 = most visits)", min=0.0)
+    temperature_early: float = option(0.0, "chosenMoveTemperatureEarly at move 0", min=0.0)
+    temperature_halflife: float = option(19.0, "moves for the temperature to halve towards the late value",
+                                         min=0.1)
+    resign_threshold: float = option(0.0, "resign when the winrate stays below this (0 = never resign)",
+                                     min=0.0, max=0.5)
+    resign_consecutive: int = option(3, "moves in a row below resign_threshold before resigning", min=1)
+    # Clocks and pondering (used by the player and timecontrol).
+    lag_buffer: float = option(1.0, "seconds kept in reserve against network/GUI lag on every move", min=0.0)
+    ponder: bool = option(False, "keep searching on the opponent's time")
+    # Analysis and reuse.
+    keep_ownership: bool = option(True, "store the net's ownership per node to report averaged ownership")
+    pv_length: int = option(13, "analysisPVLen", min=1, max=100)
+    reuse_tree: bool = option(True, "keep the subgraph of the played move between moves")
+    seed: int = option(0, "random seed for noise, leaky descent and temperature (0 = from the OS)", min=0)
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+
+@dataclass(frozen=True, slots=True)
+class NetConfig:
+    """Which net the CLI loads and how (passed to ``miai.nets.load_evaluator``)."""
+
+    model: str = option("default", "path of an .onnx or KataGo model, or the name of a bundled net")
+    cache_size: int = option(1 << 16, "evaluation cache entries (0 = no cache)", min=0)
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """The whole engine configuration, one section per table in the TOML file."""
+
+    search: SearchConfig = field(default_factory=SearchConfig)
+    net: NetConfig = field(default_factory=NetConfig)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Config:
+        """Build a config from nested mappings (a parsed TOML file); unknown keys raise ``ConfigError``."""
+        sections = _sections(cls)
+        kwargs: dict[str, Any] = {}
+        for name, value in data.items():
+            if name not in sections:
+                raise ConfigError(_unknown(name, sections))
+            if not isinstance(value, Mapping):
+                raise ConfigError(f"[{name}] must be a table")
+            kwargs[name] = _section_from_dict(sections[name], value, name)
+        return cls(**kwargs)
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        """Nested plain dict of every option, the inverse of :meth:`from_dict`."""
+        return {name: dataclasses.asdict(getattr(self, name)) for name in _sections(type(self))}
+
+
+@dataclass(frozen=True, slots=True)
+class OptionInfo:
+    """One option as listed by ``list_options``: its dotted key, type name, default, help, range and choices."""
+
+    key: str
+    type: str
+    default: Any
+    help: str
+    min: float | None
+    max: float | None
+    choices: tuple[str, ...] | None
+
+
+def _sections(cls: type) -> dict[str, type]:
+    hints = typing.get_type_hints(cls)
+    return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
+
+
+def _unknown(name: str, known: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown config key {name!r}{hint}"
+
+
+def _section_from_dict(cls: type, data: Mapping[str, Any], prefix: str) -> Any:
+    names = {f.name for f in dataclasses.fields(cls)}
+    for key in data:
+        if key not in names:
+            raise ConfigError(_unknown(f"{prefix}.{key}", (f"{prefix}.{n}" for n in names)))
+    return cls(**data)
+
+
+def load_config(path: str | Path | None = None, overrides: Iterable[str] = ()) -> Config:
+    """Read a TOML config file (or start from the defaults when ``path`` is None), then apply ``key=value`` overrides.
+
+    Raises:
+        ConfigError: the file cannot be read or parsed, or a key or value is invalid.
+    """
+    config = Config()
+    if path is not None:
+        try:
+            with open(path, "rb") as handle:
+                data = tomllib.load(handle)
+        except OSError as exc:
+            raise ConfigError(f"cannot read config {path}: {exc.strerror}") from exc
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"cannot parse config {path}: {exc}") from exc
+        config = Config.from_dict(data)
+    return apply_overrides(config, overrides)
+
+
+def apply_overrides(config: Config, overrides: Iterable[str]) -> Config:
+    """Apply ``section.key=value`` strings in order, as given to ``--set``; returns a new config."""
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ConfigError(f"override {item!r} is not of the form section.key=value")
+        config = set_option(config, key.strip(), value.strip())
+    return config
+
+
+def _split_key(config: Config, key: str) -> tuple[str, str, dataclasses.Field[Any], type]:
+    section, dot, name = key.partition(".")
+    sections = _sections(type(config))
+    if not dot:
+        # A bare name is accepted when exactly one section has it (kata-set-param style: "max_visits").
+        owners = [s for s, cls in sections.items() if name_in(cls, section)]
+        if len(owners) != 1:
+            raise ConfigError(_unknown(key, _all_keys(config)))
+        section, name = owners[0], section
+    if section not in sections:
+        raise ConfigError(_unknown(key, _all_keys(config)))
+    cls = sections[section]
+    for f in dataclasses.fields(cls):
+        if f.name == name:
+            return section, name, f, typing.get_type_hints(cls)[name]
+    raise ConfigError(_unknown(key, _all_keys(config)))
+
+
+def name_in(cls: type, name: str) -> bool:
+    """True if the config dataclass ``cls`` has a field called ``name``."""
+    return any(f.name == name for f in dataclasses.fields(cls))
+
+
+def _all_keys(config: Config) -> list[str]:
+    return [info.key for info in list_options(config)]
+
+
+def parse_value(text: str, kind: type) -> Any:
+    """Convert override text to a field's type: ints, floats, booleans (true/false/1/0/yes/no) and strings.
+
+    Raises:
+        ConfigError: the text does not parse as ``kind``.
+    """
+    try:
+        if kind is bool:
+            lowered = text.strip().lower()
+            if lowered in ("true", "1", "yes", "on"):
+                return True
+            if lowered in ("false", "0", "no", "off"):
+                return False
+            raise ValueError(text)
+        if kind is int:
+            return int(text)
+        if kind is float:
+            return float(text)
+    except ValueError as exc:
+        raise ConfigError(f"cannot read {text!r} as {kind.__name__}") from exc
+    return text.strip().strip('"')
+
+
+def set_option(config: Config, key: str, value: Any) -> Config:
+    """Return a copy of ``config`` with one option changed; ``value`` may be text (parsed) or already typed."""
+    section, name, _field, kind = _split_key(config, key)
+    if isinstance(value, str) and kind is not str:
+        value = parse_value(value, kind)
+    new_section = dataclasses.replace(getattr(config, section), **{name: value})
+    return dataclasses.replace(config, **{section: new_section})
+
+
+def get_option(config: Config, key: str) -> Any:
+    """The current value of ``section.key`` (or a bare key that only one section has)."""
+    section, name, _field, _kind = _split_key(config, key)
+    return getattr(getattr(config, section), name)
+
+
+def list_options(config: Config | None = None) -> list[OptionInfo]:
+    """Every option with its current value as ``default`` (or the built-in default when ``config`` is None)."""
+    config = config or Config()
+    out = []
+    for section, cls in _sections(type(config)).items():
+        hints = typing.get_type_hints(cls)
+        for f in dataclasses.fields(cls):
+            meta = f.metadata
+            out.append(OptionInfo(
+                key=f"{section}.{f.name}", type=hints[f.name].__name__,
+                default=getattr(getattr(config, section), f.name), help=meta.get("help", ""),
+                min=meta.get("min"), max=meta.get("max"), choices=meta.get("choices")))
+    return out

@@ -1,0 +1,698 @@
+"""Monte-Carlo graph search (MCGS) in batches, after KataGo's "Monte-Carlo Graph Search from First Principles".
+
+One playout descends from the root by PUCT over **edge** visits, playing moves on a scratch GameState (one per slot
+of the batch, copied from the root once per root, never one per node) and undoing them afterwards. It ends in one of:
+
+- a new leaf: queued for the evaluator with virtual loss on its path; when the batch comes back the leaf gets its
+  own value U (N = 1) and every node above it is recomputed from its children (see miai.engine.graph);
+- a terminal node (two passes): its exact score counts once more;
+- a child that already has more visits than the edge leading to it (a transposition): by config stop there and only
+  add an edge visit ("stop", KataGo's default), always descend ("continue"), or descend with a probability ("leaky");
+- a child already on the current path (a cycle): add an edge visit and stop.
+
+Values are stored from White's view (see graph.py); the utility of a position is
+``win_loss_factor * (win - loss) + static * atan-score + dynamic * atan(score - centre)`` (docs/search.md).
+The search knows the net only through the Evaluator protocol of miai.nets.evaluator and never imports onnxruntime.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+from miai.engine.config import SearchConfig
+from miai.engine.graph import Edge, Node, NodeTable, reachable_ids
+from miai.engine.snapshot import PASS, MoveInfo, RootInfo, Snapshot, choose_move, move_temperature
+
+if TYPE_CHECKING:
+    from miai.nets.evaluator import Evaluation
+
+__all__ = ["Search", "SearchError", "own_eye_mask", "PASS"]
+
+WHITE = 2  # miai.go.coords.Color.WHITE
+BLACK = 1
+_TWO_OVER_PI = 2.0 / math.pi
+
+
+class SearchError(RuntimeError):
+    """The search was used wrongly (e.g. run() before set_root())."""
+
+
+class SearchState(Protocol):
+    """The part of miai.go.state.GameState the search uses (tests may pass a toy game with the same members)."""
+
+    size: int
+
+    @property
+    def to_play(self) -> int: ...
+    @property
+    def graph_hash(self) -> int: ...
+    def play_unchecked(self, move: int) -> None: ...
+    def pop(self) -> Any: ...
+    def is_legal(self, move: int) -> bool: ...
+    def is_over(self) -> bool: ...
+    def score(self) -> float: ...
+    def copy(self) -> SearchState: ...
+
+
+class Evaluator(Protocol):
+    """miai.nets.evaluator.Evaluator as the search sees it."""
+
+    max_batch: int
+
+    def evaluate(self, states: Sequence[Any]) -> list[Evaluation]: ...
+
+
+@dataclass(slots=True)
+class _Leaf:
+    """A playout waiting for its leaf's evaluation: the path (with virtual loss) and the scratch state at the leaf."""
+
+    path: list[Node]
+    edges: list[Edge]
+    state: Any
+
+
+_COLLISION = object()  # a playout that hit a leaf already waiting in this batch
+
+
+@dataclass
+class _Counters:
+    playouts: int = 0
+    net_evals: int = 0
+    eval_batches: int = 0
+    transposition_hits: int = 0
+    stopped_early: int = 0
+    leaky_descents: int = 0
+    cycle_stops: int = 0
+    terminal_visits: int = 0
+    collisions: int = 0
+    illegal_edges: int = 0
+    nodes_created: int = 0
+    nodes_freed: int = 0
+    trees_reused: int = 0
+    last_run: dict[str, float] = field(default_factory=dict)
+
+
+def own_eye_mask(stones: np.ndarray, size: int, color: int) -> np.ndarray:
+    """Boolean mask of the single-point true eyes of ``color``: an empty point whose four neighbours are
+    ``color`` (or off-board) and whose diagonals hold at most one opponent stone (none on the edge)."""
+    opp = 3 - color
+    pad = np.full((size + 2, size + 2), 3, dtype=np.int8)  # 3 = off-board
+    pad[1:-1, 1:-1] = stones.reshape(size, size)
+    friendly = (pad == color) | (pad == 3)
+    orth = friendly[:-2, 1:-1] & friendly[2:, 1:-1] & friendly[1:-1, :-2] & friendly[1:-1, 2:]
+    is_opp = (pad == opp).astype(np.int8)
+    diag_opp = is_opp[:-2, :-2] + is_opp[:-2, 2:] + is_opp[2:, :-2] + is_opp[2:, 2:]
+    off = (pad == 3).astype(np.int8)
+    on_edge = (off[:-2, :-2] + off[:-2, 2:] + off[2:, :-2] + off[2:, 2:]) > 0
+    allowed = np.where(on_edge, 0, 1)
+    return ((pad[1:-1, 1:-1] == 0) & orth & (diag_opp <= allowed)).reshape(-1)
+
+
+class Search:
+    """A reusable Monte-Carlo graph search: ``set_root(state)``, then ``run(...)`` as often as needed."""
+
+    def __init__(self, evaluator: Evaluator, config: SearchConfig | None = None) -> None:
+        self.evaluator = evaluator
+        self.config = config or SearchConfig()
+        seed = self.config.seed or None
+        self._rng = random.Random(seed)
+        self._np_rng = np.random.default_rng(seed)
+        self.table = NodeTable()
+        self.root: Node | None = None
+        self._root_state: Any = None
+        self._scratch: list[Any] = []
+        self._tree_ids = 0
+        self._score_center = 0.0
+        self._noised: Node | None = None
+        self._superko = False
+        self._count = _Counters()
+        self._lock = threading.Lock()  # one run at a time (pondering thread vs. GTP thread)
+
+    # ------------------------------------------------------------------------------------------- root and reuse
+    def set_config(self, config: SearchConfig) -> None:
+        """Switch to a new config; the graph is cleared when graph/tree mode changes."""
+        if config.graph != self.config.graph:
+            self.clear()
+        self.config = config
+
+    def clear(self) -> None:
+        """Forget the whole graph (the root position stays)."""
+        self.table.clear()
+        self.root = None
+        self._noised = None
+
+    def set_root(self, state: SearchState) -> None:
+        """Search from ``state`` next. The graph is reused when ``state`` extends the previous root by moves that the
+        graph contains (then unreachable nodes are swept); otherwise it is cleared."""
+        with self._lock:
+            kept = self._reuse(state) if self.config.reuse_tree else None
+            if kept is None:
+                self.clear()
+            else:
+                self._count.trees_reused += 1
+            self._root_state = state.copy()
+            self._scratch = []
+            rules = getattr(state, "rules", None)
+            self._superko = getattr(getattr(rules, "ko", None), "name", "SIMPLE") != "SIMPLE"
+
+    def _reuse(self, state: SearchState) -> Node | None:
+        old = self._root_state
+        if old is None or self.root is None or not _same_game(old, state):
+            return None
+        node: Node | None = self.root
+        for color, move in list(state.moves)[len(old.moves):]:  # type: ignore[attr-defined]
+            if node is None or node.sign != (1 if color == WHITE else -1):
+                return None
+            edge = node.edge_for(move)
+            node = edge.child if edge is not None else None
+        if node is None or node.terminal or (self.config.graph and node.key != state.graph_hash):
+            return None
+        if node is not self.root:
+            self.table.discard(node.key)  # the root lives outside the table
+            self.root = node
+            self._count.nodes_freed += self.table.sweep(node)
+        return node
+
+    # -------------------------------------------------------------------------------------------------- run
+    def run(
+        self,
+        stop: threading.Event | None = None,
+        on_progress: Callable[[Snapshot], None] | None = None,
+        *,
+        max_visits: int | None = None,
+        max_playouts: int | None = None,
+        max_time: float | None = None,
+        progress_interval: float = 1.0,
+    ) -> Snapshot:
+        """Search until a limit is reached or ``stop`` is set; returns the final snapshot.
+
+        Limits default to the config's (0 = none). ``on_progress`` gets a snapshot every ``progress_interval``
+        seconds. With every limit 0 and no ``stop``, the search stops at ``config.max_nodes`` nodes.
+        """
+        if self._root_state is None:
+            raise SearchError("set_root() must be called before run()")
+        cfg = self.config
+        visits_cap = cfg.max_visits if max_visits is None else max_visits
+        playouts_cap = cfg.max_playouts if max_playouts is None else max_playouts
+        time_cap = cfg.max_time if max_time is None else max_time
+        with self._lock:
+            start = time.monotonic()
+            if self._root_state.is_over():
+                return self._snapshot(0, 0.0)
+            self._prepare_root()
+            playouts = self._loop(start, stop, on_progress, visits_cap, playouts_cap, time_cap, progress_interval)
+            elapsed = time.monotonic() - start
+            self._count.last_run = {"playouts": playouts, "seconds": round(elapsed, 4),
+                                    "playouts_per_second": round(playouts / elapsed, 1) if elapsed > 0 else 0.0}
+            return self._snapshot(playouts, elapsed)
+
+    def _loop(self, start: float, stop: threading.Event | None, on_progress: Callable[[Snapshot], None] | None,
+              visits_cap: int, playouts_cap: int, time_cap: float, interval: float) -> int:
+        batch = max(1, min(self.config.batch_size, getattr(self.evaluator, "max_batch", 1 << 30)))
+        slots = 2 * batch if self.config.overlap else batch
+        while len(self._scratch) < slots:
+            self._scratch.append(self._root_state.copy())
+        root = self.root
+        assert root is not None
+        playouts = 0
+        next_report = start + interval
+
+        def budget(in_flight: int = 0) -> int:
+            if stop is not None and stop.is_set():
+                return 0
+            now = time.monotonic()
+            if (time_cap and now - start >= time_cap) or len(self.table) >= self.config.max_nodes:
+                return 0
+            left = batch
+            if visits_cap:
+                left = min(left, visits_cap - root.visits - in_flight)
+            if playouts_cap:
+                left = min(left, playouts_cap - playouts)
+            return max(0, left)
+
+        def report() -> None:
+            nonlocal next_report
+            if on_progress is not None and time.monotonic() >= next_report:
+                next_report = time.monotonic() + interval
+                on_progress(self._snapshot(playouts, time.monotonic() - start))
+
+        if self.config.overlap:
+            return self._loop_overlapped(batch, budget, report)
+        while (n := budget()) > 0:
+            done, leaves = self._collect(self._scratch[:n])
+            playouts += done + len(leaves)
+            if leaves:
+                self._apply(leaves, self._evaluate(leaves))
+            report()
+        return playouts
+
+    def _loop_overlapped(self, batch: int, budget: Callable[[int], int], report: Callable[[], None]) -> int:
+        """Collect one batch while the evaluator (in a worker thread, releasing the GIL in onnxruntime) runs the
+        previous one; the two batches use separate scratch states."""
+        halves = [self._scratch[:batch], self._scratch[batch:2 * batch]]
+        playouts = 0
+        pending: tuple[list[_Leaf], Any] | None = None
+        turn = 0
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            while True:
+                n = budget(len(pending[0]) if pending is not None else 0)
+                done, leaves = self._collect(halves[turn][:n]) if n > 0 else (0, [])
+                playouts += done + len(leaves)
+                if pending is not None:
+                    prev_leaves, future = pending
+                    self._apply(prev_leaves, self._result(prev_leaves, future))
+                    pending = None
+                if leaves:
+                    pending = (leaves, pool.submit(self._raw_evaluate, [leaf.state for leaf in leaves]))
+                elif n <= 0:
+                    break
+                turn ^= 1
+                report()
+            if pending is not None:
+                self._apply(pending[0], self._result(pending[0], pending[1]))
+        return playouts
+
+    def _result(self, leaves: list[_Leaf], future: Any) -> list[Evaluation]:
+        try:
+            return future.result()
+        except BaseException:
+            self._abort_leaves(leaves)
+            raise
+
+    def _raw_evaluate(self, states: list[Any]) -> list[Evaluation]:
+        return list(self.evaluator.evaluate(states))
+
+    def _evaluate(self, leaves: list[_Leaf]) -> list[Evaluation]:
+        try:
+            return self._raw_evaluate([leaf.state for leaf in leaves])
+        except BaseException:
+            self._abort_leaves(leaves)
+            raise
+
+    def _abort_leaves(self, leaves: list[_Leaf]) -> None:
+        """Undo the virtual loss and scratch moves of playouts whose evaluation failed, so the graph stays sound."""
+        for leaf in leaves:
+            leaf.path[-1].pending = False
+            for node in leaf.path:
+                node.virtual_loss -= 1
+            for _ in leaf.edges:
+                leaf.state.pop()
+
+    # ------------------------------------------------------------------------------------------ root set-up
+    def _prepare_root(self) -> None:
+        """Create and evaluate the root if needed, fix the dynamic score centre, add root noise once."""
+        state = self._root_state
+        if self.root is None:
+            self.root = Node(self._key(state), 1 if state.to_play == WHITE else -1)
+            self._count.nodes_created += 1
+        root = self.root
+        if not root.expanded:
+            (evaluation,) = self.evaluator.evaluate([state])
+            self._count.net_evals += 1
+            self._count.eval_batches += 1
+            self._expand(root, state, evaluation)
+            root.recompute()
+        # KataGo centres the dynamic score utility on the root's expected score, pulled a little towards 0.
+        self._score_center = root.q[2] * (1.0 - self.config.dynamic_score_center_zero_weight)
+        if self.config.root_noise and self._noised is not root:
+            self._add_root_noise(root)
+            self._noised = root
+
+    def _add_root_noise(self, root: Node) -> None:
+        moves = list(root.all_priors())
+        if not moves:
+            return
+        alpha = self.config.root_noise_concentration / len(moves)
+        noise = self._np_rng.dirichlet([alpha] * len(moves))
+        w = self.config.root_noise_weight
+        root.replace_priors({m: (1 - w) * p + w * float(x) for (m, p), x in zip(moves, noise)})
+
+    def _key(self, state: Any) -> int:
+        if self.config.graph:
+            return int(state.graph_hash)
+        self._tree_ids += 1
+        return -self._tree_ids  # tree mode: every node is new; negative keys never clash with hashes
+
+    # ------------------------------------------------------------------------------------------- playouts
+    def _collect(self, states: list[Any]) -> tuple[int, list[_Leaf]]:
+        """Run one playout per scratch state; returns (playouts finished without the net, leaves to evaluate)."""
+        done = 0
+        leaves: list[_Leaf] = []
+        for state in states:
+            result = self._descend(state)
+            if result is None:
+                done += 1
+            elif result is _COLLISION:
+                self._count.collisions += 1
+                break  # the rest of the batch would mostly collide again; evaluate what we have
+            else:
+                leaves.append(result)  # type: ignore[arg-type]
+        self._count.playouts += done + len(leaves)
+        return done, leaves
+
+    def _descend(self, state: Any) -> _Leaf | object | None:
+        """One playout from the root on ``state``. Returns a _Leaf to evaluate, _COLLISION, or None if finished."""
+        mode = self.config.child_visits_exceed_edge
+        node = self.root
+        assert node is not None
+        path = [node]
+        edges: list[Edge] = []
+        on_path = {id(node)}
+        node.virtual_loss += 1
+        while True:
+            if node.terminal:
+                node.visits += 1  # each visit of a terminal node adds its exact result once more
+                self._count.terminal_visits += 1
+                return self._finish(state, path, edges)
+            if not node.expanded:
+                if node.pending:
+                    self._unwind(state, path, edges)
+                    return _COLLISION
+                node.pending = True
+                return _Leaf(path, edges, state)
+            edge = self._select(node, node is self.root)
+            if edge is None:  # no candidate move at all (cannot happen with a pass edge): give up this playout
+                self._unwind(state, path, edges)
+                return _COLLISION
+            move = edge.move
+            if move != PASS and (edge.child is None or self._superko) and not state.is_legal(move):
+                edge.illegal = True  # e.g. superko on this path: skip the edge from now on
+                self._count.illegal_edges += 1
+                continue
+            state.play_unchecked(move)
+            child = edge.child
+            if child is None:
+                child = edge.child = self._child_for(state)
+            if id(child) in on_path:
+                edges.append(edge)
+                self._count.cycle_stops += 1
+                return self._finish(state, path, edges)
+            if child.visits > edge.visits and mode != "continue" and not child.terminal:
+                if mode == "stop" or self._rng.random() >= self.config.leak_probability:
+                    edges.append(edge)
+                    self._count.stopped_early += 1
+                    return self._finish(state, path, edges)
+                self._count.leaky_descents += 1
+            child.virtual_loss += 1
+            path.append(child)
+            edges.append(edge)
+            on_path.add(id(child))
+            node = child
+
+    def _select(self, node: Node, is_root: bool) -> Edge | None:
+        """PUCT over the node's edges by edge visits, with virtual loss and first-play urgency.
+
+        Unvisited moves all share the FPU value, so only the touched edges and the best untouched move (the next
+        in prior order) need scoring."""
+        cfg = self.config
+        total = node.visits - 1 if node.visits > 0 else 0
+        cpuct = cfg.cpuct_exploration + cfg.cpuct_exploration_log * math.log(
+            (total + cfg.cpuct_exploration_base) / cfg.cpuct_exploration_base)
+        explore = cpuct * math.sqrt(total + 0.01)
+        sign = node.sign
+        reduction = cfg.root_fpu_reduction if is_root else cfg.fpu_reduction
+        fpu = sign * node.q[0] - reduction * math.sqrt(node.visited_mass)
+        loss = self._loss_utility
+        best: Edge | None = None
+        best_value = -math.inf
+        for edge in node.edges:
+            if edge.illegal:
+                continue
+            child = edge.child
+            visits = edge.visits
+            if child is None:
+                value = fpu + explore * edge.prior
+            else:
+                q = sign * child.q[0] if child.visits > 0 else fpu
+                vl = child.virtual_loss
+                if vl:
+                    q = (q * visits + loss * vl) / (visits + vl)
+                    visits += vl
+                value = q + explore * edge.prior / (1 + visits)
+            if value > best_value:
+                best_value = value
+                best = edge
+        i = node.next_index
+        if i < len(node.moves) and fpu + explore * float(node.priors[i]) > best_value:
+            return node.touch_next()
+        return best
+
+    @property
+    def _loss_utility(self) -> float:
+        cfg = self.config
+        return -(cfg.win_loss_utility_factor + cfg.static_score_utility_factor + cfg.dynamic_score_utility_factor)
+
+    def _child_for(self, state: Any) -> Node:
+        """The node for the position just reached: looked up by graph hash first, else created."""
+        if self.config.graph:
+            key = int(state.graph_hash)
+            found = self.table.get(key)
+            if found is not None:
+                self._count.transposition_hits += 1
+                return found
+        else:
+            key = self._key(state)
+        node = Node(key, 1 if state.to_play == WHITE else -1)
+        if state.is_over():
+            node.terminal = node.expanded = True
+            node.own = node.q = self._terminal_value(float(state.score()), state.size)
+        self.table.add(node)
+        self._count.nodes_created += 1
+        return node
+
+    def _finish(self, state: Any, path: list[Node], edges: list[Edge]) -> None:
+        """Back up a playout that needs no evaluation and undo its moves on the scratch state."""
+        _backup(path, edges)
+        for _ in edges:
+            state.pop()
+        return None
+
+    def _unwind(self, state: Any, path: list[Node], edges: list[Edge]) -> None:
+        for node in path:
+            node.virtual_loss -= 1
+        for _ in edges:
+            state.pop()
+
+    def _apply(self, leaves: list[_Leaf], evaluations: list[Evaluation]) -> None:
+        """Expand each evaluated leaf, back its value up and return its scratch state to the root."""
+        self._count.net_evals += len(leaves)
+        self._count.eval_batches += 1
+        for leaf, evaluation in zip(leaves, evaluations):
+            node = leaf.path[-1]
+            self._expand(node, leaf.state, evaluation)
+            node.pending = False
+            self._finish(leaf.state, leaf.path, leaf.edges)
+
+    # ---------------------------------------------------------------------------------------------- values
+    def _utility(self, winloss: float, score: float, size: int) -> float:
+        cfg = self.config
+        root_area = float(size)  # sqrt(size * size)
+        static = math.atan(score / (cfg.static_score_scale * root_area))
+        dynamic = math.atan((score - self._score_center) / (cfg.dynamic_score_center_scale * root_area))
+        return (cfg.win_loss_utility_factor * winloss + _TWO_OVER_PI * (
+            cfg.static_score_utility_factor * static + cfg.dynamic_score_utility_factor * dynamic))
+
+    def _terminal_value(self, score: float, size: int) -> tuple[float, ...]:
+        """Exact value of a finished game from its final score (White's view)."""
+        winloss = 1.0 if score > 0 else -1.0 if score < 0 else 0.0
+        utility = self._utility(winloss, score, size)
+        return (utility, winloss, score, score * score, score, utility * utility)
+
+    def _expand(self, node: Node, state: Any, evaluation: Evaluation) -> None:
+        """Give a leaf its moves and priors (minus own true eyes) and its own value from the evaluation."""
+        size = state.size
+        sign = 1 if state.to_play == WHITE else -1
+        policy = np.asarray(evaluation.policy, dtype=np.float32)
+        if self.config.forbid_eye_filling and hasattr(state, "stones"):
+            policy = self._without_own_eyes(policy, state, size)
+        index = np.flatnonzero(policy > 0)
+        pass_index = size * size
+        if len(index) == 0:
+            index = np.array([pass_index])
+            policy = np.zeros_like(policy)
+            policy[pass_index] = 1.0
+        priors = policy[index] / float(policy[index].sum())
+        moves = np.where(index == pass_index, PASS, index)
+        node.set_moves(moves, priors)
+        winloss = sign * (float(evaluation.win) - float(evaluation.loss))
+        score = sign * float(evaluation.score_mean)
+        stdev = float(evaluation.score_stdev)
+        utility = self._utility(winloss, score, size)
+        node.set_value((utility, winloss, score, stdev * stdev + score * score,
+                        sign * float(evaluation.lead), utility * utility))
+        if self.config.keep_ownership and evaluation.ownership is not None:
+            node.ownership = np.asarray(evaluation.ownership, dtype=np.float32) * sign
+
+    def _without_own_eyes(self, policy: np.ndarray, state: Any, size: int) -> np.ndarray:
+        eyes = own_eye_mask(state.stones(), size, int(state.to_play))
+        board = policy[:-1]
+        if not eyes.any() or not (board[eyes] > 0).any():
+            return policy
+        trimmed = policy.copy()
+        trimmed[:-1][eyes] = 0.0
+        if not (trimmed[:-1] > 0).any():
+            return policy  # filling an eye is the only move besides pass: keep it
+        return trimmed
+
+    # ------------------------------------------------------------------------------------------- snapshots
+    def snapshot(self) -> Snapshot:
+        """The current analysis (root info and one entry per visited root move)."""
+        with self._lock:
+            return self._snapshot(0, 0.0)
+
+    def _snapshot(self, playouts: int, elapsed: float) -> Snapshot:
+        state = self._root_state
+        to_play = int(state.to_play)
+        root = self.root
+        move_number = len(getattr(state, "moves", ()))
+        if root is None or root.visits == 0:
+            info = RootInfo(to_play, 0, 0.5, 0.0, 0.0, 0.0, 0.0, move_number, playouts, elapsed, None)
+            return Snapshot(info, ())
+        sign = root.sign
+        q = root.q
+        ownership = self._ownership(root) if root.ownership is not None else None
+        info = RootInfo(
+            to_play=to_play, visits=root.visits, winrate=0.5 * (1 + sign * q[1]), score_lead=sign * q[4],
+            score_mean=sign * q[2], score_stdev=math.sqrt(max(0.0, q[3] - q[2] * q[2])), utility=sign * q[0],
+            move_number=move_number, playouts=playouts, elapsed=elapsed,
+            ownership=None if ownership is None else (ownership * sign).astype(np.float32))
+        return Snapshot(info, self._move_infos(root))
+
+    def _move_infos(self, root: Node) -> tuple[MoveInfo, ...]:
+        cfg = self.config
+        sign = root.sign
+        rows = []
+        for edge in root.edges:
+            child = edge.child
+            if child is None or edge.visits == 0:
+                continue
+            q = child.q
+            utility = sign * q[0]
+            variance = max(0.0, q[5] - q[0] * q[0])
+            # Shrink the variance estimate towards a prior (weight 2 playouts) so two lucky visits are not certain.
+            prior_weight = 2.0
+            variance = (variance * edge.visits + 0.25 * prior_weight) / (edge.visits + prior_weight)
+            radius = cfg.lcb_stdevs * math.sqrt(variance / edge.visits)
+            winrate = 0.5 * (1 + sign * q[1])
+            rows.append(dict(
+                move=edge.move, visits=child.visits, edge_visits=edge.visits, winrate=winrate,
+                score_lead=sign * q[4], score_mean=sign * q[2], score_stdev=math.sqrt(max(0.0, q[3] - q[2] * q[2])),
+                prior=edge.prior, lcb=winrate - 0.5 * radius, utility=utility, utility_lcb=utility - radius,
+                pv=self._pv(edge)))
+        rows.sort(key=lambda r: (-r["edge_visits"], -r["utility"]))
+        if cfg.use_lcb and rows:
+            floor = cfg.min_visit_prop_for_lcb * rows[0]["edge_visits"]
+            eligible = [r for r in rows if r["edge_visits"] >= floor]
+            chosen = max(eligible, key=lambda r: r["utility_lcb"])
+            rows.remove(chosen)
+            rows.insert(0, chosen)
+        return tuple(MoveInfo(order=i, **r) for i, r in enumerate(rows))
+
+    def _pv(self, edge: Edge) -> tuple[int, ...]:
+        """Principal variation: the edge's move, then the most-visited edge at each node (cycle-safe)."""
+        pv = [edge.move]
+        node = edge.child
+        seen = {id(self.root)}
+        while node is not None and len(pv) < self.config.pv_length and id(node) not in seen:
+            seen.add(id(node))
+            best = max((e for e in node.edges if e.visits > 0), key=lambda e: e.visits, default=None)
+            if best is None:
+                break
+            pv.append(best.move)
+            node = best.child
+        return tuple(pv)
+
+    def _ownership(self, root: Node) -> np.ndarray:
+        """Ownership averaged like Q: own net ownership weight 1 plus children by edge visits (White's view)."""
+        memo: dict[int, np.ndarray] = {}
+
+        def average(node: Node, depth: int) -> np.ndarray | None:
+            if node.ownership is None:
+                return None
+            if id(node) in memo:
+                return memo[id(node)]
+            memo[id(node)] = node.ownership  # provisional value breaks cycles
+            if depth >= 64 or node.terminal:
+                return node.ownership
+            total = node.ownership.astype(np.float64)
+            weight = 1.0
+            for edge in node.edges:
+                if edge.visits and edge.child is not None:
+                    sub = average(edge.child, depth + 1)
+                    if sub is not None:
+                        total = total + edge.visits * sub
+                        weight += edge.visits
+            memo[id(node)] = total / weight
+            return memo[id(node)]
+
+        result = average(root, 0)
+        assert result is not None
+        return result
+
+    # ------------------------------------------------------------------------------------------ move choice
+    def best_move(self, snapshot: Snapshot) -> int:
+        """The move to play from ``snapshot``: order 0 (LCB/visits), or sampled when a temperature is configured."""
+        cfg = self.config
+        temperature = move_temperature(snapshot.root.move_number, cfg.temperature_early, cfg.temperature,
+                                       cfg.temperature_halflife)
+        return choose_move(snapshot, temperature, self._rng)
+
+    def stats(self) -> dict[str, Any]:
+        """Counters for ``miai-search_stats`` (one JSON object)."""
+        c = self._count
+        out: dict[str, Any] = {
+            "visits": self.root.visits if self.root is not None else 0,
+            "nodes": len(self.table) + (1 if self.root is not None else 0),
+            "playouts": c.playouts, "net_evals": c.net_evals, "eval_batches": c.eval_batches,
+            "transposition_hits": c.transposition_hits, "stopped_early": c.stopped_early,
+            "leaky_descents": c.leaky_descents, "cycle_stops": c.cycle_stops, "terminal_visits": c.terminal_visits,
+            "collisions": c.collisions, "illegal_edges": c.illegal_edges, "nodes_created": c.nodes_created,
+            "nodes_freed": c.nodes_freed, "trees_reused": c.trees_reused, "last_run": dict(c.last_run),
+        }
+        evaluator_stats = getattr(self.evaluator, "stats", None)
+        if callable(evaluator_stats):
+            extra = evaluator_stats()
+            if isinstance(extra, dict) and "hits" in extra:
+                out["cache_hits"] = extra["hits"]
+        return out
+
+    def reachable_nodes(self) -> int:
+        """Number of nodes reachable from the root (the table may briefly hold more before a sweep)."""
+        return len(reachable_ids(self.root)) if self.root is not None else 0
+
+
+def _backup(path: list[Node], edges: list[Edge]) -> None:
+    """Add one visit to each edge taken and recompute the nodes above it, bottom-up; release virtual loss.
+
+    ``edges[i]`` leads from ``path[i]``; the last edge may lead to a node outside ``path`` (stop rule or cycle),
+    whose own statistics are then left unchanged."""
+    for i in range(len(edges) - 1, -1, -1):
+        edge = edges[i]
+        parent = path[i]
+        if edge.visits == 0:
+            parent.visited_mass += edge.prior
+        edge.visits += 1
+        parent.recompute()
+    for node in path:
+        node.virtual_loss -= 1
+
+
+def _same_game(old: Any, new: Any) -> bool:
+    """True when ``new`` can be the old root plus moves: same size, komi, rules, setup and move prefix."""
+    try:
+        if (old.size, old.komi, old.rules, getattr(old, "handicap", 0)) != (
+                new.size, new.komi, new.rules, getattr(new, "handicap", 0)):
+            return False
+        old_moves, new_moves = list(old.moves), list(new.moves)
+    except AttributeError:
+        return False
+    return len(new_moves) >= len(old_moves) and new_moves[:len(old_moves)] == old_moves
