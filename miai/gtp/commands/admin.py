@@ -1,0 +1,99 @@
+"""Administrative commands: identity, the command list, engine parameters, statistics, quit."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING
+
+from ..args import STRING, named
+from ..errors import GtpError
+from ..table import CommandTable
+
+if TYPE_CHECKING:
+    from ..session import GtpSession
+
+table = CommandTable()
+
+
+@table.command("protocol_version")
+def protocol_version(s: GtpSession) -> str:
+    """GTP version 2."""
+    return "2"
+
+
+@table.command("name")
+def name(s: GtpSession) -> str:
+    """The engine's name."""
+    return s.config.name
+
+
+@table.command("version")
+def version(s: GtpSession) -> str:
+    """The engine's version, ``X.Y``."""
+    return s.config.version
+
+
+@table.command("known_command", named(STRING, "command_name"))
+def known_command(s: GtpSession, command_name: str) -> str:
+    """``true`` if the command is implemented (exact name, case-insensitive like the dispatcher)."""
+    return "true" if command_name.lower() in s.table else "false"
+
+
+@table.command("list_commands")
+def list_commands(s: GtpSession) -> str:
+    """One implemented command per line, straight from the command table."""
+    return "\n".join(s.table.names())
+
+
+@table.command("quit")
+def quit_(s: GtpSession) -> str:
+    """Answer, then end the session."""
+    s.request_quit()
+    return ""
+
+
+@table.command("cputime")
+def cputime(s: GtpSession) -> str:
+    """CPU seconds used by the process (all threads), as twogtp collects it."""
+    return f"{time.process_time():.3f}"
+
+
+@table.command("stop")
+def stop(s: GtpSession) -> str:
+    """Stop thinking. Analysis and pondering already stop when any line arrives, so there is nothing left."""
+    return ""
+
+
+@table.command("clear_cache")
+def clear_cache(s: GtpSession) -> str:
+    """Forget the player's cached evaluations and search trees."""
+    s.player.clear_cache()
+    return ""
+
+
+@table.command("kata-get-param", named(STRING, "name"))
+def kata_get_param(s: GtpSession, param: str) -> str:
+    """The current value of a player parameter."""
+    try:
+        return s.player.get_param(param)
+    except KeyError as error:
+        raise GtpError(f"unknown parameter '{param}'") from error
+
+
+@table.command("kata-set-param", named(STRING, "name"), named(STRING, "value"))
+def kata_set_param(s: GtpSession, param: str, value: str) -> str:
+    """Change a player parameter (search settings: visits, threads, ...)."""
+    try:
+        s.player.set_param(param, value)
+    except KeyError as error:
+        raise GtpError(f"unknown parameter '{param}'") from error
+    except ValueError as error:
+        raise GtpError(f"invalid value '{value}' for parameter '{param}'", str(error)) from error
+    return ""
+
+
+@table.command("miai-search_stats")
+def search_stats(s: GtpSession) -> str:
+    """Statistics of the last search as one line of JSON."""
+    return json.dumps(s.player.search_stats(), sort_keys=True, default=str)

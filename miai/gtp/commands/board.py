@@ -1,0 +1,147 @@
+"""Board commands: size, clearing, komi, rules, play, undo and the showboard diagram."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from miai.go.coords import MAX_SIZE, MIN_SIZE, PASS, Color, to_gtp
+from miai.go.errors import IllegalMoveError
+from miai.go.rules import Rules
+
+from ..args import COLOR, FLOAT, STRING, UINT, VERTEX, many, named, optional
+from ..errors import CANNOT_UNDO, ILLEGAL_MOVE, UNACCEPTABLE_SIZE, GtpError, GtpSyntaxError
+from ..table import CommandTable
+
+if TYPE_CHECKING:
+    from ..session import GtpSession
+
+table = CommandTable()
+
+# kgs-rules names (kgsGtp) to miai's presets.
+KGS_RULES = {"chinese": "chinese", "aga": "aga", "japanese": "japanese", "new_zealand": "new-zealand"}
+
+
+@table.command("boardsize", named(UINT, "size"), optional(named(UINT, "height")), mutates=True)
+def boardsize(s: GtpSession, size: int, height: int | None) -> str:
+    """Empty board of the new size (``boardsize W H`` from gtp2ogs works when W = H)."""
+    if not MIN_SIZE <= size <= MAX_SIZE or (height is not None and height != size):
+        raise GtpError(UNACCEPTABLE_SIZE, f"sizes {MIN_SIZE}..{MAX_SIZE}, square boards only")
+    s.new_game(size=size)
+    return ""
+
+
+@table.command("clear_board", mutates=True)
+def clear_board(s: GtpSession) -> str:
+    """Empty the board; size, komi and rules stay."""
+    s.new_game()
+    return ""
+
+
+@table.command("komi", named(FLOAT, "komi"), mutates=True)
+def komi(s: GtpSession, value: float) -> str:
+    """Set komi, keeping the game."""
+    if abs(value) > 1000:
+        raise GtpSyntaxError(f"komi {value} out of range")
+    s.state.komi = value
+    return ""
+
+
+@table.command("play", COLOR, VERTEX, mutates=True)
+def play(s: GtpSession, color: Color, move: int) -> str:
+    """Play a move for either colour (the same colour twice in a row is allowed, as handicap needs)."""
+    try:
+        s.state.push(move, color)
+    except IllegalMoveError as error:
+        raise GtpError(ILLEGAL_MOVE, f"{to_gtp(move, s.state.size)}: {error.reason.name.lower()}") from error
+    return ""
+
+
+@table.command("undo", mutates=True)
+def undo(s: GtpSession) -> str:
+    """Take back the last move (setup and handicap stones cannot be undone)."""
+    if not s.state.moves:
+        raise GtpError(CANNOT_UNDO, "no move to undo")
+    s.state.pop()
+    return ""
+
+
+@table.command("kgs-rules", named(STRING, "rules"), mutates=True)
+def kgs_rules(s: GtpSession, name: str) -> str:
+    """kgsGtp's rules names: chinese, aga, japanese, new_zealand."""
+    preset = KGS_RULES.get(name.lower())
+    if preset is None:
+        raise GtpError(f"unknown rules '{name}'", "expected one of " + ", ".join(KGS_RULES))
+    s.rebuild(rules=Rules.preset(preset))
+    return ""
+
+
+@table.command("kata-set-rules", many(named(STRING, "rules")), mutates=True)
+def kata_set_rules(s: GtpSession, tokens: list[str]) -> str:
+    """A preset name (tromp-taylor, chinese, japanese, ...) or a JSON object of KataGo rule keys."""
+    if not tokens:
+        raise GtpSyntaxError("expected a rules preset name or a JSON object")
+    s.rebuild(rules=parse_rules(" ".join(tokens)))
+    return ""
+
+
+@table.command("kata-get-rules")
+def kata_get_rules(s: GtpSession) -> str:
+    """The current rules as KataGo's JSON object."""
+    return json.dumps(s.state.rules.to_json(), sort_keys=True)
+
+
+def parse_rules(text: str) -> Rules:
+    """``Rules`` from a preset name or a JSON object (``kata-set-rules``).
+
+    Raises:
+        GtpError: unknown preset or invalid JSON/rule values (quoted).
+    """
+    if text.startswith("{"):
+        try:
+            data = json.loads(text)
+            if not isinstance(data, dict):
+                raise ValueError("not a JSON object")
+            return Rules.from_json(data)
+        except (ValueError, KeyError, TypeError) as error:
+            raise GtpError(f"invalid rules '{text}'", str(error)) from error
+    try:
+        return Rules.preset(text.lower())
+    except (ValueError, KeyError) as error:
+        raise GtpError(f"unknown rules '{text}'", str(error)) from error
+
+
+@table.command("showboard")
+def showboard(s: GtpSession) -> str:
+    """A text diagram starting on the line after ``=`` (as GNU Go does), X = Black, O = White."""
+    return "\n" + board_diagram(s)
+
+
+def board_diagram(s: GtpSession) -> str:
+    """The board with coordinates on all sides, the last move in parentheses, and the game's status below."""
+    state = s.state
+    size = state.size
+    header = "   " + " ".join(to_gtp(x, size)[0] for x in range(size))
+    stones = state.stones()
+    last = state.moves[-1][1] if state.moves else PASS
+    rows = [header]
+    for y in range(size):
+        points = range(y * size, (y + 1) * size)
+        cells = "".join(_separator(point, last, first=(point == points[0])) + ".XO"[int(stones[point])] for point in points)
+        closing = ")" if last == points[-1] else " "
+        rows.append(f"{size - y:2d}{cells}{closing}{size - y}")
+    rows.append(header)
+    rows.append(
+        f"Black (X) captured {state.captures(Color.BLACK)}, White (O) captured {state.captures(Color.WHITE)}; "
+        f"komi {state.komi:g}; rules {state.rules.name}; {state.to_play.name.capitalize()} to play"
+    )
+    return "\n".join(rows)
+
+
+def _separator(point: int, last: int, *, first: bool) -> str:
+    """The character before a point: ``(`` before the last move, ``)`` after it, else a space."""
+    if point == last:
+        return "("
+    if point - 1 == last and not first and last != PASS:
+        return ")"
+    return " "

@@ -1,0 +1,159 @@
+"""Move generation, end of game (scoring, dead stones) and SGF in and out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from miai.go.coords import PASS, Color, to_gtp
+from miai.go.errors import GoError
+from miai.go.state import GameState
+
+from ..args import COLOR, FLOAT, STRING, UINT, named, optional
+from ..errors import CANNOT_LOAD_FILE, CANNOT_SCORE, GtpError, GtpSyntaxError
+from ..player import RESIGN, AnalyzeRequest, Emit
+from ..table import CommandTable
+
+if TYPE_CHECKING:
+    from ..session import GtpSession
+
+table = CommandTable()
+
+
+def generate(
+    s: GtpSession,
+    color: Color,
+    *,
+    cleanup: bool = False,
+    play: bool = True,
+    analysis: AnalyzeRequest | None = None,
+    emit: Emit | None = None,
+) -> int | str:
+    """Ask the player for a move for ``color``, check it and (if ``play``) play it. Returns a move or RESIGN.
+
+    Raises:
+        GtpError: the player answered something that is not a legal move for ``color``; the game is unchanged.
+    """
+    result = s.player.genmove(s.state.copy(), color, cleanup=cleanup, analysis=analysis, emit=emit)
+    if result == RESIGN:
+        return RESIGN
+    if isinstance(result, bool) or not isinstance(result, int):
+        raise GtpError(f"engine returned an invalid move {result!r}")
+    if result != PASS and not s.state.is_legal(result, color):
+        raise GtpError(f"engine chose an illegal move {to_gtp(result, s.state.size)}")
+    if play:
+        s.state.push(result, color)
+    return result
+
+
+def move_text(move: int | str, size: int) -> str:
+    """GTP text of a genmove result: upper-case vertex, ``pass`` or ``resign``."""
+    return RESIGN if move == RESIGN else to_gtp(int(move), size)
+
+
+@table.command("genmove", COLOR, mutates=True)
+def genmove(s: GtpSession, color: Color) -> str:
+    """Generate and play a move."""
+    return move_text(generate(s, color), s.state.size)
+
+
+@table.command("kgs-genmove_cleanup", COLOR, mutates=True)
+def genmove_cleanup(s: GtpSession, color: Color) -> str:
+    """Like genmove, but the player must capture dead stones before passing (KGS cleanup phase)."""
+    return move_text(generate(s, color, cleanup=True), s.state.size)
+
+
+@table.command("reg_genmove", COLOR)
+def reg_genmove(s: GtpSession, color: Color) -> str:
+    """Generate a move without playing it; a pass is ``PASS`` as the regression suites expect."""
+    text = move_text(generate(s, color, play=False), s.state.size)
+    return "PASS" if text == "pass" else text
+
+
+def dead_stones(s: GtpSession) -> list[int]:
+    """The player's dead stones, checked to be stones on the board."""
+    dead = [int(point) for point in s.player.final_status(s.state.copy())]
+    stones = s.state.stones()
+    if any(not 0 <= point < len(stones) or stones[point] == 0 for point in dead):
+        raise GtpError("engine reported dead stones on empty points")
+    return sorted(set(dead))
+
+
+@table.command("final_score")
+def final_score(s: GtpSession) -> str:
+    """``B+x``, ``W+x`` or ``0`` under the current rules, with the player's dead stones removed."""
+    try:
+        return s.state.result_string(s.state.score(dead_stones(s)))
+    except (GoError, ValueError, GtpError) as error:
+        raise GtpError(CANNOT_SCORE, str(error)) from error
+
+
+@table.command("final_status_list", named(STRING, "status"))
+def final_status_list(s: GtpSession, status: str) -> str:
+    """Stones of one status, one chain per line. miai does not detect seki, so ``seki`` is always empty."""
+    status = status.lower()
+    if status not in ("alive", "dead", "seki"):
+        raise GtpSyntaxError(f"invalid status '{status}' (expected alive, dead or seki)")
+    if status == "seki":
+        return ""
+    dead = set(dead_stones(s))
+    chains = _chains(s.state)
+    wanted = [chain for chain in chains if (chain[0] in dead) == (status == "dead")]
+    size = s.state.size
+    return "\n".join(" ".join(to_gtp(point, size) for point in chain) for chain in wanted)
+
+
+def _chains(state: GameState) -> list[list[int]]:
+    """Every chain on the board, each sorted, in board order."""
+    seen: set[int] = set()
+    chains = []
+    for point, color in enumerate(state.stones()):
+        if color and point not in seen:
+            chain = sorted(state.chain(point))
+            seen.update(chain)
+            chains.append(chain)
+    return chains
+
+
+@table.command("loadsgf", named(STRING, "filename"), optional(named(UINT, "move_number")), mutates=True)
+def loadsgf(s: GtpSession, filename: str, move_number: int | None) -> str:
+    """Load a game: the position before ``move_number`` (the whole game without it). Answers the colour to move."""
+    from miai.go.sgf import load_sgf  # late: the SGF module is optional for everything else
+
+    try:
+        text = Path(filename).read_text(encoding="utf-8", errors="replace")
+        state = load_sgf(text).to_state(move_number)
+    except (OSError, GoError, ValueError, IndexError, KeyError) as error:
+        raise GtpError(CANNOT_LOAD_FILE, f"'{filename}': {error}") from error
+    s.state = state
+    return state.to_play.name.lower()
+
+
+@table.command("printsgf", optional(named(STRING, "filename")))
+def printsgf(s: GtpSession, filename: str | None) -> str:
+    """The game as SGF; written to ``filename`` instead when one is given."""
+    from miai.go.sgf import write_sgf
+
+    text = write_sgf(s.state)
+    if filename is None:
+        return text
+    try:
+        Path(filename).write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise GtpError(f"cannot write file '{filename}'", str(error)) from error
+    return ""
+
+
+@table.command("kata-raw-nn", named(STRING, "symmetry"), optional(named(FLOAT, "optimism")))
+def kata_raw_nn(s: GtpSession, symmetry_text: str, optimism: float | None) -> str:
+    """The net's raw outputs for the position, symmetry 0..7 or ``all``."""
+    if symmetry_text.lower() == "all":
+        symmetry: int | None = None
+    elif symmetry_text.isdigit() and int(symmetry_text) < 8:
+        symmetry = int(symmetry_text)
+    else:
+        raise GtpSyntaxError(f"invalid symmetry '{symmetry_text}' (expected 0..7 or all)")
+    try:
+        return s.player.raw_nn(s.state.copy(), symmetry, 0.0 if optimism is None else optimism)
+    except NotImplementedError as error:
+        raise GtpError("no neural net available", str(error)) from error

@@ -1,0 +1,241 @@
+"""The abstract player the GTP layer drives, and the plain data it exchanges with it.
+
+The engine (``miai.engine.player.EnginePlayer``) implements :class:`Player`; tests use small fakes. The GTP
+session owns the game (``miai.go.state.GameState``) and handles every board command itself; the player is
+asked only for decisions (moves, dead stones, handicap points, analysis) and receives the settings it needs
+(time control, parameters).
+
+Conventions for everything the player reports:
+
+- Moves are ``miai.go.coords`` flat indices (``PASS = -1``); :data:`RESIGN` is the string ``"resign"``.
+- The colour argument of :meth:`Player.genmove` and :meth:`Player.analyze` may differ from ``state.to_play``
+  (GTP allows ``genmove w`` when Black is to move); the player decides for that colour.
+- Every value in an :class:`AnalysisSnapshot` is from the view of the analysed colour: winrate is that
+  colour's winning probability in [0, 1], score lead is positive when that colour leads, ownership +1 means
+  owned by that colour. The GTP layer converts to each command's format (lz- integers, kata- decimals).
+- The player must not mutate the ``state`` it is given; it may copy it.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Literal, Union
+
+from miai.go.coords import Color
+from miai.go.state import GameState
+
+RESIGN: Literal["resign"] = "resign"
+GenmoveResult = Union[int, Literal["resign"]]
+
+
+@dataclass(frozen=True)
+class MoveRestriction:
+    """``avoid``/``allow`` of lz-/kata-analyze: ``moves`` of ``color`` are avoided (or the only ones allowed)
+    for the first ``until_depth`` plies of the search tree."""
+
+    color: Color
+    moves: tuple[int, ...]
+    until_depth: int
+
+
+@dataclass(frozen=True)
+class AnalyzeRequest:
+    """What an analysis command asked for (KataGo's GTP extension keys).
+
+    ``interval_cs``: centiseconds between two snapshots. ``min_moves``/``max_moves``: how many candidate
+    moves to report at least / at most (0 = no limit). The boolean flags ask for optional output fields.
+    """
+
+    interval_cs: int = 100
+    min_moves: int = 0
+    max_moves: int = 0
+    avoid: tuple[MoveRestriction, ...] = ()
+    allow: tuple[MoveRestriction, ...] = ()
+    root_info: bool = False
+    ownership: bool = False
+    ownership_stdev: bool = False
+    moves_ownership: bool = False
+    pv_visits: bool = False
+    pv_edge_visits: bool = False
+
+    @property
+    def interval_seconds(self) -> float:
+        """The interval in seconds."""
+        return self.interval_cs / 100.0
+
+
+@dataclass(frozen=True)
+class MoveInfo:
+    """One candidate move of an analysis snapshot, from the analysed colour's view (see module docstring).
+
+    Optional fields left ``None`` are omitted from the output.
+    """
+
+    move: int
+    visits: int
+    winrate: float
+    prior: float
+    lcb: float
+    pv: tuple[int, ...]
+    score_lead: float | None = None
+    score_mean: float | None = None
+    score_stdev: float | None = None
+    utility: float | None = None
+    utility_lcb: float | None = None
+    edge_visits: int | None = None
+    weight: float | None = None
+    pv_visits: tuple[int, ...] | None = None
+    pv_edge_visits: tuple[int, ...] | None = None
+    ownership: Sequence[float] | None = None
+
+
+@dataclass(frozen=True)
+class RootInfo:
+    """Whole-position figures (kata-analyze ``rootInfo``), from the analysed colour's view."""
+
+    visits: int
+    winrate: float
+    score_lead: float
+    score_mean: float | None = None
+    score_stdev: float | None = None
+    utility: float | None = None
+
+
+@dataclass(frozen=True)
+class AnalysisSnapshot:
+    """The search's current view: candidate moves best first (their order is the reported ``order``).
+
+    ``ownership``/``ownership_stdev``: ``size * size`` values in flat order (row 0 is the top row), only when
+    the request asked for them.
+    """
+
+    moves: tuple[MoveInfo, ...]
+    root: RootInfo | None = None
+    ownership: Sequence[float] | None = None
+    ownership_stdev: Sequence[float] | None = None
+
+
+Emit = Callable[[AnalysisSnapshot], None]
+
+
+class TimeSystem(str, Enum):
+    """The time systems GTP controllers describe (time_settings, kgs-time_settings, kata-time_settings)."""
+
+    NONE = "none"
+    ABSOLUTE = "absolute"
+    CANADIAN = "canadian"
+    BYOYOMI = "byoyomi"
+    FISCHER = "fischer"
+    FISCHER_CAPPED = "fischer-capped"
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """A clock setting, in seconds.
+
+    ``period_time``/``period_stones``: Canadian overtime (``period_stones`` moves in ``period_time``).
+    ``period_time``/``periods``: Japanese byo-yomi. ``increment``: Fischer. ``main_time_limit`` and
+    ``max_time_per_move`` cap fischer-capped (negative = no cap).
+    """
+
+    system: TimeSystem = TimeSystem.NONE
+    main_time: float = 0.0
+    period_time: float = 0.0
+    period_stones: int = 0
+    periods: int = 0
+    increment: float = 0.0
+    main_time_limit: float = -1.0
+    max_time_per_move: float = -1.0
+
+
+@dataclass(frozen=True)
+class ClockReading:
+    """``time_left``: seconds left and stones (Canadian) or periods (byo-yomi) left; 0 while in main time."""
+
+    color: Color
+    seconds: float
+    stones: int
+
+
+class Player(ABC):
+    """What the GTP session needs from an engine. Only the three abstract methods are mandatory."""
+
+    @abstractmethod
+    def genmove(
+        self,
+        state: GameState,
+        color: Color,
+        *,
+        cleanup: bool = False,
+        analysis: AnalyzeRequest | None = None,
+        emit: Emit | None = None,
+    ) -> GenmoveResult:
+        """Choose a move for ``color``: a legal flat index, ``PASS`` or :data:`RESIGN`. The session plays it.
+
+        ``cleanup``: kgs-genmove_cleanup; capture every dead opponent stone before passing.
+        ``analysis``/``emit``: for ``*-genmove_analyze``; call ``emit`` every ``analysis.interval_cs``
+        while searching (not interrupted by input, as in KataGo).
+        """
+
+    @abstractmethod
+    def analyze(
+        self,
+        state: GameState,
+        color: Color,
+        request: AnalyzeRequest,
+        emit: Emit,
+        stop: threading.Event,
+    ) -> None:
+        """Analyse with ``color`` to move until ``stop`` is set, calling ``emit`` every ``request.interval_cs``.
+
+        ``stop`` may already be set on entry (input was pending); then emit at most one snapshot and return.
+        """
+
+    @abstractmethod
+    def final_status(self, state: GameState) -> list[int]:
+        """The points of every stone the player considers dead at the end of the game.
+
+        It must agree with the player's own decision to pass (KGS uploads this list; see GTP.md 5.1).
+        """
+
+    def free_handicap(self, state: GameState, count: int) -> list[int] | None:
+        """``count`` points where Black wants free handicap stones, or ``None`` for the session's default."""
+        return None
+
+    def raw_nn(self, state: GameState, symmetry: int | None, optimism: float) -> str:
+        """kata-raw-nn: the net's raw outputs, KataGo's text layout. ``symmetry`` None means all (averaged)."""
+        raise NotImplementedError("this player has no neural net")
+
+    def set_time_control(self, control: TimeControl) -> None:
+        """The clock for both colours (GTP gives no way to set them apart)."""
+
+    def time_left(self, reading: ClockReading) -> None:
+        """A clock reading for one colour, typically sent just before ``genmove``."""
+
+    def get_param(self, name: str) -> str:
+        """kata-get-param. Raises ``KeyError`` for an unknown name."""
+        raise KeyError(name)
+
+    def set_param(self, name: str, value: str) -> None:
+        """kata-set-param. Raises ``KeyError`` for an unknown name, ``ValueError`` for a bad value."""
+        raise KeyError(name)
+
+    def clear_cache(self) -> None:
+        """Forget cached evaluations and search trees."""
+
+    def search_stats(self) -> dict[str, Any]:
+        """Statistics of the last search (JSON-serialisable), for miai-search_stats."""
+        return {}
+
+    def start_pondering(self, state: GameState, color: Color) -> None:
+        """The session is idle waiting for input; ``color`` is to move. Only called if pondering is enabled."""
+
+    def stop_pondering(self) -> None:
+        """Input arrived: stop pondering promptly (before the command is executed)."""
+
+    def on_state_changed(self, state: GameState) -> None:
+        """A command changed the game (play, undo, boardsize, loadsgf, ...)."""

@@ -1,0 +1,93 @@
+"""A stdin reader thread that feeds a queue, so the session can tell when input is pending.
+
+Analysis commands run until the next input line arrives and must not consume it (GTP.md section 2.3). A
+``select()`` on ``sys.stdin`` would miss lines already held in Python's buffer, so one thread reads lines as
+they come and puts them on a queue; ``pending`` (an Event) is set while the queue holds unread input, and the
+analysis loop uses it as its stop signal.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import sys
+import threading
+from collections.abc import Iterator
+from typing import TextIO
+
+_EOF = None
+
+
+class InputReader:
+    """Reads raw lines from ``stream`` on a daemon thread; ``get()`` returns them in order, then ``None``."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        self.pending = threading.Event()
+        self._at_eof = False
+        self._thread = threading.Thread(target=self._read_all, name="gtp-stdin", daemon=True)
+
+    def start(self) -> None:
+        """Start the reader thread."""
+        self._thread.start()
+
+    def get(self, timeout: float | None = None) -> str | None:
+        """The next raw line (without its newline), or ``None`` at end of input (repeatedly, once reached).
+
+        Raises:
+            queue.Empty: ``timeout`` elapsed with no input.
+        """
+        if self._at_eof:
+            return _EOF
+        line = self._queue.get(timeout=timeout)
+        if line is _EOF:
+            self._at_eof = True
+            return _EOF
+        self._refresh_pending()
+        return line
+
+    def has_input(self) -> bool:
+        """Whether a line (or the end of input) is waiting."""
+        return self._at_eof or not self._queue.empty()
+
+    def _refresh_pending(self) -> None:
+        # Clear first, then re-check: a line the reader queued in between has its own set() after our clear().
+        self.pending.clear()
+        if not self._queue.empty():
+            self.pending.set()
+
+    def _read_all(self) -> None:
+        try:
+            for line in self._lines():
+                self._queue.put(line)
+                self.pending.set()
+        except (OSError, ValueError) as error:  # a closed or broken stdin ends the session like EOF
+            print(f"miai: stdin read failed: {error}", file=sys.stderr, flush=True)
+        finally:
+            self._queue.put(_EOF)
+            self.pending.set()
+
+    def _lines(self) -> Iterator[str]:
+        """Lines without their LF. The process's real stdin is read through its file descriptor."""
+        if self._stream is sys.stdin or self._stream is sys.__stdin__:
+            # Reading the fd directly keeps this daemon thread out of the BufferedReader lock, which would
+            # otherwise abort interpreter shutdown after quit while the thread is blocked in readline().
+            yield from _fd_lines(self._stream.fileno())
+            return
+        for line in iter(self._stream.readline, ""):
+            yield line[:-1] if line.endswith("\n") else line
+
+
+def _fd_lines(fd: int) -> Iterator[str]:
+    buffer = b""
+    while True:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        buffer += chunk
+        *lines, buffer = buffer.split(b"\n")
+        for raw in lines:
+            yield raw.decode("utf-8", errors="replace")
+    if buffer:
+        yield buffer.decode("utf-8", errors="replace")

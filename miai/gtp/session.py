@@ -1,0 +1,272 @@
+"""The GTP session: reads commands, dispatches them through the command table, writes framed responses.
+
+The session owns the game (a ``GameState``) and handles every board command itself; it asks its
+:class:`~miai.gtp.player.Player` only for decisions. Only this module writes to stdout, and only complete GTP
+responses (or analysis lines inside an open response), flushed at once. Logging goes to stderr.
+
+Reading order: ``protocol`` (framing) -> ``args`` and ``table`` (schemas) -> this module -> ``commands/*``.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+import numpy as np
+
+import miai
+from miai.go.coords import MAX_SIZE, MIN_SIZE, Color
+from miai.go.rules import Rules
+from miai.go.state import GameState
+
+from .args import bind
+from .errors import UNKNOWN_COMMAND, GtpError
+from .player import Player
+from .protocol import Command, format_response, parse_command, preprocess, response_head
+from .reader import InputReader
+from .table import CommandTable
+
+
+def _default_version() -> str:
+    """``X.Y`` from the package version (controllers such as Lizzie parse a two-part version)."""
+    return ".".join(miai.__version__.split(".")[:2])
+
+
+@dataclass(frozen=True)
+class GtpConfig:
+    """Settings of the GTP layer (the engine's search settings live in its own config)."""
+
+    name: str = "miai"  # answer to `name`
+    version: str = _default_version()  # answer to `version`
+    board_size: int = 19  # size of the board at start
+    komi: float = 7.5  # komi at start; `clear_board` keeps the current komi
+    rules: str = "tromp-taylor"  # rules preset at start (kata-set-rules / kgs-rules change it)
+    ponder: bool = False  # let the player think while waiting for input
+    analysis_interval_cs: int = 100  # analysis interval when the command gives none (centiseconds)
+
+    def __post_init__(self) -> None:
+        if not MIN_SIZE <= self.board_size <= MAX_SIZE:
+            raise ValueError(f"board_size must be in {MIN_SIZE}..{MAX_SIZE}, got {self.board_size}")
+        if self.analysis_interval_cs < 0:
+            raise ValueError("analysis_interval_cs must be >= 0")
+        if not self.name or any(c.isspace() for c in self.name) or not self.version.strip():
+            raise ValueError("name must be one word and version non-empty")
+        Rules.preset(self.rules)  # fail early on an unknown preset name
+
+
+class GtpSession:
+    """One GTP conversation between a controller and ``player``.
+
+    ``run()`` reads ``stdin`` until ``quit`` or end of input. ``handle_line()`` executes one line without the
+    reader thread (tests, scripting); analysis commands then stop after their first snapshot, as if the next
+    line were already waiting.
+    """
+
+    def __init__(
+        self,
+        player: Player,
+        stdin: TextIO,
+        stdout: TextIO,
+        stderr: TextIO,
+        config: GtpConfig | None = None,
+        table: CommandTable | None = None,
+    ) -> None:
+        from .commands import default_table  # the handlers import this module, so import them late
+
+        self.player = player
+        self.config = config or GtpConfig()
+        self.table = table if table is not None else default_table()
+        self.state = GameState(self.config.board_size, Rules.preset(self.config.rules), self.config.komi)
+        self._stdin, self._stdout, self._stderr = stdin, stdout, stderr
+        self._reader: InputReader | None = None
+        self._always_stop = threading.Event()
+        self._always_stop.set()
+        self._write_lock = threading.Lock()
+        self._command: Command | None = None
+        self._stream_open = False
+        self._quit = False
+
+    # ----------------------------------------------------------------------------------------- main loop
+
+    def run(self) -> int:
+        """Serve commands until ``quit`` or end of input; returns the process exit code (0)."""
+        self._reader = InputReader(self._stdin)
+        self._reader.start()
+        while not self._quit:
+            line = self._next_line()
+            if line is None:
+                break
+            self.handle_line(line)
+        return 0
+
+    def _next_line(self) -> str | None:
+        """The next input line, pondering while none is waiting (if enabled)."""
+        assert self._reader is not None
+        if self.config.ponder and not self._reader.has_input():
+            self.player.start_pondering(self.state.copy(), self.state.to_play)
+            try:
+                return self._reader.get()
+            finally:
+                self.player.stop_pondering()
+        return self._reader.get()
+
+    @property
+    def stop_event(self) -> threading.Event:
+        """Set while input is pending: the stop signal of a running analysis."""
+        return self._reader.pending if self._reader is not None else self._always_stop
+
+    @property
+    def quitting(self) -> bool:
+        """True once ``quit`` has been answered."""
+        return self._quit
+
+    def request_quit(self) -> None:
+        """End the session after the current response (the ``quit`` handler calls this)."""
+        self._quit = True
+
+    def handle_line(self, raw_line: str) -> None:
+        """Preprocess, parse and execute one raw input line, writing its response (none for a blank line)."""
+        text = preprocess(raw_line)
+        if text is None:
+            return
+        command = parse_command(text)
+        spec = self.table.get(command.name)
+        if spec is None:
+            self._fail(command, GtpError(UNKNOWN_COMMAND, f"unknown command '{command.name}'"))
+            return
+        self._command, self._stream_open = command, False
+        try:
+            values = bind(command.name, spec.schema, command.args, self.state.size)
+            result = spec.handler(self, *values)
+        except GtpError as error:
+            self._finish_failed(command, error)
+        except Exception as error:  # a bug must cost one command, never the session
+            self.log("".join(traceback.format_exception(error)).rstrip())
+            self._finish_failed(command, GtpError(f"internal error: {type(error).__name__}: {error}"))
+        else:
+            self._finish_ok(command, "" if result is None else str(result))
+            if spec.mutates:
+                self._notify_player()
+        finally:
+            self._command, self._stream_open = None, False
+
+    def _notify_player(self) -> None:
+        try:
+            self.player.on_state_changed(self.state)
+        except Exception as error:  # the response is already out; only log
+            self.log(f"player.on_state_changed failed: {error!r}")
+
+    # -------------------------------------------------------------------------------------------- output
+
+    def _finish_ok(self, command: Command, text: str) -> None:
+        if self._stream_open:
+            self._write((text.replace("\n", " ") + "\n" if text else "") + "\n")
+        else:
+            self._write(format_response(True, command.id, text))
+
+    def _finish_failed(self, command: Command, error: GtpError) -> None:
+        if error.detail:
+            self.log(f"{command}: {error.detail}")
+        if self._stream_open:  # too late for '?': end the open response cleanly
+            self.log(f"{command}: {error.message}")
+            self._write("\n")
+        else:
+            self._fail(command, error)
+
+    def _fail(self, command: Command, error: GtpError) -> None:
+        if error.detail and self._command is None:
+            self.log(f"{command}: {error.detail}")
+        message = " ".join(error.message.split()) or "failed"
+        self._write(format_response(False, command.id, message))
+
+    def open_stream(self) -> None:
+        """Write the head of a streamed response (``=id``); the handler then emits lines and returns the last."""
+        assert self._command is not None, "open_stream() outside a command"
+        self._write(response_head(True, self._command.id) + "\n")
+        self._stream_open = True
+
+    def stream_writer(self) -> tuple[Callable[[str], None], Callable[[], None]]:
+        """``(emit_line, close)``: ``emit_line`` writes one non-empty line while the response is open (safe from
+        any thread); after ``close()`` late calls (a search thread still finishing) are dropped."""
+        active = [True]
+
+        def emit_line(line: str) -> None:
+            line = " ".join(line.split())  # one line, single spaces: an empty line would end the response
+            if not line:
+                return
+            with self._write_lock:
+                if active[0]:
+                    self._stdout.write(line + "\n")
+                    self._stdout.flush()
+
+        def close() -> None:
+            with self._write_lock:
+                active[0] = False
+
+        return emit_line, close
+
+    def _write(self, text: str) -> None:
+        with self._write_lock:
+            self._stdout.write(text)
+            self._stdout.flush()
+
+    def log(self, message: str) -> None:
+        """A diagnostic line on stderr (never stdout)."""
+        try:
+            self._stderr.write(f"miai: {message}\n")
+            self._stderr.flush()
+        except (OSError, ValueError):  # a closed stderr must not take the engine down
+            pass
+
+    # --------------------------------------------------------------------------------------------- game
+
+    def new_game(self, size: int | None = None, rules: Rules | None = None, komi: float | None = None) -> None:
+        """Replace the game by an empty board, keeping whatever is not given."""
+        self.state = GameState(
+            self.state.size if size is None else size,
+            self.state.rules if rules is None else rules,
+            self.state.komi if komi is None else komi,
+        )
+
+    def rebuild(self, rules: Rules | None = None, komi: float | None = None) -> None:
+        """Replay the current game (setup stones and moves) under new rules or komi.
+
+        Raises:
+            GtpError: the history is not legal under the new rules (the game is then left unchanged).
+        """
+        old = self.state
+        new = GameState(old.size, old.rules if rules is None else rules, old.komi if komi is None else komi)
+        try:
+            _copy_setup(old, new)
+            for color, move in old.moves:
+                new.push(move, color)
+        except ValueError as error:
+            raise GtpError("the game so far is illegal under these rules", str(error)) from error
+        self.state = new
+
+    def any_stones_or_moves(self) -> bool:
+        """Whether the board has a stone or the game a move (handicap commands need an empty game)."""
+        return bool(self.state.moves) or bool(np.any(self.state.stones()))
+
+    def search_color(self, color: Color | None) -> Color:
+        """``color`` or, when omitted, the side to move."""
+        return self.state.to_play if color is None else color
+
+    def describe(self) -> dict[str, Any]:
+        """A summary of the game, for logging and tests."""
+        return {"size": self.state.size, "komi": self.state.komi, "moves": len(self.state.moves)}
+
+
+def _copy_setup(old: GameState, new: GameState) -> None:
+    """Put ``old``'s stones from before its first move onto the empty ``new``."""
+    start = old.board_history(len(old.moves))
+    black = [int(p) for p in np.flatnonzero(start == int(Color.BLACK))]
+    white = [int(p) for p in np.flatnonzero(start == int(Color.WHITE))]
+    if old.handicap and black and not white:
+        new.set_handicap(black)
+    elif black or white:
+        new.set_stones(black, white)
