@@ -27,9 +27,15 @@ import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from miai.go.rules import Scoring, Tax
+from miai.go.scoring import group_taxes
+
+if TYPE_CHECKING:
+    from miai.go.state import GameState
 
 __all__ = [
     "PlayoutBoard",
@@ -57,7 +63,8 @@ class PlayoutPosition:
     ``stones`` is the flat board (``y * size + x``, ``y = 0`` the top row) with 0 empty, 1 black, 2 white.
     ``banned`` are empty points the side to move may not play now (ko or superko); they apply to the first
     playout move only, later kos are simple kos. ``komi`` is the full compensation White receives (komi plus any
-    handicap bonus). ``captures`` are the stones each colour has captured so far ``(by black, by white)``, used
+    handicap bonus). ``territory`` selects territory scoring (else area); ``tax_all`` the stone-scoring tax (each
+    group pays up to two points for its eyes). ``captures`` are the stones each colour has captured so far ``(by black, by white)``, used
     only under territory scoring. ``legal_moves``, when given, is the game's own list of legal board moves (it
     knows superko and the suicide rule); otherwise the board works it out with simple ko.
     """
@@ -67,6 +74,7 @@ class PlayoutPosition:
     to_play: int = BLACK
     komi: float = 7.5
     territory: bool = False
+    tax_all: bool = False
     banned: tuple[int, ...] = ()
     captures: tuple[int, int] = (0, 0)
     consecutive_passes: int = 0
@@ -498,7 +506,8 @@ def final_score(board: PlayoutBoard, owners: Sequence[int], position: PlayoutPos
     """Score of a finished playout from White's view (positive = White ahead), komi included.
 
     Area scoring counts stones plus one-colour empty regions; territory scoring counts the empty regions plus the
-    stones each side captured, in the game so far and in the playout.
+    stones each side captured, in the game so far and in the playout. The seki tax of territory rules is not applied
+    (``GameState.score`` does not apply it either); the stone-scoring tax is.
     """
     if position.territory:
         black_area = sum(1 for p, o in zip(board.geometry.points, owners) if o == BLACK and board.color[p] == EMPTY)
@@ -506,8 +515,12 @@ def final_score(board: PlayoutBoard, owners: Sequence[int], position: PlayoutPos
         black_area += position.captures[0] + board.captures[BLACK]
         white_area += position.captures[1] + board.captures[WHITE]
     else:
-        black_area = owners.count(BLACK) if isinstance(owners, list) else sum(1 for o in owners if o == BLACK)
-        white_area = owners.count(WHITE) if isinstance(owners, list) else sum(1 for o in owners if o == WHITE)
+        black_area = sum(1 for o in owners if o == BLACK)
+        white_area = sum(1 for o in owners if o == WHITE)
+    if position.tax_all:
+        taxes = group_taxes([board.color[p] for p in board.geometry.points], board.geometry.size)
+        black_area -= taxes[BLACK]
+        white_area -= taxes[WHITE]
     return white_area - black_area + position.komi
 
 
@@ -625,35 +638,17 @@ def _stones_saved_by(board: PlayoutBoard, p: int, color: int) -> int:
 # -- the evaluator -----------------------------------------------------------------------------------------------
 
 
-class _StateLike(Protocol):
-    """The parts of ``miai.go.state.GameState`` that :func:`position_from_state` reads."""
-
-    size: int
-    komi: float
-    handicap: int
-    consecutive_passes: int
-
-    @property
-    def rules(self) -> Any: ...
-    @property
-    def to_play(self) -> Any: ...
-    def stones(self) -> np.ndarray: ...
-    def banned_points(self) -> list[int]: ...
-    def legal_moves(self) -> list[int]: ...
-    def captures(self, color: Any) -> int: ...
-
-
-def position_from_state(state: _StateLike) -> PlayoutPosition:
-    """The playout view of a ``GameState``: stones, side to move, bans, komi with handicap bonus, scoring."""
+def position_from_state(state: GameState) -> PlayoutPosition:
+    """The playout view of a ``GameState``: stones, side to move, ko/superko bans, komi plus handicap bonus (as
+    ``GameState.score`` counts it), scoring rule and tax, prisoners, passes and the game's legal moves."""
     rules = state.rules
-    territory = getattr(rules.scoring, "name", str(rules.scoring)).upper() == "TERRITORY"
-    komi = float(state.komi) + float(rules.handicap_bonus(state.handicap))
     return PlayoutPosition(
         size=state.size,
         stones=tuple(int(v) for v in state.stones()),
         to_play=int(state.to_play),
-        komi=komi,
-        territory=territory,
+        komi=float(state.komi) + float(rules.handicap_bonus(state.handicap)),
+        territory=rules.scoring is Scoring.TERRITORY,
+        tax_all=rules.tax is Tax.ALL,
         banned=tuple(state.banned_points()),
         captures=(state.captures(BLACK), state.captures(WHITE)),
         consecutive_passes=state.consecutive_passes,
@@ -691,7 +686,7 @@ class PlayoutEvaluator:
         self.max_moves = max_moves
         self._rng = random.Random(seed)
 
-    def evaluate(self, states: Sequence[_StateLike]) -> list[Any]:
+    def evaluate(self, states: Sequence[GameState]) -> list[Any]:
         """One ``Evaluation`` per state, from the side to move's view (see the module docstring)."""
         return [self.evaluate_position(position_from_state(state)) for state in states]
 
