@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import random
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -38,11 +39,13 @@ if TYPE_CHECKING:
     from miai.go.state import GameState
 
 __all__ = [
+    "PlayoutBenchmark",
     "PlayoutBoard",
     "PlayoutError",
     "PlayoutEvaluator",
     "PlayoutPosition",
     "PlayoutStats",
+    "benchmark_playouts",
     "move_priors",
     "position_from_state",
     "run_playouts",
@@ -279,23 +282,35 @@ class PlayoutBoard:
         color_at[p] = color
         opponent = 3 - color
         # Join the stone to the friendly chains around it; relabel the smaller chains into the largest.
-        root, own_libs = p, {n for n in neighbours if color_at[n] == EMPTY}
-        joined = [head[n] for n in neighbours if color_at[n] == color]
-        if joined:
-            root = max(joined, key=lambda r: len(members[r]))  # type: ignore[arg-type]
-            base, base_libs = members[root], libs[root]
-            for r in set(joined):
-                if r != root:
-                    for q in members[r]:  # type: ignore[union-attr]
-                        head[q] = root
-                    base.extend(members[r])  # type: ignore[union-attr,arg-type]
-                    base_libs |= libs[r]  # type: ignore[operator]
-                    members[r] = libs[r] = None
-            base.append(p)  # type: ignore[union-attr]
-            base_libs |= own_libs  # type: ignore[operator]
-            base_libs.discard(p)  # type: ignore[union-attr]
-        else:
+        own_libs: set[int] = set()
+        joined: list[int] = []
+        for n in neighbours:
+            c = color_at[n]
+            if c == EMPTY:
+                own_libs.add(n)
+            elif c == color:
+                r = head[n]
+                if r not in joined:
+                    joined.append(r)
+        if not joined:
+            root = p
             members[p], libs[p] = [p], own_libs
+        else:
+            root = joined[0]
+            if len(joined) > 1:
+                root = max(joined, key=lambda r: len(members[r]))  # type: ignore[arg-type]
+                base, base_libs = members[root], libs[root]
+                for r in joined:
+                    if r != root:
+                        for q in members[r]:  # type: ignore[union-attr]
+                            head[q] = root
+                        base.extend(members[r])  # type: ignore[union-attr,arg-type]
+                        base_libs |= libs[r]  # type: ignore[operator]
+                        members[r] = libs[r] = None
+            members[root].append(p)  # type: ignore[union-attr]
+            root_libs = libs[root]
+            root_libs |= own_libs  # type: ignore[operator]
+            root_libs.discard(p)  # type: ignore[union-attr]
         head[p] = root
         # Take the liberty from the opponent chains around it and remove those left without any.
         captured, last_captured = 0, PASS
@@ -712,3 +727,48 @@ class PlayoutEvaluator:
             lead=stats.score_mean,
             ownership=stats.ownership(),
         )
+
+
+# -- benchmark -----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlayoutBenchmark:
+    """What :func:`benchmark_playouts` measured on one board size."""
+
+    size: int
+    playouts: int
+    moves: int
+    seconds: float
+
+    @property
+    def playouts_per_second(self) -> float:
+        """Scored playouts (with ownership) per second of wall time."""
+        return self.playouts / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def moves_per_playout(self) -> float:
+        """Mean number of moves (passes included) in one playout."""
+        return self.moves / self.playouts if self.playouts else 0.0
+
+
+def benchmark_playouts(size: int, seconds: float = 5.0, seed: int = 1, komi: float = 7.5) -> PlayoutBenchmark:
+    """Run scored playouts from the empty ``size`` board for about ``seconds`` on one core (for ``miai bench``).
+
+    Each playout does what :func:`run_playouts` does for the evaluator: copy the board, play to the end, find the
+    owners and score.
+    """
+    position = PlayoutPosition(size=size, stones=(0,) * (size * size), komi=komi)
+    template = board_from_position(position)
+    rng_random = random.Random(seed).random
+    playouts = moves = 0
+    start = time.perf_counter()
+    elapsed = 0.0
+    while elapsed < seconds:
+        for _ in range(10):
+            board = template.copy()
+            moves += play_out(board, BLACK, rng_random)
+            final_score(board, board.owners(), position)
+            playouts += 1
+        elapsed = time.perf_counter() - start
+    return PlayoutBenchmark(size=size, playouts=playouts, moves=moves, seconds=elapsed)

@@ -413,3 +413,13 @@ def test_board_from_position_matches_stones() -> None:
     b = board_from_position(PlayoutPosition(size=size, stones=stones))
     assert flat_colors(b) == list(stones)
     assert_consistent(b)
+
+
+def test_benchmark_reports_whole_playouts() -> None:
+    from miai.nets.playouts import benchmark_playouts
+
+    result = benchmark_playouts(5, seconds=0.01, seed=2)
+    assert result.playouts >= 10 and result.playouts % 10 == 0
+    # A playout from the empty 5x5 board fills most points (all but the eyes) and stops at the 3 * area cap.
+    assert 15 < result.moves_per_playout < 3 * 25
+    assert result.playouts_per_second > 0
