@@ -1,0 +1,396 @@
+"""The evaluator interface the search uses, and its implementations.
+
+- ``Evaluation``: one position's policy, value, score and ownership, from the side to move's view.
+- ``Evaluator``: the protocol (``evaluate(states) -> list[Evaluation]``, ``max_batch``).
+- ``UniformEvaluator``: a uniform policy over legal moves and an even game; for tests.
+- ``OnnxEvaluator``: a KataGo net converted to ONNX, run by onnxruntime in batches, with one
+  fixed symmetry, a random one per call, or the average of all eight.
+- ``CachedEvaluator``: an LRU cache in front of any evaluator, keyed by a digest of the net inputs.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+from miai.nets import features, symmetry
+from miai.nets.decode import DecodedBatch, PostProcess, decode_batch
+
+if TYPE_CHECKING:
+    from miai.go.state import GameState
+
+log = logging.getLogger(__name__)
+
+SymmetryMode = Literal["fixed", "random", "average"]
+
+
+class EvaluatorError(RuntimeError):
+    """A net cannot be loaded or run."""
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """A net's view of one position, all numbers from the side to move's view."""
+
+    policy: np.ndarray  # float32 [size*size + 1], pass last, illegal moves 0, sums to 1
+    win: float
+    loss: float
+    no_result: float
+    score_mean: float  # expected final score margin (self-play distribution), points
+    score_stdev: float
+    lead: float  # points the side to move is ahead by (komi that would make the game even)
+    ownership: np.ndarray | None  # float32 [size*size], +1 = owned by the side to move
+    var_time_left: float = -1.0  # -1 where the net has no such output
+    shortterm_winloss_error: float = -1.0
+    shortterm_score_error: float = -1.0
+
+    @property
+    def value(self) -> float:
+        """Expected result in [-1, 1]: win minus loss."""
+        return self.win - self.loss
+
+
+@runtime_checkable
+class Evaluator(Protocol):
+    """Anything that turns positions into evaluations, ``max_batch`` at a time at most."""
+
+    max_batch: int
+
+    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
+        """One evaluation per state, in order."""
+        ...
+
+
+def legal_mask(state: GameState) -> np.ndarray:
+    """bool ``[size*size + 1]``: the side to move's legal moves, pass (always legal) last."""
+    area = state.size * state.size
+    mask = np.zeros(area + 1, dtype=bool)
+    moves = list(state.legal_moves())
+    if moves:
+        mask[moves] = True
+    mask[area] = True
+    return mask
+
+
+# --------------------------------------------------------------------------------------------
+# Uniform evaluator.
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class UniformEvaluator:
+    """Uniform policy over the legal moves (pass included), an even game, no score, no owner."""
+
+    max_batch: int = 64
+    with_ownership: bool = True
+    calls: int = field(default=0, init=False)  # batches evaluated, for tests of batching
+
+    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
+        """See ``Evaluator.evaluate``."""
+        self.calls += 1
+        results = []
+        for state in states:
+            mask = legal_mask(state)
+            policy = (mask / mask.sum()).astype(np.float32)
+            area = state.size * state.size
+            ownership = np.zeros(area, dtype=np.float32) if self.with_ownership else None
+            results.append(Evaluation(policy, 0.5, 0.5, 0.0, 0.0, 0.0, 0.0, ownership))
+        return results
+
+
+# --------------------------------------------------------------------------------------------
+# onnxruntime evaluator.
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OnnxConfig:
+    """How an ``OnnxEvaluator`` runs its net."""
+
+    symmetry_mode: SymmetryMode = "fixed"  # fixed: always `symmetry`; random: one per position; average: all 8
+    symmetry: int = 0  # the fixed symmetry (0 = identity)
+    max_batch: int = 16  # positions per onnxruntime call (average mode runs 8 rows per position)
+    intra_op_threads: int = 1  # onnxruntime threads inside one operator (see docs/nets.md)
+    policy_optimism: float = 0.0  # 0 = normal policy, 1 = the optimistic policy head
+    seed: int | None = None  # random symmetries' seed
+    with_ownership: bool = True
+
+    def __post_init__(self) -> None:
+        if self.symmetry_mode not in ("fixed", "random", "average"):
+            raise ValueError(f"symmetry_mode must be fixed, random or average, not {self.symmetry_mode!r}")
+        symmetry.check_symmetry(self.symmetry)
+        if self.max_batch < 1:
+            raise ValueError("max_batch must be at least 1")
+        if self.intra_op_threads < 0:
+            raise ValueError("intra_op_threads must be >= 0 (0 = onnxruntime's default)")
+        if not 0.0 <= self.policy_optimism <= 1.0:
+            raise ValueError("policy_optimism must be in [0, 1]")
+
+
+@dataclass(frozen=True)
+class NetInfo:
+    """What the ONNX file says about the net."""
+
+    nn_len: int | None  # fixed board buffer, or None when the spatial size is dynamic
+    policy_channels: int
+    model_version: int
+    post: PostProcess
+    metadata: dict[str, str]
+
+
+class OnnxEvaluator:
+    """A converted KataGo net run by onnxruntime on the CPU."""
+
+    def __init__(self, path: str, config: OnnxConfig | None = None, **overrides: Any) -> None:
+        import onnxruntime as ort
+
+        base = config or OnnxConfig()
+        self.config = OnnxConfig(**{**base.__dict__, **overrides})
+        self.path = str(path)
+        self.max_batch = self.config.max_batch
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.config.intra_op_threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        try:
+            self.session = ort.InferenceSession(self.path, options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own exception types
+            raise EvaluatorError(f"cannot load ONNX net {self.path}: {exc}") from exc
+        self.info = _read_net_info(self.session)
+        self._rng = np.random.default_rng(self.config.seed)
+        self._outputs = [o.name for o in self.session.get_outputs()]
+
+    # -- public API -----------------------------------------------------------------------
+
+    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
+        """See ``Evaluator.evaluate``; symmetries follow ``config.symmetry_mode``."""
+        mode = self.config.symmetry_mode
+        if mode == "fixed":
+            plan = [[self.config.symmetry] for _ in states]
+        elif mode == "random":
+            plan = [[int(self._rng.integers(symmetry.NUM_SYMMETRIES))] for _ in states]
+        else:
+            plan = [list(range(symmetry.NUM_SYMMETRIES)) for _ in states]
+        return self.evaluate_with(states, plan, self.config.policy_optimism)
+
+    def evaluate_with(
+        self, states: Sequence[GameState], symmetries: Sequence[Sequence[int]], optimism: float
+    ) -> list[Evaluation]:
+        """Evaluate each state under the given symmetries (averaged when several) and optimism."""
+        rows = [(i, sym) for i, syms in enumerate(symmetries) for sym in syms]
+        encoded = [features.encode(s) for s in states]
+        decoded = self._run_rows(states, encoded, rows, optimism)
+        per_state: list[list[Evaluation]] = [[] for _ in states]
+        for (i, _), evaluation in zip(rows, decoded):
+            per_state[i].append(evaluation)
+        return [_average(evs) for evs in per_state]
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _nn_len(self, size: int) -> int:
+        nn_len = self.info.nn_len
+        if nn_len is None:
+            return size
+        if size > nn_len:
+            raise EvaluatorError(f"{size}x{size} board is larger than the net's {nn_len}x{nn_len}")
+        return nn_len
+
+    def _run_rows(
+        self,
+        states: Sequence[GameState],
+        encoded: list[tuple[np.ndarray, np.ndarray]],
+        rows: list[tuple[int, int]],
+        optimism: float,
+    ) -> list[Evaluation]:
+        results: list[Evaluation | None] = [None] * len(rows)
+        # Rows of one spatial size go together; a fixed-size net takes every board at once.
+        groups: dict[int, list[int]] = {}
+        for r, (i, _) in enumerate(rows):
+            groups.setdefault(self._nn_len(states[i].size), []).append(r)
+        for nn_len, members in groups.items():
+            for start in range(0, len(members), self.max_batch):
+                chunk = members[start : start + self.max_batch]
+                for r, ev in zip(chunk, self._run_chunk(states, encoded, [rows[r] for r in chunk], nn_len, optimism)):
+                    results[r] = ev
+        return [r for r in results if r is not None]
+
+    def _run_chunk(
+        self,
+        states: Sequence[GameState],
+        encoded: list[tuple[np.ndarray, np.ndarray]],
+        rows: list[tuple[int, int]],
+        nn_len: int,
+        optimism: float,
+    ) -> list[Evaluation]:
+        n = len(rows)
+        spatial = np.zeros((n, features.NUM_SPATIAL, nn_len, nn_len), dtype=np.float32)
+        global_ = np.zeros((n, features.NUM_GLOBAL), dtype=np.float32)
+        for k, (i, sym) in enumerate(rows):
+            planes, glob = encoded[i]
+            size = planes.shape[-1]
+            spatial[k, :, :size, :size] = symmetry.apply_planes(planes, sym)
+            global_[k] = glob
+        outputs = dict(zip(self._outputs, self.session.run(None, {"input_spatial": spatial, "input_global": global_})))
+        # Each row may have its own board size: cut, un-rotate and decode one row at a time.
+        evaluations = []
+        for k, (i, sym) in enumerate(rows):
+            state = states[i]
+            batch = self._decode_row(outputs, k, state, sym, nn_len, optimism)
+            evaluations.append(_evaluation(batch, 0))
+        return evaluations
+
+    def _decode_row(
+        self, outputs: dict[str, np.ndarray], k: int, state: GameState, sym: int, nn_len: int, optimism: float
+    ) -> DecodedBatch:
+        size = state.size
+        area = size * size
+        policy = outputs["policy"][k]  # [P, nn_len*nn_len + 1]
+        board = policy[:, : nn_len * nn_len].reshape(-1, nn_len, nn_len)[:, :size, :size]
+        board = symmetry.invert_planes(board, sym).reshape(-1, area)
+        logits = np.concatenate([board, policy[:, -1:]], axis=1)[None]
+        ownership = None
+        if self.config.with_ownership and "ownership" in outputs:
+            own = outputs["ownership"][k].reshape(-1, nn_len, nn_len)[0, :size, :size]
+            ownership = symmetry.invert_planes(own, sym).reshape(1, area)
+        return decode_batch(
+            logits,
+            outputs["value"][k : k + 1],
+            outputs["miscvalue"][k : k + 1],
+            ownership,
+            legal_mask(state)[None],
+            np.array([features.allows_no_result(state.rules)]),
+            self.info.post,
+            optimism,
+        )
+
+
+def _read_net_info(session: Any) -> NetInfo:
+    inputs = {i.name: i for i in session.get_inputs()}
+    if "input_spatial" not in inputs or "input_global" not in inputs:
+        raise EvaluatorError(f"ONNX net needs inputs input_spatial and input_global, has {sorted(inputs)}")
+    spatial_shape = inputs["input_spatial"].shape
+    global_shape = inputs["input_global"].shape
+    features.check_model_inputs(int(spatial_shape[1]), int(global_shape[1]))
+    h, w = spatial_shape[2], spatial_shape[3]
+    nn_len = int(h) if isinstance(h, int) and isinstance(w, int) else None
+    if nn_len is not None and h != w:
+        raise EvaluatorError(f"only square nets are supported, got {h}x{w}")
+    outputs = {o.name: o for o in session.get_outputs()}
+    missing = {"policy", "value", "miscvalue"} - set(outputs)
+    if missing:
+        raise EvaluatorError(f"ONNX net lacks outputs {sorted(missing)}")
+    policy_channels = outputs["policy"].shape[1]
+    metadata = dict(session.get_modelmeta().custom_metadata_map)
+    version = int(metadata.get("model_version", metadata.get("modelVersion", 0)) or 0)
+    return NetInfo(
+        nn_len=nn_len,
+        policy_channels=int(policy_channels) if isinstance(policy_channels, int) else 1,
+        model_version=version,
+        post=PostProcess.from_metadata(metadata),
+        metadata=metadata,
+    )
+
+
+def _evaluation(batch: DecodedBatch, k: int) -> Evaluation:
+    return Evaluation(
+        policy=batch.policy[k],
+        win=float(batch.win[k]),
+        loss=float(batch.loss[k]),
+        no_result=float(batch.no_result[k]),
+        score_mean=float(batch.score_mean[k]),
+        score_stdev=float(batch.score_stdev[k]),
+        lead=float(batch.lead[k]),
+        ownership=None if batch.ownership is None else batch.ownership[k],
+        var_time_left=float(batch.var_time_left[k]),
+        shortterm_winloss_error=float(batch.shortterm_winloss_error[k]),
+        shortterm_score_error=float(batch.shortterm_score_error[k]),
+    )
+
+
+def _average(evaluations: list[Evaluation]) -> Evaluation:
+    """The mean of evaluations of one position under several symmetries (KataGo averages the
+    decoded probabilities and scores, not the logits)."""
+    if len(evaluations) == 1:
+        return evaluations[0]
+
+    def mean(name: str) -> float:
+        return float(np.mean([getattr(e, name) for e in evaluations]))
+
+    owners = [e.ownership for e in evaluations]
+    return Evaluation(
+        policy=np.mean([e.policy for e in evaluations], axis=0).astype(np.float32),
+        win=mean("win"),
+        loss=mean("loss"),
+        no_result=mean("no_result"),
+        score_mean=mean("score_mean"),
+        score_stdev=mean("score_stdev"),
+        lead=mean("lead"),
+        ownership=None if owners[0] is None else np.mean(owners, axis=0).astype(np.float32),
+        var_time_left=mean("var_time_left"),
+        shortterm_winloss_error=mean("shortterm_winloss_error"),
+        shortterm_score_error=mean("shortterm_score_error"),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# LRU cache.
+# --------------------------------------------------------------------------------------------
+
+
+class CachedEvaluator:
+    """An LRU cache of evaluations in front of ``inner``, keyed by ``features.input_key``.
+
+    Positions reached by different move orders share an entry when their net inputs agree.
+    Duplicates within one batch are evaluated once.
+    """
+
+    def __init__(self, inner: Evaluator, capacity: int = 100_000) -> None:
+        if capacity < 1:
+            raise ValueError("capacity must be at least 1")
+        self.inner = inner
+        self.capacity = capacity
+        self.max_batch = inner.max_batch
+        self.hits = 0
+        self.misses = 0
+        self._entries: OrderedDict[bytes, Evaluation] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def clear(self) -> None:
+        """Forget every entry (e.g. after komi or rules change the meaning of a position)."""
+        self._entries.clear()
+
+    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
+        """See ``Evaluator.evaluate``."""
+        keys = [features.input_key(s) for s in states]
+        todo: dict[bytes, GameState] = {}
+        for key, state in zip(keys, states):
+            if key in self._entries:
+                self._entries.move_to_end(key)
+                self.hits += 1
+            elif key not in todo:
+                todo[key] = state
+                self.misses += 1
+            else:
+                self.hits += 1
+        if todo:
+            fresh = self.inner.evaluate(list(todo.values()))
+            for key, evaluation in zip(todo, fresh):
+                self._store(key, evaluation)
+            found = dict(zip(todo, fresh))
+        else:
+            found = {}
+        return [found[k] if k in found else self._entries[k] for k in keys]
+
+    def _store(self, key: bytes, evaluation: Evaluation) -> None:
+        self._entries[key] = evaluation
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.capacity:
+            self._entries.popitem(last=False)

@@ -1,0 +1,404 @@
+"""KataGo's net inputs, input version 7 (model versions 8..17): 22 spatial and 19 global planes.
+
+Everything is seen from the side to move ("pla"; "opp" is the other colour). The plane families
+are declared once, each with its plane count, in the order the net expects them; the totals are
+derived and checked against a model's input shape when a net is loaded (``check_model_inputs``).
+
+Spatial planes (one value per point): 0 on board; 1-2 stones of pla, opp; 3-5 stones whose chain
+has 1, 2, 3 liberties; 6 points banned by ko or superko; 7-8 encore (always 0 here); 9-13 the
+last five moves while colours alternate; 14-16 laddered stones now, 1 and 2 moves ago; 17 moves
+that ladder-capture an opp chain with 2 liberties; 18-19 area of pla, opp; 20-21 second encore (0).
+
+Global planes: 0-4 which of the last five moves were passes; 5 komi from pla's view / 20; 6-7 ko
+rule; 8 multi-stone suicide; 9 territory scoring; 10-11 tax; 12-13 encore (0); 14 a pass now
+ends the game; 15-16 playout doubling (0); 17 button (0); 18 the komi parity wave.
+
+When the game is over (two passes) KataGo 1.17 shows only the last move (a pass) as history.
+Under territory scoring KataGo adds one point of komi for White per black stone on the board
+(and one for Black per white stone), the "chill" of ``territory_chill``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from miai.go.coords import PASS, Color
+from miai.go.rules import KoRule, Rules, Scoring, Tax
+
+if TYPE_CHECKING:
+    from miai.go.state import GameState
+
+INPUT_VERSION = 7
+HISTORY_LENGTH = 5
+
+
+class FeatureMismatchError(ValueError):
+    """The model's input shape does not match the features miai computes."""
+
+
+# --------------------------------------------------------------------------------------------
+# The per-position context every plane function reads (computed once per position).
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Position:
+    """One position as the feature functions see it: the game state plus derived facts."""
+
+    state: GameState
+
+    @property
+    def size(self) -> int:
+        return int(self.state.size)
+
+    @property
+    def area(self) -> int:
+        return self.size * self.size
+
+    @property
+    def pla(self) -> Color:
+        return Color(self.state.to_play)
+
+    @property
+    def opp(self) -> Color:
+        return self.pla.opponent
+
+    @cached_property
+    def stones(self) -> np.ndarray:
+        return np.asarray(self.state.stones(), dtype=np.int8)
+
+    @cached_property
+    def history_limit(self) -> int:
+        """How many past moves the net may see: 5, or only the final pass once the game is over
+        (KataGo 1.17 shows "one of the passes, at the end of that sequence")."""
+        return 1 if self.state.is_over() else HISTORY_LENGTH
+
+    @cached_property
+    def history(self) -> list[int]:
+        """The last moves (most recent first, PASS included) that the net may see.
+
+        Move k back is shown only while colours alternate back from the side to move: the last
+        move must be opp's, the one before pla's, and so on; the first break stops the walk.
+        """
+        shown: list[int] = []
+        expected = self.opp
+        for color, move in reversed(self.state.moves[-self.history_limit :]):
+            if Color(color) != expected:
+                break
+            shown.append(int(move))
+            expected = expected.opponent
+        return shown
+
+    @cached_property
+    def self_komi(self) -> float:
+        """Komi plus White's handicap and territory bonuses, from pla's view, clamped like KataGo."""
+        white_komi = float(self.state.komi) + handicap_bonus(self.state) + territory_chill(self.state)
+        komi = white_komi if self.pla == Color.WHITE else -white_komi
+        bound = self.area + 20.0
+        return min(max(komi, -bound), bound)
+
+
+def handicap_bonus(state: GameState) -> float:
+    """Points White receives for Black's handicap under the state's rules (area scoring only).
+
+    KataGo counts the black stones set up before the game plus an initial run of black moves
+    (free placement by repeated black moves), and ignores a single one.
+    """
+    stones = int(getattr(state, "handicap", 0) or 0)
+    for color, move in state.moves:
+        if Color(color) != Color.BLACK:
+            break
+        if move != PASS:
+            stones += 1
+    if stones <= 1:
+        return 0.0
+    return float(state.rules.handicap_bonus(stones))
+
+
+def territory_chill(state: GameState) -> float:
+    """Under territory scoring, one point to White for every stone Black has put on the board
+    (setup stones and moves) and one to Black for every White stone: each stone fills a point of
+    its owner's territory, and KataGo folds this into the komi the net sees rather than into the
+    board. 0 under area scoring. (KataGo's BoardHistory "chill"; not in KATAGO.md section 3.)
+    """
+    if state.rules.scoring != Scoring.TERRITORY:
+        return 0.0
+    start = np.asarray(state.board_history(len(state.moves)))
+    chill = int(np.count_nonzero(start == Color.BLACK)) - int(np.count_nonzero(start == Color.WHITE))
+    for color, move in state.moves:
+        if move != PASS:
+            chill += 1 if Color(color) == Color.BLACK else -1
+    return float(chill)
+
+
+# --------------------------------------------------------------------------------------------
+# Declarative plane families.
+# --------------------------------------------------------------------------------------------
+
+PlaneFn = Callable[[Position], np.ndarray]
+
+
+@dataclass(frozen=True)
+class PlaneFamily:
+    """A named group of consecutive planes; ``compute`` returns ``[count, area]`` (spatial) or
+    ``[count]`` (global) float32 values."""
+
+    name: str
+    count: int
+    compute: PlaneFn
+
+
+def _points(pos: Position, *masks: np.ndarray) -> np.ndarray:
+    return np.stack([np.asarray(m, dtype=np.float32) for m in masks])
+
+
+def _on_board(pos: Position) -> np.ndarray:
+    return np.ones((1, pos.area), dtype=np.float32)
+
+
+def _stones(pos: Position) -> np.ndarray:
+    return _points(pos, pos.stones == pos.pla, pos.stones == pos.opp)
+
+
+def _liberties(pos: Position) -> np.ndarray:
+    libs = np.asarray(pos.state.liberties())
+    occupied = pos.stones != Color.EMPTY
+    return _points(pos, *(occupied & (libs == n) for n in (1, 2, 3)))
+
+
+def _ko_bans(pos: Position) -> np.ndarray:
+    plane = np.zeros((1, pos.area), dtype=np.float32)
+    banned = list(pos.state.banned_points())
+    if banned:
+        plane[0, banned] = 1.0
+    return plane
+
+
+def _zeros(count: int) -> PlaneFn:
+    def planes(pos: Position) -> np.ndarray:
+        return np.zeros((count, pos.area), dtype=np.float32)
+
+    return planes
+
+
+def _recent_moves(pos: Position) -> np.ndarray:
+    planes = np.zeros((HISTORY_LENGTH, pos.area), dtype=np.float32)
+    for k, move in enumerate(pos.history):
+        if move != PASS:
+            planes[k, move] = 1.0
+    return planes
+
+
+def _ladders(pos: Position) -> np.ndarray:
+    """Planes 14-17: laddered stones on the boards 0, 1, 2 moves ago, and working ladder moves."""
+    from miai.go import ladders  # imported here: only real nets need ladder reading
+
+    laddered_now, working = ladders.ladder_features(pos.state)
+    # Earlier boards only as far back as the history shown to the net (KataGo's rule); each
+    # board is read with its own simple-ko point.
+    shown = len(pos.history)
+    prev1 = _laddered_board(pos, 1) if shown >= 1 else laddered_now
+    prev2 = _laddered_board(pos, 2) if shown >= 2 else prev1
+    return _points(pos, laddered_now, prev1, prev2, working)
+
+
+def _laddered_board(pos: Position, moves_ago: int) -> np.ndarray:
+    from miai.go import ladders
+
+    stones = np.asarray(pos.state.board_history(moves_ago), dtype=np.int8)
+    return ladders.laddered_stones(stones, pos.size, ladders.state_ko_point(pos.state, moves_ago))
+
+
+def _area(pos: Position) -> np.ndarray:
+    from miai.go import benson
+
+    area = benson.area_map_for_rules(pos.stones, pos.size, pos.state.rules)
+    return _points(pos, area == pos.pla, area == pos.opp)
+
+
+def _previous_passes(pos: Position) -> np.ndarray:
+    out = np.zeros(HISTORY_LENGTH, dtype=np.float32)
+    for k, move in enumerate(pos.history):
+        if move == PASS:
+            out[k] = 1.0
+    return out
+
+
+def _komi(pos: Position) -> np.ndarray:
+    return np.array([pos.self_komi / 20.0], dtype=np.float32)
+
+
+def _ko_rule(pos: Position) -> np.ndarray:
+    ko = pos.state.rules.ko
+    values = {KoRule.SIMPLE: (0.0, 0.0), KoRule.POSITIONAL: (1.0, 0.5), KoRule.SITUATIONAL: (1.0, -0.5)}
+    return np.array(values[ko], dtype=np.float32)
+
+
+def _suicide(pos: Position) -> np.ndarray:
+    return np.array([float(pos.state.rules.multi_stone_suicide)], dtype=np.float32)
+
+
+def _territory(pos: Position) -> np.ndarray:
+    return np.array([float(pos.state.rules.scoring == Scoring.TERRITORY)], dtype=np.float32)
+
+
+def _tax(pos: Position) -> np.ndarray:
+    tax = pos.state.rules.tax
+    return np.array([float(tax != Tax.NONE), float(tax == Tax.ALL)], dtype=np.float32)
+
+
+def _pass_ends_game(pos: Position) -> np.ndarray:
+    return np.array([float(pass_would_end_phase(pos))], dtype=np.float32)
+
+
+def pass_would_end_phase(pos: Position) -> bool:
+    """Whether a pass by the side to move would end the game: the last move was a pass (also
+    after the game has ended, as in KataGo 1.17). Miai plays no encore phases."""
+    return int(pos.state.consecutive_passes) >= 1
+
+
+def _komi_wave(pos: Position) -> np.ndarray:
+    if pos.state.rules.scoring != Scoring.AREA:
+        return np.zeros(1, dtype=np.float32)
+    return np.array([komi_parity_wave(pos.self_komi, pos.area)], dtype=np.float32)
+
+
+def komi_parity_wave(self_komi: float, board_area: int) -> float:
+    """The triangle wave of KATAGO.md section 3 (global plane 18).
+
+    ``delta`` is how far the komi is above the nearest komi below it that allows a draw (same
+    parity as the board's point count); the wave rises over the half point after a drawable komi.
+
+    >>> komi_parity_wave(-7.5, 361)
+    -0.5
+    """
+    if board_area % 2 == 0:
+        floor = math.floor(self_komi / 2.0) * 2.0
+    else:
+        floor = math.floor((self_komi - 1.0) / 2.0) * 2.0 + 1.0
+    delta = min(max(self_komi - floor, 0.0), 2.0)
+    if delta < 0.5:
+        return delta
+    if delta < 1.5:
+        return 1.0 - delta
+    return delta - 2.0
+
+
+SPATIAL_V7: tuple[PlaneFamily, ...] = (
+    PlaneFamily("on_board", 1, _on_board),
+    PlaneFamily("stones", 2, _stones),
+    PlaneFamily("liberties_1_2_3", 3, _liberties),
+    PlaneFamily("ko_bans", 1, _ko_bans),
+    PlaneFamily("encore_ko", 2, _zeros(2)),
+    PlaneFamily("recent_moves", HISTORY_LENGTH, _recent_moves),
+    PlaneFamily("ladders", 4, _ladders),
+    PlaneFamily("area", 2, _area),
+    PlaneFamily("second_encore_stones", 2, _zeros(2)),
+)
+
+GLOBAL_V7: tuple[PlaneFamily, ...] = (
+    PlaneFamily("recent_passes", HISTORY_LENGTH, _previous_passes),
+    PlaneFamily("komi", 1, _komi),
+    PlaneFamily("ko_rule", 2, _ko_rule),
+    PlaneFamily("multi_stone_suicide", 1, _suicide),
+    PlaneFamily("territory_scoring", 1, _territory),
+    PlaneFamily("tax", 2, _tax),
+    PlaneFamily("encore_phase", 2, lambda pos: np.zeros(2, dtype=np.float32)),
+    PlaneFamily("pass_ends_game", 1, _pass_ends_game),
+    PlaneFamily("playout_doubling", 2, lambda pos: np.zeros(2, dtype=np.float32)),
+    PlaneFamily("button", 1, lambda pos: np.zeros(1, dtype=np.float32)),
+    PlaneFamily("komi_parity_wave", 1, _komi_wave),
+)
+
+NUM_SPATIAL = sum(f.count for f in SPATIAL_V7)
+NUM_GLOBAL = sum(f.count for f in GLOBAL_V7)
+
+
+def check_model_inputs(spatial_channels: int, global_channels: int) -> None:
+    """Fail loudly when a model expects other inputs than input version 7 provides."""
+    if (spatial_channels, global_channels) != (NUM_SPATIAL, NUM_GLOBAL):
+        raise FeatureMismatchError(
+            f"model expects {spatial_channels} spatial and {global_channels} global input planes; "
+            f"miai computes KataGo input version {INPUT_VERSION}: {NUM_SPATIAL} and {NUM_GLOBAL}"
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Encoding.
+# --------------------------------------------------------------------------------------------
+
+
+def _run(families: Sequence[PlaneFamily], pos: Position, shape: tuple[int, ...]) -> np.ndarray:
+    parts = []
+    for family in families:
+        values = np.asarray(family.compute(pos), dtype=np.float32)
+        if values.shape != (family.count, *shape):
+            raise AssertionError(f"plane family {family.name} returned shape {values.shape}")
+        parts.append(values)
+    return np.concatenate(parts, axis=0)
+
+
+def encode(state: GameState) -> tuple[np.ndarray, np.ndarray]:
+    """The net inputs of one position at its own size.
+
+    Returns ``(spatial, global)``: float32 ``[22, size, size]`` and ``[19]``.
+    """
+    pos = Position(state)
+    spatial = _run(SPATIAL_V7, pos, (pos.area,)).reshape(NUM_SPATIAL, pos.size, pos.size)
+    global_ = _run(GLOBAL_V7, pos, ())
+    return spatial, global_
+
+
+def place(spatial: np.ndarray, nn_len: int, out: np.ndarray | None = None) -> np.ndarray:
+    """Put ``[C, s, s]`` planes at the top-left of an ``[C, nn_len, nn_len]`` buffer, zero
+    elsewhere (the on-board plane 0 is the net's mask, so the net ignores the padding)."""
+    channels, size, _ = spatial.shape
+    if size > nn_len:
+        raise ValueError(f"a {size}x{size} board does not fit a net built for {nn_len}x{nn_len}")
+    if out is None:
+        out = np.zeros((channels, nn_len, nn_len), dtype=np.float32)
+    else:
+        out.fill(0.0)
+    out[:, :size, :size] = spatial
+    return out
+
+
+def allows_no_result(rules: Rules) -> bool:
+    """Whether a game under ``rules`` can end without a result (long cycles): only with simple ko
+    or territory scoring. Otherwise the net's no-result output is dropped (KATAGO.md section 5)."""
+    return rules.ko == KoRule.SIMPLE or rules.scoring == Scoring.TERRITORY
+
+
+def input_key(state: GameState) -> bytes:
+    """A 16-byte digest of everything the net inputs depend on, for evaluation caches.
+
+    Covers the boards now, 1 and 2 moves ago, the side to move, ko/superko bans, the last five
+    moves, rules, komi with handicap bonus, the pass state and whether the game is over.
+    """
+    digest = hashlib.blake2b(digest_size=16)
+    for k in range(3):
+        digest.update(np.asarray(state.board_history(k), dtype=np.int8).tobytes())
+    recent = [(int(c), int(m)) for c, m in state.moves[-HISTORY_LENGTH:]]
+    rules = state.rules
+    facts = (
+        int(state.size),
+        int(state.to_play),
+        sorted(int(p) for p in state.banned_points()),
+        recent,
+        rules.ko.value,
+        rules.scoring.value,
+        rules.tax.value,
+        bool(rules.multi_stone_suicide),
+        float(state.komi) + handicap_bonus(state) + territory_chill(state),
+        int(state.consecutive_passes),
+        bool(state.is_over()),
+    )
+    digest.update(repr(facts).encode())
+    return digest.digest()
