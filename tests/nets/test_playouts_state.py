@@ -134,3 +134,27 @@ def test_evaluate_returns_one_evaluation_per_state_in_order() -> None:
     assert evaluations[0].policy.shape == (26,) and evaluations[1].policy.shape == (26,)
     assert evaluations[0].score_mean == pytest.approx(-1.5)  # Black to move, all playouts identical
     assert evaluations[0].loss == 1.0
+
+
+@pytest.mark.parametrize("size,seed", [(5, 1), (7, 2), (9, 3)])
+def test_playout_board_agrees_with_game_state_move_by_move(size: int, seed: int) -> None:
+    # Differential test: the lean board and the real GameState (simple ko, no suicide) play the same random game
+    # and must agree on every point's legality, on the stones after each move and on the prisoners.
+    from miai.nets.playouts import PlayoutBoard
+
+    rng = random.Random(seed)
+    state = GameState(size, Rules.preset("chinese"), 7.5)
+    board = PlayoutBoard(size)
+    points = board.geometry.points
+    for _ in range(4 * size * size):
+        color = int(state.to_play)
+        banned = set(state.banned_points())
+        lean_legal = [m for m in range(size * size) if m not in banned and board.is_legal(points[m], color)]
+        assert lean_legal == state.legal_moves()
+        if not lean_legal:
+            break
+        move = rng.choice(lean_legal)
+        state.push(move)
+        board.play(points[move], color)
+        assert [board.color[p] for p in points] == [int(v) for v in state.stones()]
+        assert board.captures[1:] == [state.captures(Color.BLACK), state.captures(Color.WHITE)]
