@@ -7,10 +7,11 @@ engine. The logistic Elo model maps an expected score `s` to the difference `d =
 - **Interval.** The per-game score is a trinomial variable (1, 1/2, 0) with sample variance
   `var = (w (1-s)^2 + d (1/2-s)^2 + l s^2) / n`. The standard error of `s` is `sqrt(var / n)`; the 95% interval of
   `s` is `s +- 1.959964 * se`, mapped to Elo through the (monotone) logistic. Draws narrow it, as they should.
-- **SPRT** (H0: d = elo0 against H1: d = elo1, error rates alpha and beta) uses the normal approximation of the
-  generalised log-likelihood ratio that chess testing frameworks use:
-  `LLR = n (s1 - s0) (2 s - s0 - s1) / (2 var)`, with `s0`, `s1` the expected scores under H0 and H1. It accepts H1
-  when `LLR >= log((1 - beta) / alpha)` and H0 when `LLR <= log(beta / (1 - alpha))`.
+- **SPRT** (Wald's test of H0: d = elo0 against H1: d = elo1, error rates alpha and beta) treats each game as a
+  Bernoulli trial with success probability `p0 = s(elo0)` under H0 and `p1 = s(elo1)` under H1, a draw counting as
+  half a win and half a loss: `LLR = (w + d/2) log(p1/p0) + (l + d/2) log((1-p1)/(1-p0))`. It accepts H1 when
+  `LLR >= log((1 - beta) / alpha)` and H0 when `LLR <= log(beta / (1 - alpha))`. Unlike the normal approximation
+  it needs no variance estimate, so a short run of wins cannot end the test at once.
 """
 
 from __future__ import annotations
@@ -25,8 +26,6 @@ __all__ = ["EloEstimate", "SprtConfig", "SprtResult", "elo_from_score", "score_f
 Z95 = 1.959963984540054
 # Elo shown for a perfect or zero score, where the logistic is infinite.
 ELO_CAP = 1000.0
-# Variance floor for the SPRT: a match of all wins has zero variance, and one more game could change that.
-MIN_VARIANCE = 1e-3
 
 
 def score_from_elo(elo: float) -> float:
@@ -153,12 +152,8 @@ class SprtResult:
 
 def sprt(wins: int, draws: int, losses: int, config: SprtConfig) -> SprtResult:
     """Log-likelihood ratio and verdict of the SPRT `config` after the record wins/draws/losses."""
-    n = wins + draws + losses
-    llr = 0.0
-    if n > 0:
-        s, var = _score_and_variance(wins, draws, losses)
-        s0, s1 = score_from_elo(config.elo0), score_from_elo(config.elo1)
-        llr = n * (s1 - s0) * (2.0 * s - s0 - s1) / (2.0 * max(var, MIN_VARIANCE))
+    p0, p1 = score_from_elo(config.elo0), score_from_elo(config.elo1)
+    llr = (wins + 0.5 * draws) * math.log(p1 / p0) + (losses + 0.5 * draws) * math.log((1.0 - p1) / (1.0 - p0))
     lower, upper = config.lower_bound, config.upper_bound
     verdict: Literal["H0", "H1", "continue"] = "H1" if llr >= upper else "H0" if llr <= lower else "continue"
     return SprtResult(config, llr, lower, upper, verdict)

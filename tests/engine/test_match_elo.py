@@ -85,11 +85,19 @@ def test_sprt_bounds_and_verdicts() -> None:
 
 def test_sprt_llr_by_hand() -> None:
     config = SprtConfig(elo0=0, elo1=100)
-    result = sprt(30, 0, 10, config)
-    s0, s1 = 0.5, 1 / (1 + 10 ** (-100 / 400))
-    expected = 40 * (s1 - s0) * (2 * 0.75 - s0 - s1) / (2 * 0.1875)
+    result = sprt(30, 4, 10, config)
+    p0, p1 = 0.5, 1 / (1 + 10 ** (-100 / 400))
+    expected = 32 * math.log(p1 / p0) + 12 * math.log((1 - p1) / (1 - p0))
     assert result.llr == pytest.approx(expected)
     assert "LLR" in str(result)
+
+
+def test_sprt_needs_several_wins_even_without_losses() -> None:
+    # Each win adds log(p1/p0) = log(1.519) = 0.418 for elo1 = 200; the bound log(19) = 2.94 needs 8 of them.
+    config = SprtConfig(elo0=0, elo1=200)
+    assert sprt(7, 0, 0, config).verdict == "continue"
+    assert sprt(8, 0, 0, config).verdict == "H1"
+    assert sprt(0, 0, 8, config).verdict == "H0"
 
 
 def test_sprt_config_is_validated() -> None:

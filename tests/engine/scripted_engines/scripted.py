@@ -3,7 +3,8 @@
 
 It keeps its own flood-fill board, so a referee bug in miai cannot hide behind shared code. Behaviours:
 
-    --moves "C3 D4 pass"   answer genmove with these vertices in order, then with the random mover / pass
+    --moves "C3 D4 pass"   answer genmove with these words in order (anything, e.g. resign or Z99), then go on
+                           with the random mover or pass
     --random SEED          a legal random mover: no suicide, never repeats an earlier position (positional
                            superko, so its moves are legal under every ko rule), never fills its own one-point eye
     --pass-after N         pass from its N-th genmove on (default: never force)
@@ -143,7 +144,12 @@ class Engine:
                 return vertex(occupied[0], self.size)
         if self.script:
             text = self.script.pop(0)
-            p = parse_vertex(text, self.size)
+            try:
+                p = parse_vertex(text, self.size)
+            except (ValueError, IndexError):  # "resign" or deliberate garbage: answer it as written
+                return text
+            if p is not None and not 0 <= p < self.size * self.size:
+                return text
         elif self.args.pass_after and n >= self.args.pass_after:
             p = None
         elif self.args.random is not None:

@@ -1,0 +1,788 @@
+"""Engine-against-engine matches over GTP: `run_match(black_cmd, white_cmd, config) -> MatchSummary`.
+
+The runner is the referee. It keeps its own `GameState` with the match's rules, so it checks every move itself
+instead of trusting the engines, and it decides how each game ended:
+
+- **resignation** (`resign` answered to genmove);
+- **two consecutive passes** or the **move limit**, then scoring: if both engines answer `final_score` with the
+  same result, that result stands (method `final_score`); otherwise miai counts the board itself (method
+  `count`), by the rules' scoring with the dead stones from the optional `dead_stones(state)` callback, or with
+  every stone alive (Tromp-Taylor style) when there is none;
+- **forfeits**, recorded as such: an illegal or unparseable move (`illegal`), a crash or failed command
+  (`crash`), no answer in time or an exhausted clock (`time`);
+- a **void** game when an engine rejects a move the referee found legal (the engines disagree on the rules), or
+  the opening could not be replayed to an engine: nobody wins, and it does not count for the Elo estimate.
+
+A crashed or hung engine is killed and restarted for the next game; the match goes on. The first engine is
+always called A (`black_cmd`, Black in odd-numbered games when colours alternate) and the second B; wins, win
+rate and Elo are A's. Each game is written as an SGF with the result, rules, komi and per-move timings in
+comments; a line per game goes to stderr (or to the `progress` callback).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TextIO
+
+from miai.engine.elo import EloEstimate, SprtConfig, SprtResult, estimate_elo, sprt
+from miai.engine.gtpclient import (
+    GtpClientError,
+    GtpCommandError,
+    GtpEngine,
+    GtpEngineDied,
+    GtpTimeout,
+    split_command,
+)
+from miai.go.coords import PASS, Color, parse_gtp, to_gtp
+from miai.go.errors import InvalidMoveError
+from miai.go.rules import Rules
+from miai.go.sgf import format_sgf, game_from_state, load_sgf
+from miai.go.state import GameState
+
+__all__ = [
+    "MatchError",
+    "TimeControl",
+    "MatchConfig",
+    "GameRecord",
+    "MatchSummary",
+    "run_match",
+    "load_openings",
+    "parse_score",
+    "ProgressPrinter",
+]
+
+DeadStones = Callable[[GameState], Sequence[int]]
+
+# How a game was decided (GameRecord.method).
+RESIGN, FINAL_SCORE, COUNT, ILLEGAL, CRASH, TIME, VOID = (
+    "resign", "final_score", "count", "illegal", "crash", "time", "void"
+)
+
+
+class MatchError(Exception):
+    """The match cannot start: an engine does not start or speak GTP, or the openings are bad."""
+
+
+# -- configuration -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """Canadian time per engine and game: `main` seconds, then `stones` moves per `byo_yomi` seconds.
+
+    `byo_yomi = 0` is absolute (sudden death) time. Parsed from `M`, `M+B` (one move per B seconds) or `M+B/S`.
+    """
+
+    main: int = 0
+    byo_yomi: int = 0
+    stones: int = 1
+
+    def __post_init__(self) -> None:
+        if self.main < 0 or self.byo_yomi < 0 or self.stones < 1:
+            raise ValueError(f"bad time control {self}")
+        if self.main == 0 and self.byo_yomi == 0:
+            raise ValueError("a time control needs main time or byo-yomi")
+
+    @classmethod
+    def parse(cls, spec: str) -> TimeControl:
+        """Parse `M`, `M+B` or `M+B/S` (integer seconds), e.g. `0+5` is 5 seconds a move.
+
+        Raises:
+            ValueError: a malformed spec.
+        """
+        try:
+            main_text, _, rest = spec.strip().partition("+")
+            byo_text, _, stones_text = rest.partition("/")
+            return cls(int(main_text), int(byo_text or 0), int(stones_text or 1))
+        except ValueError as exc:
+            raise ValueError(f"bad time spec {spec!r}: expected M, M+B or M+B/S in seconds ({exc})") from None
+
+    def gtp(self) -> str:
+        """The GTP `time_settings` command for this control."""
+        return f"time_settings {self.main} {self.byo_yomi} {self.stones if self.byo_yomi else 0}"
+
+    def __str__(self) -> str:
+        return f"{self.main}+{self.byo_yomi}/{self.stones}" if self.byo_yomi else f"{self.main}"
+
+
+@dataclass(frozen=True)
+class MatchConfig:
+    """Everything about a match except the engines and callbacks. Times are in seconds."""
+
+    games: int = 2
+    size: int = 9
+    komi: float = 7.5
+    rules: str = "chinese"  # a Rules preset name: the referee's rules, also sent as `kata-set-rules` if listed
+    alternate: bool = True  # swap colours every game (A is Black in games 1, 3, ...)
+    time: TimeControl | None = None  # a clock per engine, sent as time_settings/time_left
+    time_margin: float = 1.0  # lag allowance before a clock overrun is a loss on time
+    move_timeout: float = 600.0  # hard cap on any genmove (the per-move time limit without a clock)
+    command_timeout: float = 30.0  # cap on every other command (play, boardsize, final_score, ...)
+    visits: int | None = None  # sent as `kata-set-param maxVisits V` to engines that list kata-set-param
+    max_moves: int | None = None  # move limit; default 4 * size * size
+    openings: str | None = None  # file of openings (see load_openings)
+    sgf_dir: str | None = None  # one SGF per game is written here
+    sprt: SprtConfig | None = None  # run an SPRT for A against B ...
+    sprt_stop: bool = True  # ... and stop as soon as it accepts H0 or H1
+    log_dir: str | None = None  # engines' stderr is appended to <log_dir>/A.stderr and B.stderr
+
+    def __post_init__(self) -> None:
+        if self.games < 1:
+            raise ValueError("games must be at least 1")
+        if not 2 <= self.size <= 25:
+            raise ValueError(f"board size {self.size} outside 2..25")
+        if self.move_timeout <= 0 or self.command_timeout <= 0:
+            raise ValueError("timeouts must be positive")
+        Rules.preset(self.rules)  # fail early on an unknown preset name
+
+    @property
+    def move_limit(self) -> int:
+        """The number of moves after which a game is stopped and scored."""
+        return self.max_moves if self.max_moves is not None else 4 * self.size * self.size
+
+
+# -- records -------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    """One finished game. `winner` is "B", "W" or None (draw or void); A and B are the engine labels."""
+
+    number: int  # 1-based
+    black: str  # "A" or "B"
+    white: str
+    winner: str | None
+    result: str  # SGF RE value: "B+R", "W+3.5", "B+T", "W+F", "0", "Void"
+    method: str  # resign, final_score, count, illegal, crash, time or void
+    reason: str  # human-readable detail
+    moves: int
+    seconds: float
+    score: float | None = None  # White's final score when the game was scored (positive: White ahead)
+    engine_scores: tuple[str | None, str | None] = (None, None)  # (Black's, White's) final_score answers
+    culprit: str | None = None  # the engine that crashed, played illegally or lost on time
+    move_times: tuple[float, ...] = ()
+    sgf_path: str | None = None
+
+    @property
+    def winner_label(self) -> str | None:
+        """"A" or "B" for the winning engine, None for a draw or a void game."""
+        if self.winner == "B":
+            return self.black
+        if self.winner == "W":
+            return self.white
+        return None
+
+    @property
+    def is_void(self) -> bool:
+        """Whether the game has no result (not counted as a draw)."""
+        return self.method == VOID
+
+
+@dataclass(frozen=True)
+class EngineInfo:
+    """How an engine was started and what it says it is."""
+
+    label: str
+    command: str
+    name: str = "?"
+    version: str = "?"
+
+    @property
+    def display(self) -> str:
+        """Name and version, e.g. `GNU Go 3.8`."""
+        return f"{self.name} {self.version}".strip()
+
+
+@dataclass(frozen=True)
+class MatchSummary:
+    """The result of a match, from engine A's point of view."""
+
+    config: MatchConfig
+    engines: tuple[EngineInfo, EngineInfo]
+    games: tuple[GameRecord, ...]
+    elo: EloEstimate
+    sprt: SprtResult | None = None
+    stopped_early: bool = False
+
+    @property
+    def wins(self) -> tuple[int, int]:
+        """(A's wins, B's wins)."""
+        return self.elo.wins, self.elo.losses
+
+    @property
+    def draws(self) -> int:
+        """Games that ended with a score of exactly 0."""
+        return self.elo.draws
+
+    @property
+    def voids(self) -> int:
+        """Games without a result."""
+        return sum(1 for g in self.games if g.is_void)
+
+    @property
+    def win_rate(self) -> float:
+        """A's score (wins + draws/2) over the games with a result; 0.5 if there are none."""
+        return self.elo.score
+
+    def methods(self) -> dict[str, int]:
+        """How many games each method decided."""
+        return dict(Counter(g.method for g in self.games))
+
+    def culprits(self) -> dict[str, dict[str, int]]:
+        """Per engine label, how many games it forfeited by each of illegal / crash / time."""
+        out: dict[str, dict[str, int]] = {"A": {}, "B": {}}
+        for g in self.games:
+            if g.culprit is not None:
+                out[g.culprit][g.method] = out[g.culprit].get(g.method, 0) + 1
+        return out
+
+    def to_json(self) -> dict[str, object]:
+        """The summary as a JSON-ready dict."""
+        config = asdict(self.config)
+        config["time"] = str(self.config.time) if self.config.time else None
+        return {
+            "engines": {e.label: asdict(e) for e in self.engines},
+            "config": config,
+            "games_played": len(self.games),
+            "wins": {"A": self.wins[0], "B": self.wins[1]},
+            "draws": self.draws,
+            "voids": self.voids,
+            "win_rate_A": self.win_rate,
+            "elo_A_minus_B": self.elo.to_json(),
+            "sprt": self.sprt.to_json() if self.sprt else None,
+            "stopped_early": self.stopped_early,
+            "methods": self.methods(),
+            "forfeits": self.culprits(),
+            "games": [{**asdict(g), "winner_label": g.winner_label} for g in self.games],
+        }
+
+    def write_json(self, path: str | Path) -> None:
+        """Write `to_json()` to `path`."""
+        Path(path).write_text(json.dumps(self.to_json(), indent=2) + "\n", encoding="utf-8")
+
+    def format(self) -> str:
+        """A few lines for humans: standings, Elo, SPRT, how games ended."""
+        a, b = self.engines
+        lines = [
+            f"A = {a.display} ({a.command})",
+            f"B = {b.display} ({b.command})",
+            f"{len(self.games)} games: A {self.wins[0]} - B {self.wins[1]}, {self.draws} draws, {self.voids} void; "
+            f"A scores {100 * self.win_rate:.1f}%",
+            f"Elo A - B: {self.elo}",
+            "ended by: " + ", ".join(f"{k} {v}" for k, v in sorted(self.methods().items())),
+        ]
+        forfeits = {k: v for k, v in self.culprits().items() if v}
+        if forfeits:
+            lines.append("forfeits: " + "; ".join(f"{k}: {v}" for k, v in forfeits.items()))
+        if self.sprt is not None:
+            lines.append(str(self.sprt) + (" (stopped early)" if self.stopped_early else ""))
+        return "\n".join(lines)
+
+
+# -- helpers: scores, openings, clock ---------------------------------------------------------------------
+
+
+def parse_score(text: str | None) -> float | None:
+    """White's score from a `final_score` answer (`W+2.5` -> 2.5, `B+31` -> -31, `0` -> 0); None if unreadable.
+
+    A result without a number (`B+R`, `W+`) is unreadable here: final_score must give a margin.
+    """
+    if text is None:
+        return None
+    text = text.strip().upper()
+    if text in ("0", "DRAW", "JIGO"):
+        return 0.0
+    if len(text) < 3 or text[0] not in "BW" or text[1] != "+":
+        return None
+    try:
+        margin = float(text[2:])
+    except ValueError:
+        return None
+    if not math.isfinite(margin):
+        return None
+    return margin if text[0] == "W" else -margin
+
+
+def load_openings(path: str | Path, size: int, rules: str = "chinese", komi: float = 7.5) -> list[list[int]]:
+    """Read openings: one per line, GTP vertices separated by spaces or commas, Black first, colours alternating.
+
+    `#` starts a comment; blank lines are skipped. A `.sgf` file, or a directory of them, gives one opening per
+    file (its main line, via miai.go.sgf). Every opening is replayed under the match rules.
+
+    Raises:
+        MatchError: an unreadable vertex, an illegal move, a wrong board size or an empty file.
+    """
+    source = Path(path)
+    if source.is_dir() or source.suffix.lower() == ".sgf":
+        openings = _sgf_openings(source, size)
+    else:
+        openings = []
+        for number, line in enumerate(source.read_text(encoding="utf-8").splitlines(), 1):
+            words = line.split("#")[0].replace(",", " ").split()
+            if words:
+                try:
+                    openings.append([parse_gtp(w, size) for w in words])
+                except InvalidMoveError as exc:
+                    raise MatchError(f"{source}:{number}: {exc}") from None
+    if not openings:
+        raise MatchError(f"no openings in {source}")
+    for index, opening in enumerate(openings, 1):
+        _check_opening(opening, size, rules, komi, f"{source} opening {index}")
+    return openings
+
+
+def _sgf_openings(source: Path, size: int) -> list[list[int]]:
+    files = sorted(source.glob("*.sgf")) if source.is_dir() else [source]
+    openings = []
+    for file in files:
+        game = load_sgf(file.read_text(encoding="utf-8", errors="replace"))
+        if game.size != size:
+            raise MatchError(f"{file}: board size {game.size}, match size {size}")
+        openings.append([move for _color, move in game.moves])
+    return openings
+
+
+def _check_opening(opening: list[int], size: int, rules: str, komi: float, where: str) -> None:
+    state = GameState(size, Rules.preset(rules), komi)
+    for number, move in enumerate(opening, 1):
+        reason = state.legality(move) if move != PASS else None
+        if reason is not None:
+            raise MatchError(f"{where}: move {number} {to_gtp(move, size)} is illegal ({reason.value})")
+        state.push(move)
+
+
+class Clock:
+    """One engine's clock under a TimeControl; `spend` returns False when the flag falls."""
+
+    def __init__(self, control: TimeControl) -> None:
+        self.control = control
+        self.main_left = float(control.main)
+        self.period_left = float(control.byo_yomi)
+        self.stones_left = control.stones
+
+    @property
+    def in_byo_yomi(self) -> bool:
+        """Whether main time is used up."""
+        return self.main_left <= 0.0
+
+    def allowance(self) -> float:
+        """Seconds this move may take before the flag falls (without the lag margin)."""
+        return self.main_left + (self.period_left if self.control.byo_yomi else 0.0)
+
+    def time_left_command(self, color: Color) -> str:
+        """GTP `time_left` for this clock: stones 0 while in main time."""
+        letter = "b" if color == Color.BLACK else "w"
+        if not self.in_byo_yomi or not self.control.byo_yomi:
+            return f"time_left {letter} {int(self.main_left)} 0"
+        return f"time_left {letter} {int(self.period_left)} {self.stones_left}"
+
+    def spend(self, seconds: float, margin: float) -> bool:
+        """Charge one move's time; False if it overran the clock by more than `margin`."""
+        if seconds <= self.main_left:
+            self.main_left -= seconds
+            return True
+        seconds -= max(self.main_left, 0.0)
+        self.main_left = 0.0
+        if not self.control.byo_yomi:
+            return seconds <= margin
+        self.period_left -= seconds
+        if self.period_left < -margin:
+            return False
+        self.stones_left -= 1
+        if self.stones_left == 0 or self.period_left < 0:  # a new period after the last stone of this one
+            self.period_left, self.stones_left = float(self.control.byo_yomi), self.control.stones
+        return True
+
+
+# -- engines -------------------------------------------------------------------------------------------------
+
+
+class _Player:
+    """An engine slot (A or B): starts, handshakes and restarts its GtpEngine."""
+
+    def __init__(self, label: str, command: str | Sequence[str], config: MatchConfig) -> None:
+        self.label = label
+        self.argv = split_command(command)
+        self.command = command if isinstance(command, str) else " ".join(command)
+        self.config = config
+        self.engine: GtpEngine | None = None
+        self.info = EngineInfo(label, self.command)
+        self._warned: set[str] = set()
+
+    def ensure_started(self) -> GtpEngine:
+        """The running engine, starting (or restarting) it if needed.
+
+        Raises:
+            GtpClientError: it cannot be started or does not answer the handshake.
+        """
+        if self.engine is not None and self.engine.alive:
+            return self.engine
+        if self.engine is not None:
+            self.engine.close(timeout=1.0)
+        log = Path(self.config.log_dir) / f"{self.label}.stderr" if self.config.log_dir else None
+        if log is not None:
+            log.parent.mkdir(parents=True, exist_ok=True)
+        self.engine = GtpEngine(self.argv, name=self.label, stderr_log=log)
+        self._handshake(self.engine)
+        return self.engine
+
+    def _handshake(self, engine: GtpEngine) -> None:
+        timeout = self.config.command_timeout
+        version = engine.send("protocol_version", timeout)
+        if version.strip() not in ("2", "2.0"):
+            raise GtpCommandError("protocol_version", f"unsupported GTP protocol version {version!r}")
+        name = engine.try_send("name", timeout) or "?"
+        version_text = engine.try_send("version", timeout) or ""
+        self.info = replace(self.info, name=name.strip(), version=version_text.strip())
+        engine.known_commands(timeout)
+
+    def new_game(self, color: Color) -> None:
+        """Set up a game: board size, clear, komi, rules, time and visits, as far as the engine supports.
+
+        Raises:
+            GtpClientError: a required command failed, or the engine died or hung.
+        """
+        engine = self.ensure_started()
+        c = self.config
+        t = c.command_timeout
+        engine.send(f"boardsize {c.size}", t)
+        engine.send("clear_board", t)
+        engine.send(f"komi {c.komi:g}", t)
+        self._optional(engine, "kata-set-rules", f"kata-set-rules {c.rules}")
+        if c.time is not None:
+            self._optional(engine, "time_settings", c.time.gtp())
+        if c.visits is not None:
+            self._optional(engine, "kata-set-param", f"kata-set-param maxVisits {c.visits}")
+
+    def _optional(self, engine: GtpEngine, name: str, command: str) -> None:
+        """Send `command` if the engine lists `name`; warn once (to stderr) otherwise or if it fails."""
+        if engine.knows(name):
+            if engine.try_send(command, self.config.command_timeout) is not None:
+                return
+            problem = f"refused {command!r}"
+        else:
+            problem = f"does not list {name}, so {command!r} was not sent; set it on its command line"
+        if name not in self._warned:
+            self._warned.add(name)
+            print(f"match: engine {self.label} ({self.info.display}) {problem}", file=sys.stderr)
+
+    def close(self) -> None:
+        """Quit the engine if it runs."""
+        if self.engine is not None:
+            self.engine.close()
+            self.engine = None
+
+
+# -- one game ------------------------------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class _GameEnd(Exception):
+    """Raised inside a game to end it early with a result."""
+
+    winner: str | None
+    result: str
+    method: str
+    reason: str
+    culprit: str | None = None
+
+
+@dataclass
+class _Game:
+    """The mutable state of the game being played."""
+
+    number: int
+    players: dict[Color, _Player]
+    config: MatchConfig
+    state: GameState
+    clocks: dict[Color, Clock] = field(default_factory=dict)
+    move_times: list[float | None] = field(default_factory=list)
+    notes: dict[int, str] = field(default_factory=dict)  # SGF comments by move number (0 = root)
+    engine_scores: tuple[str | None, str | None] = (None, None)
+    score: float | None = None
+
+
+def _letter(color: Color) -> str:
+    return "B" if color == Color.BLACK else "W"
+
+
+def _forfeit(color: Color, player: _Player, method: str, reason: str) -> _GameEnd:
+    """The opponent of `color` wins because `color`'s engine broke a rule, crashed or ran out of time."""
+    suffix = "T" if method == TIME else "F"
+    return _GameEnd(_letter(color.opponent), f"{_letter(color.opponent)}+{suffix}", method,
+                    f"{_letter(color)} ({player.label}): {reason}", culprit=player.label)
+
+
+def _engine_failure(color: Color, player: _Player, exc: GtpClientError, doing: str) -> _GameEnd:
+    """Turn a GTP client error of `color`'s engine into a forfeit with the right method."""
+    if isinstance(exc, GtpTimeout):
+        return _forfeit(color, player, TIME, f"no answer to {doing} within {exc.timeout:g} s")
+    return _forfeit(color, player, CRASH, f"{doing}: {exc}")
+
+
+def _setup(game: _Game, opening: Sequence[int]) -> None:
+    for color, player in game.players.items():
+        try:
+            player.new_game(color)
+        except GtpClientError as exc:
+            raise _engine_failure(color, player, exc, "game setup") from None
+    for move in opening:
+        color = game.state.to_play
+        game.state.push(move)
+        game.move_times.append(None)
+        _tell_opponent(game, color, move)
+    if opening:
+        game.notes[len(opening)] = f"end of opening ({len(opening)} moves)"
+
+
+def _tell_opponent(game: _Game, color: Color, move: int) -> None:
+    """Send the move to the other engine; a rejection of a referee-legal move voids the game."""
+    other = game.players[color.opponent]
+    assert other.engine is not None
+    command = f"play {_letter(color)} {to_gtp(move, game.config.size)}"
+    try:
+        other.engine.send(command, game.config.command_timeout)
+    except GtpCommandError as exc:
+        raise _GameEnd(None, "Void", VOID, f"{_letter(color.opponent)} ({other.label}) rejected the legal "
+                       f"{command!r}: {exc.message}") from None
+    except GtpClientError as exc:
+        raise _engine_failure(color.opponent, other, exc, repr(command)) from None
+
+
+def _genmove(game: _Game, color: Color) -> str:
+    """Ask `color`'s engine for a move, with its clock; returns its answer (lower case)."""
+    player = game.players[color]
+    engine = player.engine
+    assert engine is not None
+    timeout = game.config.move_timeout
+    clock = game.clocks.get(color)
+    try:
+        if clock is not None:
+            engine.try_send(clock.time_left_command(color), game.config.command_timeout)
+            timeout = min(timeout, clock.allowance() + game.config.time_margin)
+        start = time.monotonic()
+        answer = engine.send(f"genmove {_letter(color)}", timeout)
+    except GtpClientError as exc:
+        raise _engine_failure(color, player, exc, "genmove") from None
+    elapsed = time.monotonic() - start
+    game.move_times.append(elapsed)
+    if clock is not None and not clock.spend(elapsed, game.config.time_margin):
+        raise _forfeit(color, player, TIME, f"clock overrun ({elapsed:.2f} s for this move)")
+    return answer.strip().lower()
+
+
+def _play_one_move(game: _Game) -> None:
+    color = game.state.to_play
+    player = game.players[color]
+    answer = _genmove(game, color)
+    if answer == "resign":
+        raise _GameEnd(_letter(color.opponent), f"{_letter(color.opponent)}+R", RESIGN,
+                       f"{_letter(color)} ({player.label}) resigned")
+    try:
+        move = parse_gtp(answer, game.config.size)
+    except InvalidMoveError:
+        raise _forfeit(color, player, ILLEGAL, f"unreadable move {answer!r}") from None
+    reason = game.state.legality(move) if move != PASS else None
+    if reason is not None:
+        raise _forfeit(color, player, ILLEGAL, f"illegal move {answer.upper()} ({reason.value})")
+    game.state.push(move)
+    _tell_opponent(game, color, move)
+
+
+def _score_game(game: _Game, dead_stones: DeadStones | None, why: str) -> _GameEnd:
+    """Adjudicate a finished game: the engines' agreed final_score, else miai's own count."""
+    answers = []
+    for color in (Color.BLACK, Color.WHITE):
+        engine = game.players[color].engine
+        try:
+            answers.append(engine.try_send("final_score", game.config.command_timeout) if engine else None)
+        except GtpClientError:
+            answers.append(None)  # a crash while scoring costs no game: the referee counts instead
+    game.engine_scores = (answers[0], answers[1])
+    scores = [parse_score(a) for a in answers]
+    if scores[0] is not None and scores[0] == scores[1]:
+        score, method, how = scores[0], FINAL_SCORE, "both engines' final_score"
+    else:
+        dead = list(dead_stones(game.state)) if dead_stones is not None else []
+        score = game.state.score(dead) if dead_stones is not None else game.state.tromp_taylor_score()
+        method = COUNT
+        how = (f"miai's count with {len(dead)} dead stones" if dead_stones is not None
+               else "miai's count, all stones alive")
+        how += f" (engines said {answers[0] or '-'} / {answers[1] or '-'})"
+    game.score = score
+    winner = None if score == 0 else ("W" if score > 0 else "B")
+    return _GameEnd(winner, game.state.result_string(score), method, f"{why}; {how}")
+
+
+def _play(game: _Game, opening: Sequence[int], dead_stones: DeadStones | None) -> _GameEnd:
+    try:
+        _setup(game, opening)
+        while True:
+            if game.state.is_over():
+                return _score_game(game, dead_stones, "two passes")
+            if len(game.state.moves) >= game.config.move_limit:
+                return _score_game(game, dead_stones, f"move limit {game.config.move_limit}")
+            _play_one_move(game)
+    except _GameEnd as end:
+        return end
+
+
+def play_game(
+    number: int,
+    black: _Player,
+    white: _Player,
+    config: MatchConfig,
+    opening: Sequence[int] = (),
+    dead_stones: DeadStones | None = None,
+) -> GameRecord:
+    """Play one game between two engine slots and return its record (also written as SGF if configured)."""
+    state = GameState(config.size, Rules.preset(config.rules), config.komi)
+    game = _Game(number, {Color.BLACK: black, Color.WHITE: white}, config, state)
+    if config.time is not None:
+        game.clocks = {Color.BLACK: Clock(config.time), Color.WHITE: Clock(config.time)}
+    start = time.monotonic()
+    end = _play(game, opening, dead_stones)
+    record = GameRecord(
+        number=number, black=black.label, white=white.label, winner=end.winner, result=end.result,
+        method=end.method, reason=end.reason, moves=len(state.moves), seconds=time.monotonic() - start,
+        score=game.score, engine_scores=game.engine_scores, culprit=end.culprit,
+        move_times=tuple(t for t in game.move_times if t is not None),
+    )
+    if config.sgf_dir is not None:
+        if record.method in (ILLEGAL, CRASH, TIME, VOID, RESIGN) and record.moves:
+            # Say on the last move why the game stopped there (an illegal move itself is not in the record).
+            game.notes[record.moves] = "; ".join(filter(None, [game.notes.get(record.moves), record.reason]))
+        path = Path(config.sgf_dir) / f"game-{number:04d}.sgf"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(game_sgf(game, record), encoding="utf-8")
+        record = replace(record, sgf_path=str(path))
+    return record
+
+
+# -- SGF -----------------------------------------------------------------------------------------------------
+
+
+def game_sgf(game: _Game, record: GameRecord) -> str:
+    """The game as SGF: result, rules, komi, engines, how it ended (root comment), each move's time (comments)."""
+    config = game.config
+    names = {c: f"{game.players[c].info.display} ({game.players[c].label})" for c in (Color.BLACK, Color.WHITE)}
+    comments = []
+    for number, seconds in enumerate(game.move_times, 1):
+        parts = [f"{seconds:.3f} s"] if seconds is not None else []
+        if number in game.notes:
+            parts.append(game.notes[number])
+        comments.append("; ".join(parts) or None)
+    sgf_game = game_from_state(
+        game.state, record.result, comments=comments, black_player=names[Color.BLACK],
+        white_player=names[Color.WHITE], date=datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+    )
+    root = [f"miai match game {record.number}: Black {record.black}, White {record.white}",
+            f"ended by {record.method}: {record.reason}"]
+    if config.time is not None:
+        root.append(f"time control {config.time} (main+byo-yomi/stones, seconds)")
+    return format_sgf(replace(sgf_game, root_comment="\n".join(root)), program="miai match")
+
+
+# -- progress ------------------------------------------------------------------------------------------------
+
+
+class ProgressPrinter:
+    """The live table: a header, then one line per game with the running score and Elo (to stderr by default)."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self._header_done = False
+
+    def __call__(self, record: GameRecord, summary: MatchSummary) -> None:
+        if not self._header_done:
+            self._header_done = True
+            a, b = summary.engines
+            self._write(f"A = {a.display}\nB = {b.display}")
+            self._write(f"{'game':>5} {'B':>2} {'W':>2} {'result':>8} {'moves':>5} {'secs':>7} {'method':<12}"
+                        f"{'A-B-draw':>9}  Elo A-B (95%)")
+        elo = summary.elo
+        standing = f"{elo.wins}-{elo.losses}-{elo.draws}"
+        self._write(
+            f"{record.number:>5} {record.black:>2} {record.white:>2} {record.result:>8} {record.moves:>5} "
+            f"{record.seconds:>7.1f} {record.method:<12}{standing:>9}  {elo.elo:+.0f} ({elo.low:+.0f}..{elo.high:+.0f})"
+            + (f"  [{record.reason}]" if record.method in (ILLEGAL, CRASH, TIME, VOID) else "")
+        )
+
+    def _write(self, text: str) -> None:
+        print(text, file=self.stream, flush=True)
+
+
+# -- the match -----------------------------------------------------------------------------------------------
+
+
+def summarize(
+    config: MatchConfig, engines: tuple[EngineInfo, EngineInfo], games: Sequence[GameRecord], stopped_early: bool = False
+) -> MatchSummary:
+    """Count A's wins, draws and losses over `games` (void games excluded) into a MatchSummary."""
+    winners = [g.winner_label for g in games if not g.is_void]
+    wins, losses = winners.count("A"), winners.count("B")
+    draws = winners.count(None)
+    result = sprt(wins, draws, losses, config.sprt) if config.sprt is not None else None
+    return MatchSummary(config, engines, tuple(games), estimate_elo(wins, draws, losses), result, stopped_early)
+
+
+def run_match(
+    black_cmd: str | Sequence[str],
+    white_cmd: str | Sequence[str],
+    config: MatchConfig | None = None,
+    *,
+    dead_stones: DeadStones | None = None,
+    progress: Callable[[GameRecord, MatchSummary], None] | None = None,
+) -> MatchSummary:
+    """Play `config.games` games of engine A (`black_cmd`) against engine B (`white_cmd`) and summarise them.
+
+    A is Black in game 1 and, with `config.alternate`, in every odd-numbered game. `dead_stones(state)` gives the
+    dead stones for miai's own count when the engines' final_score answers disagree (default: all alive).
+    `progress(record, summary)` is called after every game (default: a ProgressPrinter on stderr).
+
+    Raises:
+        MatchError: an engine cannot be started or fails the GTP handshake, or the openings file is bad.
+    """
+    config = config or MatchConfig()
+    openings = load_openings(config.openings, config.size, config.rules, config.komi) if config.openings else [[]]
+    report = progress if progress is not None else ProgressPrinter()
+    players = (_Player("A", black_cmd, config), _Player("B", white_cmd, config))
+    try:
+        for player in players:
+            try:
+                player.ensure_started()
+            except GtpClientError as exc:
+                raise MatchError(f"engine {player.label} ({player.command}) does not start: {exc}") from None
+        return _play_games(config, players, openings, dead_stones, report)
+    finally:
+        for player in players:
+            player.close()
+
+
+def _play_games(
+    config: MatchConfig,
+    players: tuple[_Player, _Player],
+    openings: list[list[int]],
+    dead_stones: DeadStones | None,
+    report: Callable[[GameRecord, MatchSummary], None],
+) -> MatchSummary:
+    records: list[GameRecord] = []
+    summary = summarize(config, (players[0].info, players[1].info), records)
+    for index in range(config.games):
+        swap = config.alternate and index % 2 == 1
+        black, white = (players[1], players[0]) if swap else players
+        opening = openings[(index // 2 if config.alternate else index) % len(openings)]
+        records.append(play_game(index + 1, black, white, config, opening, dead_stones))
+        summary = summarize(config, (players[0].info, players[1].info), records)
+        report(records[-1], summary)
+        if config.sprt_stop and summary.sprt is not None and summary.sprt.verdict != "continue":
+            return replace(summary, stopped_early=index + 1 < config.games)
+    return summary

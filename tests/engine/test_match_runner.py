@@ -1,0 +1,307 @@
+"""The match runner against scripted GTP engines (tests/engine/scripted_engines) and, if installed, GNU Go.
+
+Each test plays real games between real subprocesses; the scripted engines keep their own independent board.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from miai.engine.elo import SprtConfig
+from miai.engine.match import (
+    Clock,
+    MatchConfig,
+    MatchError,
+    MatchSummary,
+    ProgressPrinter,
+    TimeControl,
+    load_openings,
+    parse_score,
+    run_match,
+)
+from miai.go.coords import Color, parse_gtp
+from miai.go.sgf import load_sgf
+
+SCRIPTED = Path(__file__).parent / "scripted_engines" / "scripted.py"
+GNUGO = "/usr/games/gnugo"
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def engine(*args: str) -> list[str]:
+    """Command line of a scripted engine with these options."""
+    return [sys.executable, str(SCRIPTED), *args]
+
+
+RANDOM_A = engine("--random", "1", "--name", "randomA")
+RANDOM_B = engine("--random", "2", "--name", "randomB")
+PASSER = engine("--pass-after", "1")
+
+
+def quiet_match(black: list[str], white: list[str], **options: object) -> MatchSummary:
+    """run_match on 5x5 with output captured (the progress table goes to a string)."""
+    settings: dict[str, object] = {"games": 2, "size": 5, "komi": 0.5, "command_timeout": 20.0}
+    settings.update(options)
+    dead_stones = settings.pop("dead_stones", None)
+    return run_match(black, white, MatchConfig(**settings), progress=ProgressPrinter(io.StringIO()),
+                     dead_stones=dead_stones)  # type: ignore[arg-type]
+
+
+# -- forfeits: crash, hang, illegal move ---------------------------------------------------------------------
+
+
+def test_a_crashing_engine_forfeits_and_the_match_goes_on() -> None:
+    summary = quiet_match(engine("--random", "1", "--crash-at", "2"), RANDOM_B, games=3)
+    assert len(summary.games) == 3
+    for game in summary.games:  # restarted every game, it crashes again on its second genmove
+        assert game.method == "crash" and game.culprit == "A" and game.winner_label == "B"
+        assert "crashing on purpose" in game.reason
+    assert [g.result for g in summary.games] == ["W+F", "B+F", "W+F"]
+    assert summary.wins == (0, 3)
+    assert summary.culprits() == {"A": {"crash": 3}, "B": {}}
+
+
+def test_a_hanging_engine_loses_on_time_and_is_replaced() -> None:
+    summary = quiet_match(RANDOM_A, engine("--random", "2", "--hang-at", "2"), move_timeout=1.0, games=2)
+    first, second = summary.games
+    assert (first.method, first.culprit, first.result) == ("time", "B", "B+T")
+    assert "no answer to genmove within 1 s" in first.reason
+    assert (second.method, second.culprit, second.result) == ("time", "B", "W+T")
+    assert summary.wins == (2, 0)
+
+
+def test_an_illegal_move_forfeits_with_its_reason() -> None:
+    summary = quiet_match(engine("--random", "1", "--illegal-at", "3"), RANDOM_B, games=1)
+    (game,) = summary.games
+    assert (game.method, game.culprit, game.result) == ("illegal", "A", "W+F")
+    assert "occupied" in game.reason
+    assert game.moves == 4  # two moves each, then the illegal fifth move is not recorded
+
+
+def test_an_unreadable_move_is_illegal() -> None:
+    summary = quiet_match(engine("--moves", "Z99"), RANDOM_B, games=1)
+    assert summary.games[0].method == "illegal"
+    assert "unreadable move 'z99'" in summary.games[0].reason
+
+
+def test_resignation() -> None:
+    summary = quiet_match(engine("--moves", "resign"), RANDOM_B, games=1)
+    (game,) = summary.games
+    assert (game.method, game.result, game.winner_label, game.culprit) == ("resign", "W+R", "B", None)
+
+
+def test_rejecting_a_legal_move_voids_the_game() -> None:
+    summary = quiet_match(engine("--moves", "C3"), engine("--reject-play"), games=1)
+    (game,) = summary.games
+    assert game.method == "void" and game.winner is None and game.result == "Void"
+    assert "rejected the legal 'play B C3'" in game.reason
+    assert summary.voids == 1 and summary.elo.games == 0
+
+
+def test_an_engine_that_does_not_start_stops_the_match() -> None:
+    with pytest.raises(MatchError, match="does not start"):
+        quiet_match(["/nonexistent/engine"], RANDOM_B)
+
+
+# -- scoring -------------------------------------------------------------------------------------------------
+
+
+def test_agreeing_final_scores_decide_the_game() -> None:
+    summary = quiet_match(engine("--pass-after", "1", "--final-score", "B+10"),
+                          engine("--pass-after", "1", "--final-score", "b+10.0"), games=1)
+    (game,) = summary.games
+    assert (game.method, game.result, game.score) == ("final_score", "B+10", -10.0)
+    assert game.engine_scores == ("B+10", "b+10.0")
+
+
+def test_disagreeing_final_scores_fall_back_to_miai_count() -> None:
+    summary = quiet_match(engine("--pass-after", "1", "--final-score", "B+10"),
+                          engine("--pass-after", "1", "--final-score", "W+5"), games=2, komi=7.5)
+    for game in summary.games:
+        # Both passed at once: an empty board, so the count is the komi.
+        assert (game.method, game.result, game.score) == ("count", "W+7.5", 7.5)
+        assert "all stones alive" in game.reason and "B+10" in game.reason
+    # A is White in game 2 and wins it.
+    assert [g.winner_label for g in summary.games] == ["B", "A"]
+
+
+def test_one_engine_unable_to_score_means_a_count() -> None:
+    summary = quiet_match(engine("--pass-after", "1", "--final-score", "B+10"), PASSER, games=1)
+    assert summary.games[0].method == "count"
+
+
+def test_dead_stones_callback_is_used_by_the_count() -> None:
+    black = engine("--moves", "C3", "--pass-after", "2")
+    alive = quiet_match(black, PASSER, games=1, komi=7.5, alternate=False)
+    assert alive.games[0].result == "B+17.5"  # the lone stone owns the 5x5 board: 25 - 7.5
+    seen = []
+
+    def c3_is_dead(state: object) -> list[int]:
+        seen.append(state)
+        return [parse_gtp("C3", 5)]
+
+    dead = quiet_match(black, PASSER, games=1, komi=7.5, alternate=False, dead_stones=c3_is_dead)
+    game = dead.games[0]
+    assert (game.method, game.result) == ("count", "W+7.5")
+    assert "1 dead stones" in game.reason and len(seen) == 1
+
+
+def test_the_move_limit_stops_and_scores_a_game() -> None:
+    summary = quiet_match(RANDOM_A, RANDOM_B, games=1, max_moves=6)
+    (game,) = summary.games
+    assert game.moves == 6 and game.method == "count" and "move limit 6" in game.reason
+
+
+def test_parse_score() -> None:
+    assert parse_score("W+2.5") == 2.5
+    assert parse_score("B+31") == -31.0
+    assert parse_score(" 0 ") == 0.0
+    for bad in (None, "B+R", "W+", "X+3", "", "B+nan", "W+inf"):
+        assert parse_score(bad) is None
+
+
+# -- colours, openings, SGF, summary, progress ---------------------------------------------------------------
+
+
+def test_random_engines_alternate_colours_and_every_game_ends(tmp_path: Path) -> None:
+    summary = quiet_match(RANDOM_A, RANDOM_B, games=4, sgf_dir=str(tmp_path))
+    assert [(g.black, g.white) for g in summary.games] == [("A", "B"), ("B", "A")] * 2
+    assert all(g.method == "count" and 0 < g.moves < 100 for g in summary.games)
+    assert summary.wins[0] + summary.wins[1] + summary.draws == 4
+    assert summary.engines[0].name == "randomA" and summary.engines[1].name == "randomB"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"game-000{i}.sgf" for i in range(1, 5)]
+
+
+def test_sgf_records_result_rules_komi_and_timings(tmp_path: Path) -> None:
+    summary = quiet_match(RANDOM_A, engine("--random", "2", "--illegal-at", "4"), games=1, sgf_dir=str(tmp_path),
+                          rules="tromp-taylor", komi=6.5)
+    game = summary.games[0]
+    assert game.sgf_path is not None
+    sgf = load_sgf(Path(game.sgf_path).read_text())
+    assert (sgf.size, sgf.komi, sgf.rules, sgf.result) == (5, 6.5, "tromp-taylor", "B+F")
+    assert sgf.black_player == "randomA 1.0 (A)"
+    assert len(sgf.moves) == game.moves == 7
+    assert all(c is not None and c.endswith(" s") for c in sgf.comments[:-1])
+    assert "illegal move" in (sgf.comments[-1] or "")
+    # The referee's record replays under the match rules.
+    assert sgf.to_state().moves == sgf.moves
+
+
+def test_openings_are_played_with_both_colours(tmp_path: Path) -> None:
+    openings = tmp_path / "openings.txt"
+    openings.write_text("# two openings\nC3 C4\nB2, D4  # comment\n")
+    assert load_openings(openings, 5) == [[parse_gtp("C3", 5), parse_gtp("C4", 5)],
+                                          [parse_gtp("B2", 5), parse_gtp("D4", 5)]]
+    summary = quiet_match(PASSER, PASSER, games=4, openings=str(openings), sgf_dir=str(tmp_path / "sgf"))
+    starts = [load_sgf(Path(g.sgf_path).read_text()).moves[:2] for g in summary.games if g.sgf_path]
+    assert [[m for _c, m in s] for s in starts] == [load_openings(openings, 5)[i // 2] for i in range(4)]
+    assert [(g.black, g.moves) for g in summary.games] == [("A", 4), ("B", 4), ("A", 4), ("B", 4)]
+
+
+def test_bad_openings_are_rejected(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.txt"
+    bad.write_text("C3 C3\n")
+    with pytest.raises(MatchError, match="occupied"):
+        load_openings(bad, 5)
+    bad.write_text("C3 Z1\n")
+    with pytest.raises(MatchError, match="bad.txt:1"):
+        load_openings(bad, 5)
+
+
+def test_summary_json_and_text(tmp_path: Path) -> None:
+    summary = quiet_match(engine("--moves", "resign"), RANDOM_B, games=2)
+    path = tmp_path / "summary.json"
+    summary.write_json(path)
+    data = json.loads(path.read_text())
+    # A resigns as Black in game 1; in game 2 A is White and resigns again.
+    assert data["wins"] == {"A": 0, "B": 1} or data["wins"] == {"A": 0, "B": 2}
+    assert data["games_played"] == 2 and data["win_rate_A"] == summary.win_rate
+    assert data["elo_A_minus_B"]["elo"] == summary.elo.elo
+    assert data["games"][0]["method"] == "resign" and data["games"][0]["winner_label"] == "B"
+    assert "A 0 - B" in summary.format() and "Elo A - B" in summary.format()
+
+
+def test_progress_table_has_a_line_per_game() -> None:
+    out = io.StringIO()
+    run_match(RANDOM_A, RANDOM_B, MatchConfig(games=3, size=5), progress=ProgressPrinter(out))
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("A = randomA") and "result" in lines[2]
+    assert [line.split()[0] for line in lines[3:]] == ["1", "2", "3"]
+
+
+def test_sprt_stops_the_match_early() -> None:
+    # B resigns every game: with elo1 = 200 the SPRT accepts H1 after 8 straight wins (see test_match_elo).
+    summary = quiet_match(RANDOM_A, engine("--moves", " ".join(["resign"] * 30)), games=20,
+                          sprt=SprtConfig(elo0=0, elo1=200))
+    assert len(summary.games) == 8 and summary.stopped_early
+    assert summary.sprt is not None and summary.sprt.verdict == "H1"
+
+
+# -- time control --------------------------------------------------------------------------------------------
+
+
+def test_clock_absolute_and_canadian() -> None:
+    absolute = Clock(TimeControl(main=10))
+    assert absolute.spend(6.0, margin=0.5) and absolute.allowance() == pytest.approx(4.0)
+    assert absolute.spend(4.3, margin=0.5)  # 0.3 s over, within the lag margin
+    assert not Clock(TimeControl(main=10)).spend(10.6, margin=0.5)
+
+    canadian = Clock(TimeControl(main=2, byo_yomi=10, stones=2))
+    assert canadian.time_left_command(Color.BLACK) == "time_left b 2 0"
+    assert canadian.spend(3.0, margin=0.0)  # main time gone, 1 s into the first period
+    assert canadian.in_byo_yomi and canadian.time_left_command(Color.BLACK) == "time_left b 9 1"
+    assert canadian.spend(8.0, margin=0.0)  # second stone of the period: a fresh period follows
+    assert canadian.period_left == 10.0 and canadian.stones_left == 2
+    assert not canadian.spend(10.5, margin=0.0)
+
+
+def test_time_control_parsing() -> None:
+    assert TimeControl.parse("300") == TimeControl(300, 0, 1)
+    assert TimeControl.parse("0+5") == TimeControl(0, 5, 1)
+    assert TimeControl.parse("60+30/5").gtp() == "time_settings 60 30 5"
+    assert TimeControl.parse("60").gtp() == "time_settings 60 0 0"
+    for bad in ("", "x", "0", "1+2/0", "-3"):
+        with pytest.raises(ValueError):
+            TimeControl.parse(bad)
+
+
+def test_slow_engine_loses_on_its_clock() -> None:
+    # 1 s absolute per game, 0.4 s a move and a 0.1 s margin: the third move overruns.
+    summary = quiet_match(engine("--random", "1", "--slow", "0.4"), RANDOM_B, games=1,
+                          time=TimeControl(main=1), time_margin=0.1)
+    (game,) = summary.games
+    assert (game.method, game.culprit, game.result) == ("time", "A", "W+T")
+    assert game.moves == 4
+
+
+# -- GNU Go --------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.gnugo
+@pytest.mark.skipif(not os.access(GNUGO, os.X_OK), reason="GNU Go not installed at /usr/games/gnugo")
+def test_gnugo_beats_a_random_mover_on_7x7(tmp_path: Path) -> None:
+    # --capture-all-dead: the random mover cannot score, so miai counts with every stone alive (GTP.md 7.9).
+    gnugo = f"{GNUGO} --mode gtp --level 1 --chinese-rules --capture-all-dead"
+    summary = run_match(gnugo, RANDOM_B, MatchConfig(games=2, size=7, komi=7.5, sgf_dir=str(tmp_path)),
+                        progress=ProgressPrinter(io.StringIO()))
+    assert summary.engines[0].name == "GNU Go" and summary.engines[0].version == "3.8"
+    assert summary.wins == (2, 0)
+    assert all(g.method in ("count", "final_score", "resign") for g in summary.games)
+    assert all(load_sgf(Path(g.sgf_path).read_text()).result == g.result for g in summary.games if g.sgf_path)
+
+
+@pytest.mark.gnugo
+@pytest.mark.skipif(not os.access(GNUGO, os.X_OK), reason="GNU Go not installed at /usr/games/gnugo")
+def test_gnugo_against_itself_agrees_on_the_score() -> None:
+    gnugo = f"{GNUGO} --mode gtp --level 1 --chinese-rules"
+    summary = run_match(gnugo, gnugo, MatchConfig(games=1, size=7, komi=9.5),
+                        progress=ProgressPrinter(io.StringIO()))
+    (game,) = summary.games
+    assert game.method == "final_score" and game.engine_scores[0] == game.engine_scores[1]
+    assert game.result == game.engine_scores[0]
