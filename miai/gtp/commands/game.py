@@ -37,10 +37,11 @@ def generate(
     result = s.player.genmove(s.state.copy(), color, cleanup=cleanup, analysis=analysis, emit=emit)
     if result == RESIGN:
         return RESIGN
-    if isinstance(result, bool) or not isinstance(result, int):
+    size = s.state.size
+    if isinstance(result, bool) or not isinstance(result, int) or not PASS <= result < size * size:
         raise GtpError(f"engine returned an invalid move {result!r}")
     if result != PASS and not s.state.is_legal(result, color):
-        raise GtpError(f"engine chose an illegal move {to_gtp(result, s.state.size)}")
+        raise GtpError(f"engine chose an illegal move {to_gtp(result, size)}")
     if play:
         s.state.push(result, color)
     return result

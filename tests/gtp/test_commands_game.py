@@ -1,0 +1,213 @@
+"""Handicap, move generation, scoring, SGF and clock commands."""
+
+from __future__ import annotations
+
+import pytest
+
+from miai.go.coords import PASS, Color, parse_gtp
+from miai.gtp.commands.handicap import default_free_points
+from miai.gtp.player import RESIGN, TimeControl, TimeSystem
+
+from .fakes import Driver, FakePlayer
+
+
+def test_fixed_handicap_places_stones_and_white_moves(driver: Driver) -> None:
+    assert driver.ok("fixed_handicap 4") == "D16 Q16 D4 Q4"
+    state = driver.session.state
+    assert state.handicap == 4 and state.to_play == Color.WHITE
+    assert sorted(driver.ok("list_stones b").split()) == ["D16", "D4", "Q16", "Q4"]
+
+
+@pytest.mark.parametrize(("size", "count"), [(19, 1), (19, 10), (19, 0), (9, 10), (7, 5), (8, 5), (6, 2), (13, 99)])
+def test_fixed_handicap_invalid_counts(driver: Driver, size: int, count: int) -> None:
+    driver.ok(f"boardsize {size}")
+    assert driver.fail(f"fixed_handicap {count}") == "invalid number of stones"
+    assert driver.ok("list_stones b") == ""
+
+
+def test_handicap_needs_an_empty_board(driver: Driver) -> None:
+    driver.ok("play b pass")  # even a pass makes the game non-empty
+    assert driver.fail("fixed_handicap 2") == "board not empty"
+    assert driver.fail("place_free_handicap 2") == "board not empty"
+    assert driver.fail("set_free_handicap d4 q16") == "board not empty"
+    driver.ok("clear_board")
+    driver.ok("fixed_handicap 2")
+    assert driver.fail("fixed_handicap 2") == "board not empty"
+
+
+@pytest.mark.parametrize(("size", "count"), [(19, 2), (19, 9), (19, 17), (19, 50), (9, 12), (9, 80), (5, 7),
+                                             (2, 3), (3, 8), (10, 6)])
+def test_place_free_handicap_gives_exactly_n_distinct_vertices_on_one_line(size: int, count: int) -> None:
+    driver = Driver()
+    driver.ok(f"boardsize {size}")
+    text = driver.ok(f"place_free_handicap {count}")
+    vertices = text.split(" ")
+    assert "\n" not in text and len(vertices) == count and len(set(vertices)) == count
+    assert "PASS" not in text.upper().split()
+    assert sorted(driver.ok("list_stones b").split()) == sorted(vertices)
+    assert driver.session.state.to_play == Color.WHITE
+
+
+def test_place_free_handicap_starts_with_the_fixed_points() -> None:
+    driver = Driver()
+    assert driver.ok("place_free_handicap 4").split() == ["D16", "Q16", "D4", "Q4"]
+    assert default_free_points(19, 12)[:9] == default_free_points(19, 9)
+
+
+def test_place_free_handicap_spreads_extra_stones_off_the_edge() -> None:
+    points = default_free_points(19, 20)
+    for point in points:
+        y, x = divmod(point, 19)
+        assert 0 < x < 18 and 0 < y < 18
+
+
+def test_place_free_handicap_uses_the_players_points_when_valid() -> None:
+    player = FakePlayer(handicap_points=[parse_gtp("C3", 9), parse_gtp("G7", 9), parse_gtp("E5", 9)])
+    driver = Driver(player)
+    driver.ok("boardsize 9")
+    assert driver.ok("place_free_handicap 3") == "C3 G7 E5"
+    driver.ok("clear_board")
+    assert driver.ok("place_free_handicap 2") == "G7 C3"  # player gave 3 for 2: default used
+    assert "not 2 distinct points" in driver.err.getvalue()
+
+
+@pytest.mark.parametrize("count", ["0", "1", "361", "-2", "x"])
+def test_place_free_handicap_invalid_counts(driver: Driver, count: str) -> None:
+    expected = "syntax error" if not count.isdigit() else "invalid number of stones"
+    assert driver.fail(f"place_free_handicap {count}") == expected
+
+
+def test_set_free_handicap(driver: Driver) -> None:
+    assert driver.ok("set_free_handicap D4 q16 K10") == ""
+    assert driver.session.state.handicap == 3 and driver.session.state.to_play == Color.WHITE
+    assert sorted(driver.ok("list_stones b").split()) == ["D4", "K10", "Q16"]
+
+
+@pytest.mark.parametrize("args", ["", "d4", "d4 d4", "d4 pass", "pass pass"])
+def test_set_free_handicap_bad_vertex_list(driver: Driver, args: str) -> None:
+    assert driver.fail(f"set_free_handicap {args}") == "bad vertex list"
+    assert driver.ok("list_stones b") == ""
+
+
+def test_genmove_plays_the_players_move(driver: Driver) -> None:
+    driver.session.player.script[:] = [parse_gtp("D4", 19), PASS, RESIGN]  # type: ignore[attr-defined]
+    assert driver.ok("genmove b") == "D4"
+    assert driver.ok("genmove w") == "pass"
+    assert driver.ok("genmove b") == "resign"
+    moves = driver.session.state.moves
+    assert moves == [(Color.BLACK, parse_gtp("D4", 19)), (Color.WHITE, PASS)]
+
+
+def test_genmove_for_the_colour_not_to_move(driver: Driver) -> None:
+    driver.session.player.script[:] = [parse_gtp("C3", 19)]  # type: ignore[attr-defined]
+    assert driver.ok("genmove white") == "C3"
+    assert driver.session.state.moves == [(Color.WHITE, parse_gtp("C3", 19))]
+
+
+def test_genmove_rejects_an_illegal_engine_move(driver: Driver) -> None:
+    driver.ok("play b d4")
+    driver.session.player.script[:] = [parse_gtp("D4", 19), 10_000, "e5"]  # type: ignore[attr-defined]
+    assert driver.fail("genmove w") == "engine chose an illegal move D4"
+    assert driver.fail("genmove w").startswith("engine")
+    assert driver.fail("genmove w") == "engine returned an invalid move 'e5'"
+    assert len(driver.session.state.moves) == 1
+
+
+def test_reg_genmove_does_not_play_and_writes_pass_upper_case(driver: Driver, player: FakePlayer) -> None:
+    player.script[:] = [parse_gtp("Q4", 19), PASS]
+    assert driver.ok("reg_genmove b") == "Q4"
+    assert driver.ok("reg_genmove b") == "PASS"
+    assert driver.session.state.moves == []
+
+
+def test_genmove_cleanup_flag_reaches_the_player(driver: Driver, player: FakePlayer) -> None:
+    player.always_pass = True
+    assert driver.ok("kgs-genmove_cleanup w") == "pass"
+    assert ("genmove", (Color.WHITE, True)) in player.calls
+
+
+def test_final_score_uses_the_players_dead_stones(driver: Driver, player: FakePlayer) -> None:
+    driver.ok("boardsize 5")
+    driver.ok("komi 0.5")
+    driver.ok("play b c3")
+    assert driver.ok("final_score") == "B+24.5"  # area: 25 points for Black, komi 0.5
+    driver.ok("play w a1")
+    player.dead = [parse_gtp("A1", 5)]
+    assert driver.ok("final_score") == "B+24.5"
+    assert driver.ok("final_status_list dead") == "A1"
+    assert driver.ok("final_status_list alive") == "C3"
+    assert driver.ok("final_status_list seki") == ""
+    player.dead = []
+    assert driver.ok("final_status_list dead") == ""
+    assert driver.ok("final_status_list alive") == "C3\nA1"
+    assert driver.fail("final_status_list maybe") == "syntax error"
+
+
+def test_final_status_list_prints_one_chain_per_line(driver: Driver, player: FakePlayer) -> None:
+    driver.ok("boardsize 9")
+    for line in ("play b e5", "play b e4", "play w c3", "play b c7"):
+        driver.ok(line)
+    assert driver.ok("final_status_list alive") == "C7\nE5 E4\nC3"  # as GNU Go prints it
+
+
+def test_final_score_fails_on_bad_dead_list(driver: Driver, player: FakePlayer) -> None:
+    player.dead = [parse_gtp("D4", 19)]  # no stone there
+    assert driver.fail("final_score") == "cannot score"
+
+
+def test_time_settings_forms(driver: Driver, player: FakePlayer) -> None:
+    driver.ok("time_settings 300 30 5")
+    assert player.time_control == TimeControl(TimeSystem.CANADIAN, 300, 30, 5)
+    driver.ok("time_settings 600 0 0")
+    assert player.time_control == TimeControl(TimeSystem.ABSOLUTE, 600)
+    driver.ok("time_settings 0 1 0")
+    assert player.time_control == TimeControl(TimeSystem.NONE)
+    driver.ok("time_settings 0 10 1")
+    assert player.time_control == TimeControl(TimeSystem.CANADIAN, 0, 10, 1)
+    for bad in ("time_settings 1 2", "time_settings a 1 1", "time_settings -1 1 1", "time_settings 1 1 -1"):
+        assert driver.fail(bad) == "syntax error"
+    assert player.time_control == TimeControl(TimeSystem.CANADIAN, 0, 10, 1)
+
+
+def test_time_left(driver: Driver, player: FakePlayer) -> None:
+    driver.ok("time_left b 123 0")
+    driver.ok("time_left white 7.5 3")
+    assert [(r.color, r.seconds, r.stones) for r in player.clock] == [(Color.BLACK, 123, 0), (Color.WHITE, 7.5, 3)]
+    assert driver.fail("time_left x 1 1") == "syntax error"
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("kgs-time_settings none", TimeControl(TimeSystem.NONE)),
+        ("kgs-time_settings absolute 600", TimeControl(TimeSystem.ABSOLUTE, 600)),
+        ("kgs-time_settings canadian 600 300 25", TimeControl(TimeSystem.CANADIAN, 600, 300, 25)),
+        ("kgs-time_settings byoyomi 1200 30 5", TimeControl(TimeSystem.BYOYOMI, 1200, 30, periods=5)),
+        ("kata-time_settings fischer 300 20", TimeControl(TimeSystem.FISCHER, 300, increment=20)),
+        ("kata-time_settings fischer-capped 300 20 600 -1",
+         TimeControl(TimeSystem.FISCHER_CAPPED, 300, increment=20, main_time_limit=600, max_time_per_move=-1)),
+        ("kata-time_settings BYOYOMI 10 5 3", TimeControl(TimeSystem.BYOYOMI, 10, 5, periods=3)),
+    ],
+)
+def test_kgs_and_kata_time_settings(driver: Driver, player: FakePlayer, line: str, expected: TimeControl) -> None:
+    assert driver.ok(line) == ""
+    assert player.time_control == expected
+
+
+@pytest.mark.parametrize("line", ["kgs-time_settings", "kgs-time_settings fischer 300 20",
+                                  "kgs-time_settings byoyomi 1 2", "kgs-time_settings absolute x",
+                                  "kata-time_settings sudden 5", "kata-time_settings canadian 1 2 3 4",
+                                  "kata-time_settings fischer -5 2"])
+def test_time_settings_errors(driver: Driver, player: FakePlayer, line: str) -> None:
+    assert driver.fail(line) == "syntax error"
+    assert player.time_control is None
+
+
+def test_kata_list_time_settings_mentions_fischer_capped(driver: Driver) -> None:
+    assert "fischer-capped" in driver.ok("kata-list_time_settings").split("\n")
+
+
+def test_kata_raw_nn(driver: Driver) -> None:
+    assert driver.ok("kata-raw-nn 3") == "symmetry 3\nwhiteWin 0.5\noptimism 0"
+    assert driver.ok("kata-raw-nn all 1.0").startswith("symmetry None")
+    assert driver.fail("kata-raw-nn 8") == "syntax error"
