@@ -78,7 +78,7 @@ class Board:
     (0, True)
     """
 
-    __slots__ = ("size", "geo", "color", "chain", "ko_point", "ko_color", "hash", "count")
+    __slots__ = ("size", "geo", "color", "chain", "ko_point", "ko_color", "hash", "count", "atari")
 
     def __init__(self, size: int) -> None:
         self.geo = geometry(size)
@@ -92,6 +92,9 @@ class Board:
         self.ko_color = 0
         self.hash = zobrist.size_key(size)
         self.count = [0, 0, 0]  # stones on the board per colour
+        # A superset of the live chains with exactly one liberty: every event that can leave a chain with one
+        # liberty adds it here; scans drop dead and healthy entries. Only the superko scan reads it.
+        self.atari: set[Chain] = set()
 
     # ----------------------------------------------------------------- reading
     def color_at(self, move: int) -> int:
@@ -185,21 +188,38 @@ class Board:
                         h ^= geo.zob[c][s]
         return h
 
-    def capturing_or_suicide_moves(self, c: int, multi_stone_suicide: bool) -> list[int]:
-        """Flat moves where ``c`` would capture, or commit (legal) multi-stone suicide. Scans the board."""
-        chain, color = self.chain, self.color
+    def capturing_or_suicide_moves(self, c: int, captures: bool, suicides: bool) -> list[tuple[int, int, int]]:
+        """Moves where ``c`` would capture (if ``captures``) or commit multi-stone suicide (if ``suicides``), with
+        the stone counts they leave.
+
+        Returns ``(move, stones of c after, opponent stones after)`` per move, found from the atari set (no scan).
+        Moves banned by simple ko are included; the caller filters them.
+        """
+        chain, color, nbrs = self.chain, self.color, self.geo.nbrs
         opp = 3 - c
-        seen: set[int] = set()
-        result: set[int] = set()
-        for p in self.geo.points:
-            v = color[p]
-            if v == opp or (v == c and multi_stone_suicide):
-                ch = chain[p]
-                if len(ch.libs) == 1 and id(ch) not in seen:  # type: ignore[union-attr]
-                    seen.add(id(ch))
-                    result.update(ch.libs)  # type: ignore[union-attr]
+        capture_sizes: dict[int, int] = {}
+        own_atari: dict[int, int] = {}
+        for ch in self.prune_atari():
+            first = ch.stones[0]
+            (lib,) = ch.libs
+            if color[first] == opp:
+                capture_sizes[lib] = capture_sizes.get(lib, 0) + len(ch.stones)
+            elif suicides:
+                own_atari[lib] = own_atari.get(lib, 0) + len(ch.stones)
         outer = self.geo.outer
-        return sorted(outer[p] for p in result if self.legality(outer[p], c, multi_stone_suicide) is None)
+        own, other = self.count[c], self.count[opp]
+        result = [(outer[q], own + 1, other - k) for q, k in capture_sizes.items()] if captures else []
+        for q, k in own_atari.items():
+            if q in capture_sizes or any(color[r] == 0 or (color[r] == c and len(chain[r].libs) > 1) for r in nbrs[q]):
+                continue  # not a suicide: the stone keeps a liberty
+            result.append((outer[q], own - k, other))
+        return result
+
+    def prune_atari(self) -> set[Chain]:
+        """Drop dead and healthy chains from the atari set; returns the set (now exactly the chains in atari)."""
+        chain = self.chain
+        self.atari = {ch for ch in self.atari if len(ch.libs) == 1 and chain[ch.stones[0]] is ch}
+        return self.atari
 
     # ----------------------------------------------------------------- play / undo
     def play(self, move: int, c: int) -> tuple[Any, ...]:
@@ -230,7 +250,9 @@ class Board:
         for ch in enemies:
             libs = ch.libs
             libs.discard(p)
-            if not libs:
+            if len(libs) == 1:
+                self.atari.add(ch)
+            elif not libs:
                 if captured is None:
                     captured = [ch]
                 else:
@@ -282,6 +304,10 @@ class Board:
             h = self._remove(mine, c, h)
             removed = len(mine.stones)
             count[c] -= removed
+        if len(mine.libs) == 1:  # checked after captures: a capturing stone can grow from 0 to 1 liberty
+            self.atari.add(mine)
+        if len(self.atari) > 64:
+            self.prune_atari()
         record = (p, c, enemies, captured, merge, self.ko_point, self.ko_color, old_hash, suicide, removed)
         if removed == 1 and not suicide and len(mine.stones) == 1 and len(mine.libs) == 1:
             self.ko_point = captured[0].stones[0]  # type: ignore[index]
@@ -310,12 +336,16 @@ class Board:
         p, c, enemies, captured, merge, ko_point, ko_color, old_hash, suicide, removed = record
         color, chain, nbrs = self.color, self.chain, self.geo.nbrs
         opp = 3 - c
+        atari = self.atari
         if suicide:
             mine = merge[0]
             for s in mine.stones:
                 for q in nbrs[s]:
                     if color[q] == opp:
-                        chain[q].libs.discard(s)  # type: ignore[union-attr]
+                        libs = chain[q].libs  # type: ignore[union-attr]
+                        libs.discard(s)
+                        if len(libs) == 1:
+                            atari.add(chain[q])  # type: ignore[arg-type]
             for s in mine.stones:
                 color[s] = c
                 chain[s] = mine
@@ -325,10 +355,14 @@ class Board:
                 for s in ch.stones:
                     for q in nbrs[s]:
                         if color[q] == c:
-                            chain[q].libs.discard(s)  # type: ignore[union-attr]
+                            libs = chain[q].libs  # type: ignore[union-attr]
+                            libs.discard(s)
+                            if len(libs) == 1:
+                                atari.add(chain[q])  # type: ignore[arg-type]
                 for s in ch.stones:
                     color[s] = opp
                     chain[s] = ch
+                atari.add(ch)  # it comes back with the single liberty p
             self.count[opp] += removed
         for ch in enemies:
             ch.libs.add(p)
@@ -337,6 +371,8 @@ class Board:
             del mine.stones[old_len:]
             mine.libs = old_libs
             for f in friends:
+                if len(f.libs) == 1:
+                    atari.add(f)
                 if f is not mine:
                     for s in f.stones:
                         chain[s] = f
@@ -425,6 +461,8 @@ class Board:
                             stack.append(r)
                 if not ch.libs:
                     raise SetupError(f"chain at {self.geo.outer[p]} has no liberties")
+                if len(ch.libs) == 1:
+                    self.atari.add(ch)
 
     def copy(self) -> Board:
         """An independent copy (chains rebuilt; ko and hash kept)."""

@@ -71,7 +71,7 @@ class GameState:
         self._setup_to_play = 1
         self._ko_keys = zobrist.point_keys("ko", size)
         self._ban_keys = zobrist.point_keys("ban", size)
-        self._rules_key = zobrist.key("rules/" + repr(sorted(rules.to_json().items())))
+        self._rules_key = zobrist.rules_key(rules.to_json())
         self._reset_history()
 
     # ----------------------------------------------------------------- simple reads
@@ -330,23 +330,26 @@ class GameState:
                 if move is not None and board.legality(move, c, self._suicide) is None:
                     if board.hash_after(move, c) ^ extra in counts:
                         banned.add(move)
-        if self._may_capture_into_history(c, own, other):
-            for move in board.capturing_or_suicide_moves(c, self._suicide):
-                if board.hash_after(move, c) ^ extra in counts:
-                    banned.add(move)
+        captures, suicides = self._may_capture_into_history(c, own, other)
+        if captures or suicides:
+            buckets = self._sk_buckets
+            for move, own_after, other_after in board.capturing_or_suicide_moves(c, captures, suicides):
+                if ((own_after, other_after) if c == 1 else (other_after, own_after)) in buckets:
+                    if board.hash_after(move, c) ^ extra in counts:
+                        banned.add(move)
         if board.ko_point != NO_POINT and board.ko_color == c:
             banned.discard(board.ko_move)
         return tuple(sorted(banned))
 
-    def _may_capture_into_history(self, c: int, own: int, other: int) -> bool:
+    def _may_capture_into_history(self, c: int, own: int, other: int) -> tuple[bool, bool]:
+        """Could a capture, or a suicide, by ``c`` reach stone counts seen before?"""
         after_capture = self._count_index[c].get(own + 1)
-        if after_capture and any(n < other for n in after_capture):
-            return True
+        captures = bool(after_capture) and any(n < other for n in after_capture)  # type: ignore[union-attr]
+        suicides = False
         if self._suicide:
             after_suicide = self._count_index[3 - c].get(other)
-            if after_suicide and any(n < own for n in after_suicide):
-                return True
-        return False
+            suicides = bool(after_suicide) and any(n < own for n in after_suicide)  # type: ignore[union-attr]
+        return captures, suicides
 
     def _reset_history(self) -> None:
         """Make the current position the start of the game: fresh superko history and hashes."""

@@ -56,6 +56,11 @@ def komi_key(komi_from_mover: float) -> int:
     return key(f"komi/{round(komi_from_mover * 256)}")
 
 
+def rules_key(rules_json: dict[str, object]) -> int:
+    """Key for a rule set, from its kata-get-rules JSON object."""
+    return key("rules/" + repr(sorted(rules_json.items())))
+
+
 def splitmix64(x: int) -> int:
     """The splitmix64 finaliser on a 64-bit value."""
     x = (x + 0x9E3779B97F4A7C15) & MASK64
