@@ -1,0 +1,87 @@
+"""miai against KataGo 1.17.2, position by position (shared/reference/*.jsonl).
+
+For every recorded position: every policy probability within 0.002 of KataGo's, win and loss
+within 0.002, lead within 0.05 points, ownership within 0.01, and the same illegal points.
+Each net is converted once per test session into a temporary cache. The whole file takes about
+20 s on one core (the KaTrain nets are downloaded once into ~/.cache/miai).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from miai.nets.evaluator import OnnxEvaluator
+from miai.nets.loading import load_evaluator
+from miai.nets.rawnn import raw_nn
+
+from .reference_cases import NETS_DIR, compare, load_records, state_from_record
+
+SMALL_NETS = {
+    "pub_b6.jsonl": "g170-b6c96-s175395328-d26788732.bin.gz",
+    "pub_t7a.jsonl": "b7c96h3tfrs-test5-cnorm.bin.gz",
+    "pub_t7b.jsonl": "b7c96h6kv3qk32v16tflrs-fson-bnh.bin.gz",
+}
+KATRAIN_NETS = {"pub_b15.jsonl": "1.9.3", "pub_nbt.jsonl": "1.14.0", "pub_tf.jsonl": "1.20.0"}
+
+
+@pytest.fixture(scope="session")
+def net_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("converted-nets")
+
+
+_evaluators: dict[str, OnnxEvaluator] = {}
+
+
+def evaluator_for(model: Path, cache: Path) -> OnnxEvaluator:
+    """Convert (once per session) and load a KataGo model, dynamic board size."""
+    key = str(model)
+    if key not in _evaluators:
+        evaluator = load_evaluator(model, directory=cache)
+        assert isinstance(evaluator, OnnxEvaluator)
+        _evaluators[key] = evaluator
+    return _evaluators[key]
+
+
+def katrain_model(version: str) -> Path:
+    """The net inside a KaTrain wheel, downloaded once; skips when that is impossible."""
+    from miai.nets.katrain_nets import KatrainNetError, fetch_katrain_net
+
+    try:
+        return fetch_katrain_net(version)
+    except (KatrainNetError, OSError) as exc:
+        pytest.skip(f"cannot download the KaTrain {version} net ({exc}); reference test skipped")
+
+
+def check_file(reference: str, model: Path, cache: Path) -> None:
+    records = load_records(reference)
+    if not records:
+        pytest.skip(f"{reference} not found next to the repository (../shared/reference)")
+    evaluator = evaluator_for(model, cache)
+    failures = []
+    for record in records:
+        result = raw_nn(evaluator, state_from_record(record), [0])[0]
+        mismatch = compare(result, record)
+        if not mismatch.within_tolerance():
+            failures.append(f"{record['id']}: {mismatch}")
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("reference", sorted(SMALL_NETS))
+def test_small_nets_match_katago(reference: str, net_cache: Path) -> None:
+    model = NETS_DIR / SMALL_NETS[reference]
+    if not model.is_file():
+        pytest.skip(f"{model} not found")
+    check_file(reference, model, net_cache)
+
+
+@pytest.mark.download
+def test_b15_katrain_net_matches_katago(net_cache: Path) -> None:
+    check_file("pub_b15.jsonl", katrain_model(KATRAIN_NETS["pub_b15.jsonl"]), net_cache)
+
+
+@pytest.mark.download
+@pytest.mark.parametrize("reference", ["pub_nbt.jsonl", "pub_tf.jsonl"])
+def test_big_katrain_nets_match_katago(reference: str, net_cache: Path) -> None:
+    check_file(reference, katrain_model(KATRAIN_NETS[reference]), net_cache)
