@@ -389,6 +389,19 @@ class GameState:
         self._setup_colors = colors
         self._reset_history()
 
+    def set_to_play(self, color: Color | int) -> None:
+        """Choose who moves first (SGF ``PL``). Allowed only before the first move.
+
+        Raises:
+            SetupError: after moves, or for a colour other than black or white.
+        """
+        if self._stack:
+            raise SetupError("the first player can only be set before the first move")
+        if int(color) not in (1, 2):
+            raise SetupError(f"bad colour {color!r}")
+        self._to_play = self._setup_to_play = int(color)
+        self._reset_history()
+
     def set_handicap(self, points: Iterable[int]) -> None:
         """Place black handicap stones on an empty board; White moves next.
 
