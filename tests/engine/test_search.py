@@ -1,0 +1,304 @@
+"""The graph search on hand-built toy games with a scripted evaluator: formulas, modes, terminals, cycles, reuse."""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import defaultdict
+
+import pytest
+
+from miai.engine.config import SearchConfig
+from miai.engine.graph import Node, reachable_ids
+from miai.engine.search import PASS, Search, SearchError
+from toygame import ScriptedEvaluator, ToyGame, ToyState, set_game
+
+
+def config(**kw: object) -> SearchConfig:
+    base: dict[str, object] = dict(max_visits=300, batch_size=1, seed=1, use_lcb=False, forbid_eye_filling=False)
+    base.update(kw)
+    return SearchConfig(**base)  # type: ignore[arg-type]
+
+
+def searched(game: ToyGame, values: dict[str, float] | None = None, **kw: object) -> Search:
+    search = Search(ScriptedEvaluator(values), config(**kw))
+    search.set_root(ToyState(game))
+    search.run()
+    return search
+
+
+def nodes_of(search: Search) -> list[Node]:
+    assert search.root is not None
+    found = {id(search.root): search.root}
+    stack = [search.root]
+    while stack:
+        for child in stack.pop().children():
+            if id(child) not in found:
+                found[id(child)] = child
+                stack.append(child)
+    return list(found.values())
+
+
+def incoming_edge_visits(search: Search) -> dict[int, int]:
+    incoming: dict[int, int] = defaultdict(int)
+    for node in nodes_of(search):
+        for edge in node.edges:
+            if edge.child is not None:
+                incoming[id(edge.child)] += edge.visits
+    return incoming
+
+
+def assert_graph_sound(search: Search) -> None:
+    """N = 1 + sum(edge visits) everywhere and nothing left in flight; Q = (U + sum(edge visits * child Q)) / N
+    wherever it must be fresh: everywhere in tree mode, and at the root in graph mode (a shared child can change
+    through another parent after this node's last update; the root is updated at the end of every playout)."""
+    for node in nodes_of(search):
+        assert node.virtual_loss == 0 and not node.pending
+        if node.terminal or not node.expanded:
+            continue
+        weighted = [e for e in node.edges if e.visits]
+        n = 1 + sum(e.visits for e in weighted)
+        assert node.visits == n
+        if search.config.graph and node is not search.root:
+            continue
+        for i, own in enumerate(node.own):
+            total = own + sum(e.visits * e.child.q[i] for e in weighted)  # type: ignore[union-attr]
+            assert node.q[i] == pytest.approx(total / n, abs=1e-9)
+
+
+# ---------------------------------------------------------------------------------------- formulas and limits
+@pytest.mark.parametrize("mode", ["stop", "continue", "leaky", "tree"])
+@pytest.mark.parametrize("batch", [1, 8])
+def test_n_and_q_hold_after_a_search(mode: str, batch: int) -> None:
+    options: dict[str, object] = {"graph": False} if mode == "tree" else {"child_visits_exceed_edge": mode}
+    search = searched(set_game(points=4, depth=4), {"b[0]w[]": 0.4, "b[1]w[]": -0.2},
+                      batch_size=batch, leak_probability=0.5, **options)
+    assert search.root is not None and search.root.visits == 300
+    assert_graph_sound(search)
+
+
+def test_root_value_matches_scripted_leaf_values() -> None:
+    game = ToyGame({"root": {0: "a", 1: "b"}, "a": {0: "a2"}, "b": {0: "b2"}})
+    search = Search(ScriptedEvaluator({"a": 0.5, "b": -1.0}), config(max_visits=3))
+    search.set_root(ToyState(game))
+    search.run()
+    root = search.root
+    assert root is not None and root.visits == 3
+    # root U = 0, one visit each to a (White +0.5) and b (White -1); White's view.
+    assert root.q[1] == pytest.approx((0 + 0.5 - 1.0) / 3)
+    snapshot = search.snapshot()
+    by_move = {m.move: m for m in snapshot.moves}
+    assert by_move[1].winrate == pytest.approx(1.0)  # Black to move: b is a sure Black win
+    assert by_move[0].winrate == pytest.approx(0.25)
+    assert by_move[1].score_mean == pytest.approx(10.0)
+
+
+def test_visit_and_playout_limits_are_exact_with_batches() -> None:
+    evaluator = ScriptedEvaluator(max_batch=4)
+    search = Search(evaluator, config(max_visits=50, batch_size=16))
+    search.set_root(ToyState(set_game(points=5, depth=4)))
+    snap = search.run()
+    assert snap.root.visits == 50
+    assert max(evaluator.batches) <= 4  # capped by the evaluator's max_batch
+    snap = search.run(max_visits=0, max_playouts=7)
+    assert snap.root.visits == 57 and snap.root.playouts == 7
+
+
+def test_stop_event_and_progress_callback() -> None:
+    search = Search(ScriptedEvaluator(), config(max_visits=0, max_playouts=40, batch_size=4))
+    search.set_root(ToyState(set_game()))
+    seen = []
+    snap = search.run(on_progress=seen.append, progress_interval=0.0)
+    assert snap.root.playouts == 40 and len(seen) >= 5
+    stop = threading.Event()
+    stop.set()
+    assert search.run(stop=stop).root.playouts == 0
+
+
+def test_run_before_set_root_is_an_error() -> None:
+    with pytest.raises(SearchError):
+        Search(ScriptedEvaluator(), config()).run()
+
+
+# ------------------------------------------------------------------------------------------ transpositions
+def test_transposed_child_is_one_node_with_edge_and_child_visits_apart() -> None:
+    search = searched(set_game(points=4, depth=4))
+    incoming = incoming_edge_visits(search)
+    parents: dict[int, int] = defaultdict(int)
+    for node in nodes_of(search):
+        for child in node.children():
+            parents[id(child)] += 1
+    shared = [n for n in nodes_of(search) if parents[id(n)] >= 2 and not n.terminal]
+    assert shared, "the set game must produce transpositions"
+    assert search.stats()["transposition_hits"] > 0
+    # stop mode: an edge visit either descends into the child (child visit) or stops at it (no child visit).
+    stops = sum(incoming[id(n)] - n.visits for n in shared)
+    assert all(incoming[id(n)] >= n.visits for n in shared)
+    assert stops > 0
+
+
+def test_stop_mode_accounts_every_stopped_playout() -> None:
+    search = searched(set_game(points=4, depth=4))
+    incoming = incoming_edge_visits(search)
+    gap = sum(incoming[id(n)] - n.visits for n in nodes_of(search) if n is not search.root)
+    assert gap == search.stats()["stopped_early"] > 0
+    assert search.stats()["leaky_descents"] == 0
+
+
+def test_continue_mode_always_descends() -> None:
+    search = searched(set_game(points=4, depth=4), child_visits_exceed_edge="continue")
+    incoming = incoming_edge_visits(search)
+    for node in nodes_of(search):
+        if node is not search.root:
+            assert incoming[id(node)] == node.visits
+    assert search.stats()["stopped_early"] == 0
+
+
+@pytest.mark.parametrize("probability, stops, leaks", [(0.0, True, False), (1.0, False, True), (0.5, True, True)])
+def test_leaky_mode_descends_with_the_configured_probability(probability: float, stops: bool, leaks: bool) -> None:
+    search = searched(set_game(points=4, depth=4), child_visits_exceed_edge="leaky", leak_probability=probability)
+    stats = search.stats()
+    assert (stats["stopped_early"] > 0) == stops
+    assert (stats["leaky_descents"] > 0) == leaks
+    incoming = incoming_edge_visits(search)
+    gap = sum(incoming[id(n)] - n.visits for n in nodes_of(search) if n is not search.root)
+    assert gap == stats["stopped_early"]
+
+
+def test_tree_mode_never_shares_nodes() -> None:
+    search = searched(set_game(points=4, depth=4), graph=False)
+    parents: dict[int, int] = defaultdict(int)
+    for node in nodes_of(search):
+        for child in node.children():
+            parents[id(child)] += 1
+    assert max(parents.values()) == 1
+    stats = search.stats()
+    assert stats["transposition_hits"] == 0 and stats["stopped_early"] == 0
+    assert_graph_sound(search)
+
+
+def test_graph_mode_evaluates_fewer_positions_than_tree_mode() -> None:
+    graph = searched(set_game(points=5, depth=4), max_visits=400)
+    tree = searched(set_game(points=5, depth=4), max_visits=400, graph=False)
+    assert graph.stats()["net_evals"] < tree.stats()["net_evals"]
+
+
+# ---------------------------------------------------------------------------------------------- terminals
+def test_terminal_children_are_valued_by_their_exact_score() -> None:
+    # Black to move; "win" ends with Black 5 points ahead, "lose" with White 5 ahead.
+    game = ToyGame({"root": {0: "win", 1: "lose", 2: "open"}, "open": {0: "x"}}, {"win": -5.0, "lose": 5.0})
+    search = searched(game, {"open": 0.0}, max_visits=60)
+    snap = search.snapshot()
+    by_move = {m.move: m for m in snap.moves}
+    assert by_move[0].winrate == 1.0 and by_move[0].score_mean == 5.0 and by_move[0].score_stdev == 0.0
+    assert by_move[1].winrate == 0.0 and by_move[1].score_lead == -5.0
+    assert search.best_move(snap) == 0
+    win_edge = search.root.edge_for(0)  # type: ignore[union-attr]
+    assert win_edge is not None and win_edge.child is not None and win_edge.child.terminal
+    assert win_edge.child.visits == win_edge.visits  # each visit counts the exact result once more
+
+
+def test_game_already_over_returns_an_empty_snapshot() -> None:
+    game = ToyGame({"root": {}}, {"root": 1.0})
+    search = Search(ScriptedEvaluator(), config())
+    search.set_root(ToyState(game))
+    snap = search.run()
+    assert snap.moves == () and search.best_move(snap) == PASS
+
+
+# ------------------------------------------------------------------------------------------------- cycles
+def cycle_game() -> ToyGame:
+    # a -> b -> a -> ... with the same hashes each time round (a history-free hash), plus exits.
+    return ToyGame({"root": {0: "a"}, "a": {0: "b", 1: "a_out"}, "b": {0: "a", 1: "b_out"},
+                    "a_out": {0: "end"}, "b_out": {0: "end"}}, {"end": 1.0})
+
+
+@pytest.mark.parametrize("mode", ["stop", "continue"])
+def test_cycles_do_not_recurse_forever(mode: str) -> None:
+    search = searched(cycle_game(), child_visits_exceed_edge=mode, max_visits=400, batch_size=4)
+    assert search.root is not None and search.root.visits == 400
+    assert search.stats()["cycle_stops"] > 0
+    assert_graph_sound(search)
+    for move in search.snapshot().moves:
+        assert len(move.pv) <= search.config.pv_length
+
+
+# -------------------------------------------------------------------------------------------- legality
+class SuperkoState(ToyState):
+    """A toy state where move 1 at the root is offered by the evaluator but illegal on the current path."""
+
+    def is_legal(self, move: int) -> bool:
+        return not (self.position == "root" and move == 1) and super().is_legal(move)
+
+    def copy(self) -> SuperkoState:
+        other = SuperkoState(self.game)
+        other.path, other.moves = list(self.path), list(self.moves)
+        return other
+
+
+def test_move_illegal_on_the_path_is_skipped() -> None:
+    game = ToyGame({"root": {0: "a", 1: "b", 2: "c"}, "a": {0: "x"}, "b": {0: "x"}, "c": {0: "x"}}, {"x": 0.0})
+    search = Search(ScriptedEvaluator(priors={"root": {0: 0.1, 1: 0.8, 2: 0.1}}), config(max_visits=50))
+    search.set_root(SuperkoState(game))
+    snap = search.run()
+    assert 1 not in {m.move for m in snap.moves}
+    assert search.stats()["illegal_edges"] == 1
+
+
+# ------------------------------------------------------------------------------------------------- reuse
+def test_tree_reuse_keeps_the_subgraph_and_sweeps_the_rest() -> None:
+    game = set_game(points=5, depth=4)
+    search = Search(ScriptedEvaluator(), config(max_visits=400))
+    state = ToyState(game)
+    search.set_root(state)
+    snap = search.run()
+    move = snap.moves[0].move
+    edge = search.root.edge_for(move)  # type: ignore[union-attr]
+    assert edge is not None and edge.child is not None
+    kept, kept_visits = edge.child, edge.child.visits
+    reachable = reachable_ids(kept)
+    before = len(search.table)
+    state.push(move)
+    search.set_root(state)
+    assert search.root is kept and kept.visits == kept_visits
+    assert {id(n) for n in search.table} == reachable - {id(kept)}  # root outside the table
+    assert search.stats()["nodes_freed"] == before - len(search.table) - 1
+    search.run(max_visits=kept_visits + 50)
+    assert search.root.visits == kept_visits + 50
+    assert_graph_sound(search)
+
+
+def test_unrelated_position_clears_the_graph() -> None:
+    game = set_game(points=5, depth=4)
+    search = Search(ScriptedEvaluator(), config(max_visits=100))
+    search.set_root(ToyState(game))
+    search.run()
+    other = ToyState(game)
+    other.push(1)
+    search.set_root(other)  # not an extension of the previous root: the moves differ
+    search.set_root(ToyState(game))
+    assert search.root is None and len(search.table) == 0
+
+
+# --------------------------------------------------------------------------------------------- move choice
+def test_lcb_prefers_a_reliable_move_and_temperature_samples() -> None:
+    search = searched(set_game(points=5, depth=3), max_visits=500, use_lcb=True)
+    snap = search.snapshot()
+    assert [m.order for m in snap.moves] == list(range(len(snap.moves)))
+    floor = search.config.min_visit_prop_for_lcb * max(m.edge_visits for m in snap.moves)
+    eligible = [m for m in snap.moves if m.edge_visits >= floor]
+    assert snap.moves[0].utility_lcb == max(m.utility_lcb for m in eligible)
+    for m in snap.moves:
+        assert m.lcb <= m.winrate and m.utility_lcb <= m.utility
+    hot = Search(ScriptedEvaluator(), config(temperature=5.0, temperature_early=5.0, seed=3))
+    picks = {hot.best_move(snap) for _ in range(200)}
+    assert len(picks) > 1 and picks <= {m.move for m in snap.moves}
+
+
+def test_stats_report_the_counters() -> None:
+    search = searched(set_game(points=4, depth=4), max_visits=120, batch_size=4)
+    stats = search.stats()
+    assert stats["visits"] == 120
+    assert stats["nodes"] == len(search.table) + 1
+    assert stats["net_evals"] + stats["stopped_early"] + stats["terminal_visits"] + stats["cycle_stops"] == 120
+    assert math.isfinite(stats["last_run"]["playouts_per_second"])

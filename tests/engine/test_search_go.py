@@ -1,0 +1,163 @@
+"""The search on real Go positions (miai.go.state.GameState) with the uniform and a scoring evaluator."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from miai.engine.config import SearchConfig
+from miai.engine.search import PASS, Search, own_eye_mask
+from miai.go.coords import parse_gtp
+from miai.go.rules import Rules
+from miai.go.state import GameState
+from miai.nets.evaluator import Evaluation, UniformEvaluator, legal_mask
+
+
+def board(rows: Sequence[str], komi: float = 0.5, black_move: str | None = None, white_passed: bool = False,
+          rules: str = "tromp-taylor") -> GameState:
+    """A position from rows (top row first) of X (Black), O (White) and '.'; optionally Black then plays
+    ``black_move`` and White passes, so that Black is to move after a White pass."""
+    size = len(rows)
+    state = GameState(size, Rules.preset(rules), komi)
+    black = [y * size + x for y, row in enumerate(rows) for x, c in enumerate(row.split()) if c == "X"]
+    white = [y * size + x for y, row in enumerate(rows) for x, c in enumerate(row.split()) if c == "O"]
+    state.set_stones(black, white)
+    if black_move is not None:
+        state.push(parse_gtp(black_move, size))
+    if white_passed:
+        state.push(PASS)
+    return state
+
+
+class TrompTaylorEvaluator:
+    """Uniform policy; value and score from the Tromp-Taylor count of the position as it stands."""
+
+    max_batch = 32
+
+    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
+        out = []
+        for state in states:
+            mask = legal_mask(state)
+            side = 1.0 if int(state.to_play) == 2 else -1.0
+            score = side * state.tromp_taylor_score()
+            value = float(np.tanh(score / 4.0))
+            out.append(Evaluation((mask / mask.sum()).astype(np.float32), (1 + value) / 2, (1 - value) / 2, 0.0,
+                                  score, 1.0, score, None))
+        return out
+
+
+def run(state: GameState, evaluator: object, **kw: object) -> tuple[Search, int]:
+    options: dict[str, object] = dict(max_visits=400, batch_size=8, seed=5)
+    options.update(kw)
+    search = Search(evaluator, SearchConfig(**options))  # type: ignore[arg-type]
+    search.set_root(state)
+    snapshot = search.run()
+    return search, search.best_move(snapshot)
+
+
+EYES = [
+    ". X O . .",
+    "X X O . .",
+    ". X O . .",
+    "X X O . .",
+    ". X O . .",
+]
+
+
+def test_own_eye_mask_finds_single_point_true_eyes() -> None:
+    state = board(EYES)
+    eyes = own_eye_mask(state.stones(), 5, 1)
+    assert sorted(np.flatnonzero(eyes)) == [0, 10, 20]
+    assert not own_eye_mask(state.stones(), 5, 2).any()
+
+
+def test_false_eye_is_not_an_eye() -> None:
+    rows = [
+        ". X . . .",
+        "X O . . .",
+        ". . . . .",
+        ". . . . .",
+        ". . . . .",
+    ]
+    assert not own_eye_mask(board(rows).stones(), 5, 1)[0]  # corner with an opponent diagonal
+
+
+def test_search_never_fills_its_own_eyes() -> None:
+    search, _ = run(board(EYES), UniformEvaluator(), max_visits=200)
+    root_moves = {m for m, _ in search.root.all_priors()}  # type: ignore[union-attr]
+    assert root_moves.isdisjoint({0, 10, 20})
+    assert PASS in root_moves
+
+
+def test_passes_to_win_when_the_opponent_passed_and_the_count_wins() -> None:
+    rows = [
+        ". . . X O",
+        ". . . X O",
+        ". . . X O",
+        ". . . X O",
+        ". . . . O",
+    ]
+    state = board(rows, komi=7.5, black_move="D1", white_passed=True)  # Black 20 - White 5 - 7.5
+    assert state.tromp_taylor_score() < 0
+    search, move = run(state, UniformEvaluator())
+    assert move == PASS
+    assert search.snapshot().moves[0].winrate == 1.0
+
+
+def test_does_not_pass_into_a_lost_count() -> None:
+    rows = [
+        ". X O . .",
+        ". X O . .",
+        ". X O . .",
+        ". X O . .",
+        ". . O . .",
+    ]
+    state = board(rows, komi=7.5, black_move="B1", white_passed=True)  # White 15 + 7.5 vs Black 10
+    assert state.tromp_taylor_score() > 0
+    search, move = run(state, UniformEvaluator())
+    assert move != PASS
+    by_move = {m.move: m for m in search.snapshot().moves}
+    if PASS in by_move:
+        assert by_move[PASS].winrate == 0.0  # valued by the exact count, not by the net
+
+
+@pytest.mark.parametrize("evaluator", [UniformEvaluator(), TrompTaylorEvaluator()], ids=["uniform", "count"])
+def test_finds_the_obvious_capture(evaluator: object) -> None:
+    # White's stone at A3 is in atari; capturing at A2 turns a 1.5-point loss into a 1.5-point win (komi -6.5).
+    rows = [
+        ". X O . O",
+        "X X O O O",
+        "O X O . O",
+        ". X O O O",
+        "X X O . O",
+    ]
+    state = board(rows, komi=-6.5)
+    assert state.tromp_taylor_score() == 1.5
+    search, move = run(state, evaluator, max_visits=300)
+    assert move == parse_gtp("A2", 5)
+    assert search.snapshot().moves[0].winrate > 0.5
+
+
+@pytest.mark.parametrize("size", [9, 19])
+def test_search_on_an_empty_board_is_sound(size: int) -> None:
+    state = GameState(size)
+    search, move = run(state, UniformEvaluator(), max_visits=150)
+    assert state.is_legal(move)
+    assert search.root is not None and search.root.visits == 150
+    snap = search.snapshot()
+    assert snap.root.ownership is not None and snap.root.ownership.shape == (size * size,)
+    assert sum(m.edge_visits for m in snap.moves) == 149
+
+
+def test_superko_rules_and_tree_reuse_on_a_real_game() -> None:
+    state = GameState(9, Rules.preset("tromp-taylor"), 7.5)
+    search = Search(UniformEvaluator(), SearchConfig(max_visits=120, batch_size=8, seed=2))
+    for _ in range(6):
+        search.set_root(state)
+        snap = search.run()
+        move = search.best_move(snap)
+        assert state.is_legal(move)
+        state.push(move)
+    assert search.stats()["trees_reused"] >= 1

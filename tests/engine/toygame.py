@@ -1,0 +1,158 @@
+"""Hand-built games and a scripted evaluator for search tests (no Go rules involved).
+
+A ``ToyGame`` is an explicit graph: ``edges[position] = {move: next_position}``; positions named alike are the same
+node for the search (their graph hash is derived from the name), so transpositions and cycles are whatever the test
+writes. ``terminal[position]`` is the final score from White's view. Black moves first; colours alternate.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+WHITE, BLACK = 2, 1
+
+
+@dataclass
+class ToyGame:
+    """The rules of a toy game: who can move where, and the final scores."""
+
+    edges: dict[str, dict[int, str]]
+    terminal: dict[str, float] = field(default_factory=dict)
+    size: int = 3  # moves are points 0..size*size-1; pass is -1
+
+
+class ToyState:
+    """A position in a ToyGame with the members the search uses (play_unchecked/pop/graph_hash/...)."""
+
+    def __init__(self, game: ToyGame, start: str = "root") -> None:
+        self.game = game
+        self.size = game.size
+        self.komi = 0.0
+        self.rules = None
+        self.path = [start]
+        self.moves: list[tuple[int, int]] = []
+
+    @property
+    def position(self) -> str:
+        return self.path[-1]
+
+    @property
+    def to_play(self) -> int:
+        return BLACK if len(self.moves) % 2 == 0 else WHITE
+
+    @property
+    def graph_hash(self) -> int:
+        # Position and side to move, like a real state hash (no history).
+        return zlib.crc32(f"{self.position}/{self.to_play}".encode()) + 1
+
+    def legal(self) -> dict[int, str]:
+        return self.game.edges.get(self.position, {})
+
+    def is_legal(self, move: int) -> bool:
+        return move in self.legal()
+
+    def play_unchecked(self, move: int) -> None:
+        self.moves.append((self.to_play, move))
+        self.path.append(self.legal()[move])
+
+    def push(self, move: int) -> None:
+        assert self.is_legal(move), (self.position, move)
+        self.play_unchecked(move)
+
+    def pop(self) -> tuple[int, int]:
+        self.path.pop()
+        return self.moves.pop()
+
+    def is_over(self) -> bool:
+        return self.position in self.game.terminal
+
+    def score(self) -> float:
+        return self.game.terminal[self.position]
+
+    def copy(self) -> ToyState:
+        other = ToyState(self.game, self.path[0])
+        other.path = list(self.path)
+        other.moves = list(self.moves)
+        return other
+
+
+@dataclass(frozen=True)
+class FakeEvaluation:
+    """Same fields as miai.nets.evaluator.Evaluation (side to move's view)."""
+
+    policy: np.ndarray
+    win: float
+    loss: float
+    no_result: float
+    score_mean: float
+    score_stdev: float
+    lead: float
+    ownership: np.ndarray | None
+
+
+class ScriptedEvaluator:
+    """Uniform priors over the toy position's moves; value ``values[position]`` = White's win minus loss
+    (default 0), score = 10 * that value. Records every evaluated position."""
+
+    def __init__(self, values: dict[str, float] | None = None, max_batch: int = 64,
+                 priors: dict[str, dict[int, float]] | None = None) -> None:
+        self.values = values or {}
+        self.priors = priors or {}
+        self.max_batch = max_batch
+        self.evaluated: list[str] = []
+        self.batches: list[int] = []
+
+    def evaluate(self, states: list[Any]) -> list[FakeEvaluation]:
+        self.batches.append(len(states))
+        out = []
+        for state in states:
+            self.evaluated.append(state.position)
+            area = state.size * state.size
+            policy = np.zeros(area + 1, dtype=np.float32)
+            given = self.priors.get(state.position)
+            for move in state.legal():
+                weight = given.get(move, 0.0) if given else 1.0
+                policy[area if move == -1 else move] = weight
+            if policy.sum() > 0:
+                policy /= policy.sum()
+            white_value = self.values.get(state.position, 0.0)
+            side = 1.0 if state.to_play == WHITE else -1.0
+            value = side * white_value
+            out.append(FakeEvaluation(policy, (1 + value) / 2, (1 - value) / 2, 0.0, 10 * value, 1.0, 10 * value,
+                                      np.full(area, value, dtype=np.float32)))
+        return out
+
+
+def set_game(points: int = 4, depth: int = 3, weights: tuple[float, ...] = (3.0, -1.0, 2.0, 0.5, 1.5, -2.0)) -> ToyGame:
+    """A game where each player picks unused points; the position is (black set, white set), so every order of
+    the same choices transposes. After ``depth`` moves the game ends with score sum(white) - sum(black) weights."""
+    edges: dict[str, dict[int, str]] = {}
+    terminal: dict[str, float] = {}
+
+    def name(black: frozenset[int], white: frozenset[int]) -> str:
+        return "root" if not black and not white else f"b{sorted(black)}w{sorted(white)}"
+
+    def build(black: frozenset[int], white: frozenset[int]) -> None:
+        here = name(black, white)
+        if here in edges or here in terminal:
+            return
+        played = len(black) + len(white)
+        if played == depth:
+            terminal[here] = sum(weights[p] for p in white) - sum(weights[p] for p in black)
+            return
+        black_to_move = played % 2 == 0
+        moves = {}
+        for p in range(points):
+            if p in black or p in white:
+                continue
+            nb, nw = (black | {p}, white) if black_to_move else (black, white | {p})
+            moves[p] = name(nb, nw)
+            build(nb, nw)
+        edges[here] = moves
+
+    build(frozenset(), frozenset())
+    return ToyGame(edges, terminal)
