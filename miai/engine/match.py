@@ -21,25 +21,29 @@ comments; a line per game goes to stderr (or to the `progress` callback).
 
 from __future__ import annotations
 
-import json
-import math
 import sys
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TextIO
 
-from miai.engine.elo import EloEstimate, SprtConfig, SprtResult, estimate_elo, sprt
-from miai.engine.gtpclient import (
-    GtpClientError,
-    GtpCommandError,
-    GtpEngine,
-    GtpEngineDied,
-    GtpTimeout,
-    split_command,
+from miai.engine.elo import SprtConfig
+from miai.engine.gtpclient import GtpClientError, GtpCommandError, GtpEngine, GtpTimeout, split_command
+from miai.engine.match_summary import (
+    COUNT,
+    CRASH,
+    FINAL_SCORE,
+    ILLEGAL,
+    RESIGN,
+    TIME,
+    VOID,
+    EngineInfo,
+    GameRecord,
+    MatchSummary,
+    ProgressPrinter,
+    parse_score,
+    summarize,
 )
 from miai.go.coords import PASS, Color, parse_gtp, to_gtp
 from miai.go.errors import InvalidMoveError
@@ -53,18 +57,18 @@ __all__ = [
     "MatchConfig",
     "GameRecord",
     "MatchSummary",
+    "EngineInfo",
+    "Clock",
     "run_match",
+    "play_game",
     "load_openings",
     "parse_score",
+    "summarize",
     "ProgressPrinter",
 ]
 
+# The dead stones for miai's own count of a finished game (e.g. from a net's ownership).
 DeadStones = Callable[[GameState], Sequence[int]]
-
-# How a game was decided (GameRecord.method).
-RESIGN, FINAL_SCORE, COUNT, ILLEGAL, CRASH, TIME, VOID = (
-    "resign", "final_score", "count", "illegal", "crash", "time", "void"
-)
 
 
 class MatchError(Exception):
@@ -149,166 +153,7 @@ class MatchConfig:
         return self.max_moves if self.max_moves is not None else 4 * self.size * self.size
 
 
-# -- records -------------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class GameRecord:
-    """One finished game. `winner` is "B", "W" or None (draw or void); A and B are the engine labels."""
-
-    number: int  # 1-based
-    black: str  # "A" or "B"
-    white: str
-    winner: str | None
-    result: str  # SGF RE value: "B+R", "W+3.5", "B+T", "W+F", "0", "Void"
-    method: str  # resign, final_score, count, illegal, crash, time or void
-    reason: str  # human-readable detail
-    moves: int
-    seconds: float
-    score: float | None = None  # White's final score when the game was scored (positive: White ahead)
-    engine_scores: tuple[str | None, str | None] = (None, None)  # (Black's, White's) final_score answers
-    culprit: str | None = None  # the engine that crashed, played illegally or lost on time
-    move_times: tuple[float, ...] = ()
-    sgf_path: str | None = None
-
-    @property
-    def winner_label(self) -> str | None:
-        """"A" or "B" for the winning engine, None for a draw or a void game."""
-        if self.winner == "B":
-            return self.black
-        if self.winner == "W":
-            return self.white
-        return None
-
-    @property
-    def is_void(self) -> bool:
-        """Whether the game has no result (not counted as a draw)."""
-        return self.method == VOID
-
-
-@dataclass(frozen=True)
-class EngineInfo:
-    """How an engine was started and what it says it is."""
-
-    label: str
-    command: str
-    name: str = "?"
-    version: str = "?"
-
-    @property
-    def display(self) -> str:
-        """Name and version, e.g. `GNU Go 3.8`."""
-        return f"{self.name} {self.version}".strip()
-
-
-@dataclass(frozen=True)
-class MatchSummary:
-    """The result of a match, from engine A's point of view."""
-
-    config: MatchConfig
-    engines: tuple[EngineInfo, EngineInfo]
-    games: tuple[GameRecord, ...]
-    elo: EloEstimate
-    sprt: SprtResult | None = None
-    stopped_early: bool = False
-
-    @property
-    def wins(self) -> tuple[int, int]:
-        """(A's wins, B's wins)."""
-        return self.elo.wins, self.elo.losses
-
-    @property
-    def draws(self) -> int:
-        """Games that ended with a score of exactly 0."""
-        return self.elo.draws
-
-    @property
-    def voids(self) -> int:
-        """Games without a result."""
-        return sum(1 for g in self.games if g.is_void)
-
-    @property
-    def win_rate(self) -> float:
-        """A's score (wins + draws/2) over the games with a result; 0.5 if there are none."""
-        return self.elo.score
-
-    def methods(self) -> dict[str, int]:
-        """How many games each method decided."""
-        return dict(Counter(g.method for g in self.games))
-
-    def culprits(self) -> dict[str, dict[str, int]]:
-        """Per engine label, how many games it forfeited by each of illegal / crash / time."""
-        out: dict[str, dict[str, int]] = {"A": {}, "B": {}}
-        for g in self.games:
-            if g.culprit is not None:
-                out[g.culprit][g.method] = out[g.culprit].get(g.method, 0) + 1
-        return out
-
-    def to_json(self) -> dict[str, object]:
-        """The summary as a JSON-ready dict."""
-        config = asdict(self.config)
-        config["time"] = str(self.config.time) if self.config.time else None
-        return {
-            "engines": {e.label: asdict(e) for e in self.engines},
-            "config": config,
-            "games_played": len(self.games),
-            "wins": {"A": self.wins[0], "B": self.wins[1]},
-            "draws": self.draws,
-            "voids": self.voids,
-            "win_rate_A": self.win_rate,
-            "elo_A_minus_B": self.elo.to_json(),
-            "sprt": self.sprt.to_json() if self.sprt else None,
-            "stopped_early": self.stopped_early,
-            "methods": self.methods(),
-            "forfeits": self.culprits(),
-            "games": [{**asdict(g), "winner_label": g.winner_label} for g in self.games],
-        }
-
-    def write_json(self, path: str | Path) -> None:
-        """Write `to_json()` to `path`."""
-        Path(path).write_text(json.dumps(self.to_json(), indent=2) + "\n", encoding="utf-8")
-
-    def format(self) -> str:
-        """A few lines for humans: standings, Elo, SPRT, how games ended."""
-        a, b = self.engines
-        lines = [
-            f"A = {a.display} ({a.command})",
-            f"B = {b.display} ({b.command})",
-            f"{len(self.games)} games: A {self.wins[0]} - B {self.wins[1]}, {self.draws} draws, {self.voids} void; "
-            f"A scores {100 * self.win_rate:.1f}%",
-            f"Elo A - B: {self.elo}",
-            "ended by: " + ", ".join(f"{k} {v}" for k, v in sorted(self.methods().items())),
-        ]
-        forfeits = {k: v for k, v in self.culprits().items() if v}
-        if forfeits:
-            lines.append("forfeits: " + "; ".join(f"{k}: {v}" for k, v in forfeits.items()))
-        if self.sprt is not None:
-            lines.append(str(self.sprt) + (" (stopped early)" if self.stopped_early else ""))
-        return "\n".join(lines)
-
-
-# -- helpers: scores, openings, clock ---------------------------------------------------------------------
-
-
-def parse_score(text: str | None) -> float | None:
-    """White's score from a `final_score` answer (`W+2.5` -> 2.5, `B+31` -> -31, `0` -> 0); None if unreadable.
-
-    A result without a number (`B+R`, `W+`) is unreadable here: final_score must give a margin.
-    """
-    if text is None:
-        return None
-    text = text.strip().upper()
-    if text in ("0", "DRAW", "JIGO"):
-        return 0.0
-    if len(text) < 3 or text[0] not in "BW" or text[1] != "+":
-        return None
-    try:
-        margin = float(text[2:])
-    except ValueError:
-        return None
-    if not math.isfinite(margin):
-        return None
-    return margin if text[0] == "W" else -margin
+# -- openings and clock ---------------------------------------------------------------------
 
 
 def load_openings(path: str | Path, size: int, rules: str = "chinese", komi: float = 7.5) -> list[list[int]]:
@@ -691,47 +536,7 @@ def game_sgf(game: _Game, record: GameRecord) -> str:
     return format_sgf(replace(sgf_game, root_comment="\n".join(root)), program="miai match")
 
 
-# -- progress ------------------------------------------------------------------------------------------------
-
-
-class ProgressPrinter:
-    """The live table: a header, then one line per game with the running score and Elo (to stderr by default)."""
-
-    def __init__(self, stream: TextIO | None = None) -> None:
-        self.stream = stream if stream is not None else sys.stderr
-        self._header_done = False
-
-    def __call__(self, record: GameRecord, summary: MatchSummary) -> None:
-        if not self._header_done:
-            self._header_done = True
-            a, b = summary.engines
-            self._write(f"A = {a.display}\nB = {b.display}")
-            self._write(f"{'game':>5} {'B':>2} {'W':>2} {'result':>8} {'moves':>5} {'secs':>7} {'method':<12}"
-                        f"{'A-B-draw':>9}  Elo A-B (95%)")
-        elo = summary.elo
-        standing = f"{elo.wins}-{elo.losses}-{elo.draws}"
-        self._write(
-            f"{record.number:>5} {record.black:>2} {record.white:>2} {record.result:>8} {record.moves:>5} "
-            f"{record.seconds:>7.1f} {record.method:<12}{standing:>9}  {elo.elo:+.0f} ({elo.low:+.0f}..{elo.high:+.0f})"
-            + (f"  [{record.reason}]" if record.method in (ILLEGAL, CRASH, TIME, VOID) else "")
-        )
-
-    def _write(self, text: str) -> None:
-        print(text, file=self.stream, flush=True)
-
-
 # -- the match -----------------------------------------------------------------------------------------------
-
-
-def summarize(
-    config: MatchConfig, engines: tuple[EngineInfo, EngineInfo], games: Sequence[GameRecord], stopped_early: bool = False
-) -> MatchSummary:
-    """Count A's wins, draws and losses over `games` (void games excluded) into a MatchSummary."""
-    winners = [g.winner_label for g in games if not g.is_void]
-    wins, losses = winners.count("A"), winners.count("B")
-    draws = winners.count(None)
-    result = sprt(wins, draws, losses, config.sprt) if config.sprt is not None else None
-    return MatchSummary(config, engines, tuple(games), estimate_elo(wins, draws, losses), result, stopped_early)
 
 
 def run_match(
