@@ -186,6 +186,11 @@ def encode_quiet(row: dict) -> Quiet | None:
     n = len(row["handicap_stones"])
     bonus = {"0": 0, "N": n, "N-1": max(n - 1, 0)}[bonus_rule] if area_scoring and n > 0 else 0
     white_komi = row["komi"] + bonus
+    if not area_scoring and pla == 2:
+        # Observed in KataGo 1.17.2's outputs (every territory-scoring reference row with White to
+        # move matches only this way): the net sees White's komi one point higher, as if counting
+        # the extra stone Black has played.
+        white_komi += 1.0
     komi = white_komi if pla == 2 else -white_komi
     glob[5] = komi / 20.0
     glob[6], glob[7] = {"simple": (0, 0), "positional": (1, 0.5), "situational": (1, -0.5)}[ko]
