@@ -8,6 +8,7 @@ import random
 import numpy as np
 import pytest
 
+from miai.go.coords import PASS
 from miai.go.ladders import (
     ScratchBoard,
     is_ladder_captured,
@@ -15,7 +16,10 @@ from miai.go.ladders import (
     ladder_working_moves,
     laddered_stones,
     simple_ko_point,
+    state_ko_point,
 )
+from miai.go.rules import Rules
+from miai.go.state import GameState
 
 _CHARS = {".": 0, "X": 1, "O": 2}
 BLACK, WHITE = 1, 2
@@ -262,3 +266,31 @@ def test_pruned_search_agrees_with_plain_minimax() -> None:
             positive[len(libs)] += expected
     for libs in (1, 2):
         assert compared[libs] > 100 and 0 < positive[libs] < compared[libs], (compared, positive)
+
+
+# --- the scratch board against GameState ----------------------------------------------------------
+
+
+def test_scratch_board_plays_like_game_state() -> None:
+    """Under simple ko without suicide the reading board must agree with the rules engine: legal moves,
+    captures and the ko point (also as recovered from two consecutive boards by ``state_ko_point``)."""
+    rng = random.Random(5)
+    ko_seen = 0
+    for size in (5, 7, 9):
+        state = GameState(size=size, rules=Rules.preset("chinese"))
+        board = ScratchBoard(state.stones(), size)
+        for _ in range(250):
+            player = int(state.to_play)
+            legal = [p for p in range(size * size) if board.is_legal(board.loc(p), player)]
+            assert legal == sorted(state.legal_moves()), f"legal moves differ on {size}x{size}"
+            expected_ko = state_ko_point(state)
+            assert (board.point(board.ko) if board.ko != -1 else None) == expected_ko
+            ko_seen += expected_ko is not None
+            move = rng.choice(legal) if legal and rng.random() > 0.05 else PASS
+            state.push(move)
+            if move == PASS:
+                board.ko = -1
+            else:
+                board.play(board.loc(move), player)
+            assert [board.colors[board.loc(p)] for p in range(size * size)] == state.stones().tolist()
+    assert ko_seen > 0
