@@ -1,0 +1,206 @@
+"""KataGo input version 7 features on hand-built positions (KATAGO.md section 3)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from miai.go.coords import PASS, Color, parse_gtp
+from miai.go.rules import Rules
+from miai.go.state import GameState
+from miai.nets import features
+from miai.nets.features import FeatureMismatchError, check_model_inputs, encode, komi_parity_wave
+
+
+def game(size: int = 9, rules: str = "chinese", komi: float = 7.5, moves: str = "") -> GameState:
+    """A game after ``moves``, e.g. ``"b D4 w pass"``."""
+    state = GameState(size=size, rules=Rules.preset(rules), komi=komi)
+    tokens = moves.split()
+    for color, vertex in zip(tokens[::2], tokens[1::2]):
+        state.push(parse_gtp(vertex, size), Color.BLACK if color == "b" else Color.WHITE)
+    return state
+
+
+def plane(state: GameState, index: int) -> np.ndarray:
+    return encode(state)[0][index]
+
+
+def points(state: GameState, index: int) -> set[str]:
+    """The GTP vertices set in a spatial plane."""
+    from miai.go.coords import to_gtp
+
+    flat = plane(state, index).reshape(-1)
+    return {to_gtp(int(p), state.size) for p in np.flatnonzero(flat)}
+
+
+def test_plane_counts_add_up_to_input_version_7() -> None:
+    assert (features.NUM_SPATIAL, features.NUM_GLOBAL) == (22, 19)
+    spatial, global_ = encode(game())
+    assert spatial.shape == (22, 9, 9) and spatial.dtype == np.float32
+    assert global_.shape == (19,) and global_.dtype == np.float32
+
+
+def test_model_input_mismatch_fails_loudly() -> None:
+    check_model_inputs(22, 19)
+    with pytest.raises(FeatureMismatchError, match="22 and 19"):
+        check_model_inputs(18, 19)
+
+
+def test_empty_19x19_black_to_move_komi_7_5() -> None:
+    spatial, global_ = encode(game(size=19))
+    assert spatial[0].all() and not spatial[1:].any()
+    assert global_[5] == pytest.approx(-0.375)  # komi favours White: negative for Black
+    assert global_[18] == pytest.approx(-0.5)  # KATAGO.md's worked example
+    assert not np.delete(global_, [5, 18]).any()  # chinese: simple ko, no suicide, area, no tax
+
+
+@pytest.mark.parametrize(
+    ("rules", "expected"),
+    [
+        ("tromp-taylor", {6: 1.0, 7: 0.5, 8: 1.0}),
+        ("aga", {6: 1.0, 7: -0.5}),
+        ("japanese", {9: 1.0, 10: 1.0}),
+        ("stone-scoring", {10: 1.0, 11: 1.0}),
+        ("new-zealand", {6: 1.0, 7: -0.5, 8: 1.0}),
+    ],
+)
+def test_rule_planes(rules: str, expected: dict[int, float]) -> None:
+    global_ = encode(game(rules=rules, komi=7.0))[1]
+    for index in range(6, 14):
+        assert global_[index] == expected.get(index, 0.0), f"global {index}"
+
+
+def test_komi_seen_by_white_and_the_wave() -> None:
+    state = game(size=9, komi=6.5, moves="b E5")
+    global_ = encode(state)[1]
+    assert global_[5] == pytest.approx(6.5 / 20)
+    # 81 points: draws need an odd komi; 6.5 is half a point above 5 + 1 -> falling edge at 0.5.
+    assert global_[18] == pytest.approx(komi_parity_wave(6.5, 81)) == pytest.approx(-0.5)
+
+
+@pytest.mark.parametrize(
+    ("komi", "area", "wave"),
+    [(0.0, 16, 0.0), (0.5, 16, 0.5), (1.0, 16, 0.0), (1.5, 16, -0.5), (2.0, 16, 0.0), (7.5, 361, 0.5), (7.0, 361, 0.0)],
+)
+def test_komi_parity_wave(komi: float, area: int, wave: float) -> None:
+    assert komi_parity_wave(komi, area) == pytest.approx(wave)
+
+
+def test_no_wave_under_territory_scoring() -> None:
+    assert encode(game(rules="japanese", komi=6.5))[1][18] == 0.0
+
+
+def test_stones_and_liberties_from_the_side_to_move() -> None:
+    state = game(moves="b A9 w E5 b J1")  # white to move: pla = white
+    assert points(state, 1) == {"E5"} and points(state, 2) == {"A9", "J1"}
+    assert points(state, 4) == {"A9", "J1"}  # corner stones: 2 liberties
+    assert not plane(state, 3).any() and not plane(state, 5).any()  # E5 has 4
+
+
+def test_recent_moves_while_colours_alternate() -> None:
+    state = game(moves="b C3 w D4 b E5 w F6 b G7 w H8")
+    assert [points(state, 9 + k) for k in range(5)] == [{"H8"}, {"G7"}, {"F6"}, {"E5"}, {"D4"}]
+
+
+def test_history_stops_where_colours_repeat() -> None:
+    state = GameState(size=9, rules=Rules.preset("chinese"))
+    state.push(parse_gtp("C3", 9), Color.BLACK)
+    state.push(parse_gtp("D4", 9), Color.BLACK)  # black twice in a row (GTP allows it)
+    assert state.to_play == Color.WHITE
+    assert points(state, 9) == {"D4"}
+    assert not plane(state, 10).any()
+
+
+def test_passes_mark_global_planes_and_a_pass_would_end_the_game() -> None:
+    state = game(moves="b D4 w pass")
+    spatial, global_ = encode(state)
+    assert global_[0] == 1.0 and global_[1] == 0.0 and global_[14] == 1.0
+    assert not spatial[9].any() and points(state, 10) == {"D4"}
+    assert encode(game(moves="b D4"))[1][14] == 0.0
+
+
+def test_after_the_game_ends_only_the_last_pass_is_shown() -> None:
+    state = game(moves="b D4 w E5 b pass w pass")
+    assert state.is_over()
+    spatial, global_ = encode(state)
+    assert global_[:5].tolist() == [1.0, 0.0, 0.0, 0.0, 0.0]
+    assert not spatial[9:14].any()
+    assert global_[14] == 1.0
+
+
+def test_ko_ban_plane() -> None:
+    # Black takes a ko at E5 by capturing the white stone there; White may not retake at once.
+    state = game(moves="b E4 w F4 b D5 w G5 b E6 w F6 b pass w E5 b F5")
+    assert state.to_play == Color.WHITE
+    assert points(state, 6) == {"E5"}
+
+
+def test_handicap_bonus_is_folded_into_white_komi() -> None:
+    state = GameState(size=9, rules=Rules.preset("chinese"), komi=0.5)
+    state.fixed_handicap(4)
+    assert encode(state)[1][5] == pytest.approx((0.5 + 4) / 20)  # chinese: N points
+    aga = GameState(size=9, rules=Rules.preset("aga"), komi=0.5)
+    aga.fixed_handicap(4)
+    assert encode(aga)[1][5] == pytest.approx((0.5 + 3) / 20)  # AGA: N-1 points
+
+
+def test_territory_scoring_chills_a_point_per_stone_played() -> None:
+    # Under territory scoring White sees the komi plus one point per extra black stone.
+    state = game(rules="japanese", komi=6.5, moves="b D4")
+    assert encode(state)[1][5] == pytest.approx((6.5 + 1) / 20)
+    even = game(rules="japanese", komi=6.5, moves="b D4 w E5")
+    assert encode(even)[1][5] == pytest.approx(-6.5 / 20)
+    assert encode(game(rules="chinese", komi=6.5, moves="b D4"))[1][5] == pytest.approx(6.5 / 20)
+
+
+def test_area_planes_under_area_scoring_only() -> None:
+    # A black wall on column C owns columns A-B; the other regions touch both colours.
+    moves = " ".join(f"b C{r} w E{r}" for r in range(1, 10))
+    state = game(size=9, moves=moves)  # black to move
+    owned = plane(state, 18).reshape(9, 9)
+    assert owned[:, :3].all() and not owned[:, 3:].any()
+    assert plane(state, 19).reshape(9, 9)[:, 4:].all()  # white wall E and everything right of it
+    territory = game(size=9, rules="japanese", moves=moves)
+    assert not plane(territory, 18).any() and not plane(territory, 19).any()
+
+
+def test_ladder_planes() -> None:
+    # White C3 with liberties C4 and D3 next to black B3, C2, D4: Black captures it in a ladder
+    # by playing either liberty first (the board is otherwise empty).
+    ladder = game(moves="b B3 w C3 b C2 w pass b D4")
+    assert ladder.to_play == Color.WHITE
+    assert points(ladder, 14) == {"C3"}
+    assert not plane(ladder, 17).any()  # working moves are for the side to move against opp chains
+    black_view = game(moves="b B3 w C3 b C2 w pass b D4 w pass")
+    assert points(black_view, 14) == {"C3"}
+    assert points(black_view, 17) == {"C4", "D3"}
+    # One move ago the board had the same ladder; two moves ago (before D4) C3 could run away.
+    assert points(black_view, 15) == {"C3"}
+    assert not plane(black_view, 16).any()
+
+
+def test_place_puts_the_board_top_left_of_the_net_buffer() -> None:
+    spatial, _ = encode(game(size=9))
+    buffer = features.place(spatial, 19)
+    assert buffer.shape == (22, 19, 19)
+    assert buffer[0, :9, :9].all() and buffer[0].sum() == 81
+    with pytest.raises(ValueError):
+        features.place(encode(game(size=19))[0], 13)
+
+
+def test_input_key_identifies_equal_net_inputs() -> None:
+    last_five = "b E5 w F6 b G7 w H8 b J9"
+    a = game(moves="b C3 w D4 b A1 w A2 " + last_five)
+    b = game(moves="b A1 w A2 b C3 w D4 " + last_five)  # same last five moves, other order before
+    c = game(moves="b C3 w D4 b A1 w A2 b G7 w H8 b E5 w F6 b J9")  # same stones, other history
+    assert features.input_key(a) == features.input_key(b)
+    assert np.array_equal(encode(a)[0], encode(b)[0])
+    assert features.input_key(a) != features.input_key(c)
+    komi = game(komi=6.5, moves="b C3 w D4 b A1 w A2 " + last_five)
+    assert features.input_key(a) != features.input_key(komi)
+
+
+def test_pass_move_is_not_a_point() -> None:
+    assert PASS < 0
+    state = game(moves="b pass")
+    assert not encode(state)[0][9].any() and encode(state)[1][0] == 1.0
