@@ -102,7 +102,9 @@ class SearchConfig:
         choices=("stop", "continue", "leaky"))
     leak_probability: float = option(0.1, "leaky mode: probability of descending anyway (graphSearchCatchUpLeakProb)",
                                      min=0.0, max=1.0)
-    # PUCT.
+    # Selection: PUCT (KataGo) or, for comparison, the classic UCB rules of miai.engine.selection.
+    selection: str = option("puct", "child selection rule: puct, ucb1 or ucb1-tuned (untried moves first)",
+                            choices=("puct", "ucb1", "ucb1-tuned"))
     cpuct_exploration: float = option(1.0, "cpuctExploration", min=0.0)
     cpuct_exploration_log: float = option(0.45, "cpuctExplorationLog: growth of cpuct with visits", min=0.0)
     cpuct_exploration_base: float = option(500.0, "cpuctExplorationBase", min=1.0)

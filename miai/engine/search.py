@@ -30,6 +30,7 @@ import numpy as np
 
 from miai.engine.config import SearchConfig
 from miai.engine.graph import Edge, Node, NodeTable, reachable_ids
+from miai.engine.selection import SelectionConfig, selection_scores
 from miai.engine.snapshot import PASS, MoveInfo, RootInfo, Snapshot, choose_move, move_temperature
 
 if TYPE_CHECKING:
@@ -138,6 +139,17 @@ class Search:
         self._lock = threading.Lock()  # one run at a time (pondering thread vs. GTP thread)
 
     # ------------------------------------------------------------------------------------------- root and reuse
+    @property
+    def config(self) -> SearchConfig:
+        """The search parameters (replace them with ``set_config``)."""
+        return self._config
+
+    @config.setter
+    def config(self, config: SearchConfig) -> None:
+        self._config = config
+        self._puct = config.selection == "puct"
+        self._selection = SelectionConfig(rule=config.selection)
+
     def set_config(self, config: SearchConfig) -> None:
         """Switch to a new config; the graph is cleared when graph/tree mode changes."""
         if config.graph != self.config.graph:
@@ -379,7 +391,7 @@ class Search:
                     return _COLLISION
                 node.pending = True
                 return _Leaf(path, edges, state)
-            edge = self._select(node, node is self.root)
+            edge = self._select(node, node is self.root) if self._puct else self._select_ucb(node)
             if edge is None:  # no candidate move at all (cannot happen with a pass edge): give up this playout
                 self._unwind(state, path, edges)
                 return _COLLISION
@@ -445,6 +457,32 @@ class Search:
         if i < len(node.moves) and fpu + explore * float(node.priors[i]) > best_value:
             return node.touch_next()
         return best
+
+    def _select_ucb(self, node: Node) -> Edge | None:
+        """UCB1 / UCB1-TUNED (miai.engine.selection): a random untried move first, then the best bound over edge
+        visits, with rewards in [0, 1] from the winloss Q of the side to move (in-flight playouts count as losses)."""
+        if node.has_untouched():
+            i = self._rng.randrange(node.next_index, len(node.moves))
+            j = node.next_index
+            node.moves[[i, j]] = node.moves[[j, i]]
+            node.priors[[i, j]] = node.priors[[j, i]]
+            return node.touch_next()
+        edges = [e for e in node.edges if not e.illegal and e.child is not None]
+        if not edges:
+            return None
+        visits, rewards, squares = [], [], []
+        for edge in edges:
+            child = edge.child
+            assert child is not None
+            n = edge.visits + child.virtual_loss
+            reward = 0.5 * (1.0 + node.sign * child.q[1]) if child.visits else 0.0
+            mean = reward * edge.visits / n if n else 0.0
+            visits.append(n)
+            rewards.append(mean)
+            squares.append(mean * mean)  # leaves give expected values: their own variance is not observed
+        parent = max(1, sum(visits))
+        scores = selection_scores(self._selection, parent, visits, rewards, None, squares)
+        return edges[int(np.argmax(scores))]
 
     @property
     def _loss_utility(self) -> float:

@@ -177,6 +177,14 @@ def test_tree_mode_never_shares_nodes() -> None:
     assert_graph_sound(search)
 
 
+@pytest.mark.parametrize("rule", ["ucb1", "ucb1-tuned"])
+def test_ucb_selection_tries_every_move_then_keeps_the_graph_sound(rule: str) -> None:
+    search = searched(set_game(points=5, depth=4), selection=rule, max_visits=200, batch_size=4)
+    assert search.root is not None
+    assert all(edge.visits > 0 for edge in search.root.edges) and not search.root.has_untouched()
+    assert_graph_sound(search)
+
+
 def test_graph_mode_evaluates_fewer_positions_than_tree_mode() -> None:
     graph = searched(set_game(points=5, depth=4), max_visits=400)
     tree = searched(set_game(points=5, depth=4), max_visits=400, graph=False)

@@ -137,6 +137,8 @@ def test_finds_the_obvious_capture(evaluator: object) -> None:
     assert state.tromp_taylor_score() == 1.5
     search, move = run(state, evaluator, max_visits=300)
     assert move == parse_gtp("A2", 5)
+    _, move = run(state, evaluator, max_visits=300, selection="ucb1")
+    assert move == parse_gtp("A2", 5)
     assert search.snapshot().moves[0].winrate > 0.5
 
 

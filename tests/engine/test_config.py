@@ -1,0 +1,101 @@
+"""Config dataclasses: validation, TOML files, overrides, and configs/*.toml kept in step with the code."""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from miai.engine.config import (
+    Config,
+    ConfigError,
+    SearchConfig,
+    apply_overrides,
+    get_option,
+    list_options,
+    load_config,
+    set_option,
+)
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+
+
+def test_overrides_parse_each_field_type() -> None:
+    cfg = apply_overrides(Config(), ["search.max_visits=200", "search.graph=false", "search.max_time=1.5",
+                                     "search.child_visits_exceed_edge=leaky", "net.model=b6.onnx"])
+    assert cfg.search.max_visits == 200 and cfg.search.graph is False and cfg.search.max_time == 1.5
+    assert cfg.search.child_visits_exceed_edge == "leaky" and cfg.net.model == "b6.onnx"
+    assert Config().search.max_visits == 400  # the original is unchanged (frozen, copied)
+
+
+@pytest.mark.parametrize("override, message", [
+    ("search.max_visit=3", "did you mean 'search.max_visits'"),
+    ("search.max_visits=-1", ">= 0"),
+    ("search.max_visits=many", "cannot read 'many' as int"),
+    ("search.graph=maybe", "as bool"),
+    ("search.child_visits_exceed_edge=sometimes", "one of stop, continue, leaky"),
+    ("search.leak_probability=1.5", "<= 1.0"),
+    ("search.max_time=nan", "finite"),
+    ("max_visits", "section.key=value"),
+])
+def test_bad_overrides_are_rejected_with_a_clear_message(override: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        apply_overrides(Config(), [override])
+
+
+def test_constructor_validates_types() -> None:
+    with pytest.raises(ConfigError):
+        SearchConfig(max_visits=True)  # a bool is not a count
+    with pytest.raises(ConfigError):
+        SearchConfig(graph=1)  # type: ignore[arg-type]
+    assert SearchConfig(max_time=2).max_time == 2.0  # ints are fine where floats are expected
+
+
+def test_bare_keys_and_get_option() -> None:
+    cfg = set_option(Config(), "max_visits", "77")  # kata-set-param style
+    assert get_option(cfg, "search.max_visits") == 77 == get_option(cfg, "max_visits")
+    assert set_option(cfg, "search.max_time", 3.0).search.max_time == 3.0
+
+
+def test_load_config_reads_toml_then_applies_overrides(tmp_path: Path) -> None:
+    path = tmp_path / "my.toml"
+    path.write_text("[search]\nmax_visits = 50\ngraph = false\n")
+    cfg = load_config(path, ["search.max_visits=60"])
+    assert cfg.search.max_visits == 60 and cfg.search.graph is False
+    path.write_text("[search]\nmax_vists = 50\n")
+    with pytest.raises(ConfigError, match="did you mean"):
+        load_config(path)
+    path.write_text("[serch]\n")
+    with pytest.raises(ConfigError, match="unknown config key 'serch'"):
+        load_config(path)
+    path.write_text("[search\n")
+    with pytest.raises(ConfigError, match="cannot parse"):
+        load_config(path)
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(tmp_path / "missing.toml")
+
+
+def test_to_dict_round_trips() -> None:
+    cfg = apply_overrides(Config(), ["search.batch_size=4"])
+    assert Config.from_dict(cfg.to_dict()) == cfg
+
+
+def test_default_toml_lists_every_option_with_its_default() -> None:
+    with open(CONFIGS / "default.toml", "rb") as handle:
+        data = tomllib.load(handle)
+    assert Config.from_dict(data) == Config()
+    in_file = {f"{section}.{key}" for section, table in data.items() for key in table}
+    assert in_file == {info.key for info in list_options()}
+
+
+@pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.toml")), ids=lambda p: p.name)
+def test_every_shipped_config_loads(path: Path) -> None:
+    assert isinstance(load_config(path), Config)
+
+
+def test_every_option_has_help() -> None:
+    for info in list_options():
+        assert info.help, info.key
+    assert all(dataclasses.is_dataclass(c) for c in (Config, SearchConfig))
