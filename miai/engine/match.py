@@ -27,6 +27,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from miai.engine.elo import SprtConfig
 from miai.engine.gtpclient import GtpClientError, GtpCommandError, GtpEngine, GtpTimeout, split_command
@@ -51,6 +54,9 @@ from miai.go.rules import Rules
 from miai.go.sgf import format_sgf, game_from_state, load_sgf
 from miai.go.state import GameState
 
+if TYPE_CHECKING:  # only the interface; the caller picks and loads the net
+    from miai.nets.evaluator import Evaluator
+
 __all__ = [
     "MatchError",
     "TimeControl",
@@ -61,6 +67,7 @@ __all__ = [
     "Clock",
     "run_match",
     "play_game",
+    "ownership_dead_stones",
     "load_openings",
     "parse_score",
     "summarize",
@@ -69,6 +76,30 @@ __all__ = [
 
 # The dead stones for miai's own count of a finished game (e.g. from a net's ownership).
 DeadStones = Callable[[GameState], Sequence[int]]
+
+
+def ownership_dead_stones(evaluator: Evaluator, threshold: float = 0.0) -> DeadStones:
+    """A `dead_stones` callback from a net's ownership: a stone is dead where its owner is the opponent.
+
+    A stone counts as dead when the net's ownership of its point, seen from the stone's colour, is below
+    `-threshold` (ownership is in [-1, 1]; 0 keeps stones of doubtful ownership alive only if the net leans their
+    way).
+
+    Raises (when called):
+        MatchError: the net has no ownership output.
+    """
+
+    def dead_stones(state: GameState) -> list[int]:
+        evaluation = evaluator.evaluate([state])[0]
+        if evaluation.ownership is None:
+            raise MatchError("the net has no ownership output; it cannot find dead stones")
+        stones = state.stones()
+        # Ownership is from the side to move's view; flip it for the opponent's stones.
+        sign = np.where(stones == int(state.to_play), 1.0, -1.0)
+        owned_by_stone_colour = evaluation.ownership * sign
+        return [int(p) for p in np.flatnonzero((stones != 0) & (owned_by_stone_colour < -threshold))]
+
+    return dead_stones
 
 
 class MatchError(Exception):

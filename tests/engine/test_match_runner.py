@@ -11,6 +11,7 @@ import os
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from miai.engine.elo import SprtConfig
@@ -22,11 +23,15 @@ from miai.engine.match import (
     ProgressPrinter,
     TimeControl,
     load_openings,
+    ownership_dead_stones,
     parse_score,
     run_match,
 )
 from miai.go.coords import Color, parse_gtp
+from miai.go.rules import Rules
 from miai.go.sgf import load_sgf
+from miai.go.state import GameState
+from miai.nets.evaluator import Evaluation
 
 SCRIPTED = Path(__file__).parent / "scripted_engines" / "scripted.py"
 GNUGO = "/usr/games/gnugo"
@@ -305,3 +310,36 @@ def test_gnugo_against_itself_agrees_on_the_score() -> None:
     (game,) = summary.games
     assert game.method == "final_score" and game.engine_scores[0] == game.engine_scores[1]
     assert game.result == game.engine_scores[0]
+
+
+# -- dead stones from a net's ownership ----------------------------------------------------------------------
+
+
+class _FixedOwnership:
+    """An evaluator stand-in that returns one fixed ownership map (side to move's view)."""
+
+    max_batch = 1
+
+    def __init__(self, ownership: list[float] | None) -> None:
+        self.ownership = None if ownership is None else np.array(ownership, dtype=np.float32)
+
+    def evaluate(self, states: list[GameState]) -> list[Evaluation]:
+        n = states[0].size ** 2
+        policy = np.full(n + 1, 1.0 / (n + 1), dtype=np.float32)
+        return [Evaluation(policy, 0.5, 0.5, 0.0, 0.0, 1.0, 0.0, self.ownership) for _ in states]
+
+
+def test_ownership_dead_stones_flips_to_the_stone_colour() -> None:
+    state = GameState(3, Rules.preset("chinese"), 7.5)
+    state.push(parse_gtp("A3", 3))  # black stone at point 0
+    state.push(parse_gtp("C1", 3))  # white stone at point 8; Black to move
+    # Side to move (Black) owns point 0 weakly and point 8 strongly: the white stone is dead.
+    ownership = [0.2, 0, 0, 0, 0, 0, 0, 0, 0.9]
+    assert ownership_dead_stones(_FixedOwnership(ownership))(state) == [8]
+    # Now Black's own stone sits in White's area, and White's is alive.
+    ownership = [-0.8, 0, 0, 0, 0, 0, 0, 0, -0.9]
+    assert ownership_dead_stones(_FixedOwnership(ownership))(state) == [0]
+    # A threshold keeps weakly owned stones alive.
+    assert ownership_dead_stones(_FixedOwnership(ownership), threshold=0.85)(state) == []
+    with pytest.raises(MatchError, match="ownership"):
+        ownership_dead_stones(_FixedOwnership(None))(state)
