@@ -34,6 +34,7 @@ import numpy as np
 
 from miai.go.rules import Scoring, Tax
 from miai.go.scoring import group_taxes
+from miai.nets.evaluator import Evaluation
 
 if TYPE_CHECKING:
     from miai.go.state import GameState
@@ -545,9 +546,14 @@ def run_playouts(
     rng: random.Random,
     *,
     max_moves: int | None = None,
+    template: PlayoutBoard | None = None,
 ) -> PlayoutStats:
-    """Run ``count`` independent playouts from ``position`` and collect their results."""
-    template = board_from_position(position)
+    """Run ``count`` independent playouts from ``position`` and collect their results.
+
+    ``template`` is the position's board if the caller has already built it (it is copied, not modified).
+    """
+    if template is None:
+        template = board_from_position(position)
     geometry = template.geometry
     banned = frozenset(geometry.points[m] for m in position.banned)
     me = position.to_play
@@ -701,16 +707,43 @@ class PlayoutEvaluator:
         self.max_moves = max_moves
         self._rng = random.Random(seed)
 
-    def evaluate(self, states: Sequence[GameState]) -> list[Any]:
+    @staticmethod
+    def is_spec(name: str) -> bool:
+        """True if ``name`` names the playout evaluator (``playouts``, ``playouts:N``, ``playouts:N:priors``)."""
+        return name.strip().lower().split(":")[0] == "playouts"
+
+    @classmethod
+    def from_spec(cls, name: str, **options: Any) -> PlayoutEvaluator:
+        """Build from a model name as given to ``--model``: ``playouts[:N][:priors]``.
+
+        ``N`` is the number of playouts per evaluation (default 1) and ``priors`` switches on the capture/escape
+        priors. ``options`` may set ``seed``, ``max_batch`` and ``max_moves``; other keys (meant for nets) are ignored.
+
+        Raises:
+            PlayoutError: if ``name`` is not such a spec.
+        """
+        parts = [part.strip().lower() for part in name.split(":")]
+        if parts[0] != "playouts" or len(parts) > 3:
+            raise PlayoutError(f"not a playout evaluator spec: {name!r} (expected playouts[:N][:priors])")
+        playouts, priors = 1, False
+        for part in parts[1:]:
+            if part == "priors":
+                priors = True
+            elif part.isdigit():
+                playouts = int(part)
+            else:
+                raise PlayoutError(f"bad part {part!r} in {name!r} (expected a count or 'priors')")
+        known = {key: options[key] for key in ("seed", "max_batch", "max_moves") if key in options}
+        return cls(playouts, priors=priors, **known)
+
+    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
         """One ``Evaluation`` per state, from the side to move's view (see the module docstring)."""
         return [self.evaluate_position(position_from_state(state)) for state in states]
 
-    def evaluate_position(self, position: PlayoutPosition) -> Any:
+    def evaluate_position(self, position: PlayoutPosition) -> Evaluation:
         """The ``Evaluation`` of a :class:`PlayoutPosition` (the same numbers :meth:`evaluate` gives a state)."""
-        from miai.nets.evaluator import Evaluation  # noqa: PLC0415  (see _evaluation note in the report)
-
-        stats = run_playouts(position, self.playouts, self._rng, max_moves=self.max_moves)
         board = board_from_position(position)
+        stats = run_playouts(position, self.playouts, self._rng, max_moves=self.max_moves, template=board)
         legal = legal_board_moves(board, position)
         if self.priors:
             policy = move_priors(board, legal, position.to_play)

@@ -202,3 +202,16 @@ def test_same_seed_same_evaluation() -> None:
     b = PlayoutEvaluator(playouts=5, seed=11).evaluate_position(position(KO))
     assert a.win == b.win and a.score_mean == b.score_mean
     assert np.array_equal(a.ownership, b.ownership)  # type: ignore[arg-type]
+
+
+def test_model_name_spec() -> None:
+    assert PlayoutEvaluator.is_spec("playouts") and PlayoutEvaluator.is_spec("Playouts:8:priors")
+    assert not PlayoutEvaluator.is_spec("b6c96.onnx")
+    plain = PlayoutEvaluator.from_spec("playouts")
+    assert plain.playouts == 1 and not plain.priors
+    tuned = PlayoutEvaluator.from_spec("playouts:16:priors", seed=3, max_batch=8, symmetry_mode="fixed")
+    assert tuned.playouts == 16 and tuned.priors and tuned.max_batch == 8
+    assert PlayoutEvaluator.from_spec("playouts:priors").priors
+    for bad in ("playout", "playouts:x", "playouts:0", "playouts:1:2:3"):
+        with pytest.raises(PlayoutError):
+            PlayoutEvaluator.from_spec(bad)
