@@ -1,0 +1,226 @@
+"""Evaluators: the uniform one, onnxruntime with symmetries and batching, and the LRU cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+from miai.go.coords import Color, parse_gtp
+from miai.go.rules import Rules
+from miai.go.state import GameState
+from miai.nets import features, symmetry
+from miai.nets.decode import masked_softmax
+from miai.nets.evaluator import (
+    CachedEvaluator,
+    Evaluation,
+    Evaluator,
+    EvaluatorError,
+    OnnxEvaluator,
+    UniformEvaluator,
+    legal_mask,
+)
+from miai.nets.features import FeatureMismatchError
+
+from .tiny_nets import build_tiny_net
+
+MOVES = "b C3 w D4 b E5 w C4 b B4 w pass b F2"
+
+
+def game(size: int = 9, moves: str = MOVES, rules: str = "chinese") -> GameState:
+    state = GameState(size=size, rules=Rules.preset(rules), komi=7.5)
+    tokens = moves.split()
+    for color, vertex in zip(tokens[::2], tokens[1::2]):
+        state.push(parse_gtp(vertex, size), Color.BLACK if color == "b" else Color.WHITE)
+    return state
+
+
+def transformed(state: GameState, sym: int) -> GameState:
+    """The same game with every move moved by ``sym``."""
+    other = GameState(size=state.size, rules=state.rules, komi=state.komi)
+    for color, move in state.moves:
+        other.push(symmetry.map_point(move, state.size, sym), color)
+    return other
+
+
+@pytest.fixture(scope="module")
+def dynamic_net(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_net(tmp_path_factory.mktemp("nets") / "tiny.onnx")
+
+
+@pytest.fixture(scope="module")
+def fixed_net(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_net(tmp_path_factory.mktemp("nets") / "tiny13.onnx", board_size=13)
+
+
+def assert_same(a: Evaluation, b: Evaluation, tol: float = 1e-5) -> None:
+    assert np.allclose(a.policy, b.policy, atol=tol)
+    assert np.allclose([a.win, a.loss, a.no_result, a.lead, a.score_mean, a.score_stdev],
+                       [b.win, b.loss, b.no_result, b.lead, b.score_mean, b.score_stdev], atol=tol * 10)
+    assert a.ownership is not None and b.ownership is not None
+    assert np.allclose(a.ownership, b.ownership, atol=tol)
+
+
+def test_uniform_evaluator_spreads_policy_over_legal_moves() -> None:
+    state = game()
+    evaluator = UniformEvaluator()
+    assert isinstance(evaluator, Evaluator)
+    (result,) = evaluator.evaluate([state])
+    legal = legal_mask(state)
+    assert np.allclose(result.policy[legal], 1.0 / legal.sum()) and not result.policy[~legal].any()
+    assert result.policy[-1] > 0  # pass is always legal
+    assert (result.win, result.loss, result.value) == (0.5, 0.5, 0.0)
+
+
+def test_onnx_policy_is_legal_and_normalised(dynamic_net: Path) -> None:
+    state = game()
+    (result,) = OnnxEvaluator(str(dynamic_net)).evaluate([state])
+    legal = legal_mask(state)
+    assert result.policy.shape == (82,) and result.policy.dtype == np.float32
+    assert not result.policy[~legal].any() and (result.policy[legal] > 0).all()
+    assert result.policy.sum() == pytest.approx(1.0, abs=1e-5)
+    assert result.win + result.loss + result.no_result == pytest.approx(1.0)
+    assert result.ownership is not None and np.abs(result.ownership).max() <= 1.0
+
+
+def test_evaluation_matches_a_direct_onnxruntime_run(dynamic_net: Path) -> None:
+    state = game()
+    spatial, global_ = features.encode(state)
+    session = ort.InferenceSession(str(dynamic_net), providers=["CPUExecutionProvider"])
+    policy, value, misc, owner = session.run(None, {"input_spatial": spatial[None], "input_global": global_[None]})
+    legal = legal_mask(state)
+    evaluator = OnnxEvaluator(str(dynamic_net))
+    normal = evaluator.evaluate_with([state], [[0]], optimism=0.0)[0]
+    optimistic = evaluator.evaluate_with([state], [[0]], optimism=1.0)[0]
+    assert np.allclose(normal.policy, masked_softmax(policy[:, 0].astype(np.float64), legal[None])[0], atol=1e-6)
+    assert np.allclose(optimistic.policy, masked_softmax(policy[:, 1].astype(np.float64), legal[None])[0], atol=1e-6)
+    assert np.allclose(normal.ownership, np.tanh(owner[0, 0].reshape(-1)), atol=1e-6)
+    # chinese rules (simple ko): the no-result output is kept
+    e = np.exp(value[0] - value[0].max())
+    assert normal.no_result == pytest.approx(e[2] / e.sum(), rel=1e-5)
+    assert normal.lead == pytest.approx(20 * misc[0, 2] * (1 - normal.no_result), rel=1e-5)
+
+
+@pytest.mark.parametrize("sym", range(8))
+def test_a_symmetry_equals_evaluating_the_transformed_board(dynamic_net: Path, sym: int) -> None:
+    state = game()
+    evaluator = OnnxEvaluator(str(dynamic_net))
+    rotated = evaluator.evaluate_with([state], [[sym]], 0.0)[0]
+    moved = evaluator.evaluate_with([transformed(state, sym)], [[0]], 0.0)[0]
+    size = state.size
+    for point in range(size * size):
+        there = symmetry.map_point(point, size, sym)
+        assert rotated.policy[point] == pytest.approx(moved.policy[there], abs=1e-6)
+        assert rotated.ownership[point] == pytest.approx(moved.ownership[there], abs=1e-6)
+    assert rotated.policy[-1] == pytest.approx(moved.policy[-1], abs=1e-6)
+    assert rotated.win == pytest.approx(moved.win, abs=1e-6)
+
+
+def test_symmetry_modes(dynamic_net: Path) -> None:
+    state = game()
+    fixed = [OnnxEvaluator(str(dynamic_net), symmetry=s).evaluate([state])[0] for s in range(8)]
+    assert not np.allclose(fixed[0].policy, fixed[5].policy, atol=1e-4)  # the tiny net is not symmetric
+    average = OnnxEvaluator(str(dynamic_net), symmetry_mode="average").evaluate([state])[0]
+    assert np.allclose(average.policy, np.mean([f.policy for f in fixed], axis=0), atol=1e-6)
+    assert average.lead == pytest.approx(np.mean([f.lead for f in fixed]), abs=1e-5)
+    random_a = OnnxEvaluator(str(dynamic_net), symmetry_mode="random", seed=3).evaluate([state] * 6)
+    random_b = OnnxEvaluator(str(dynamic_net), symmetry_mode="random", seed=3).evaluate([state] * 6)
+    for a, b in zip(random_a, random_b):
+        assert np.array_equal(a.policy, b.policy)
+        assert any(np.allclose(a.policy, f.policy, atol=1e-6) for f in fixed)
+    assert len({r.policy.tobytes() for r in random_a}) > 1
+
+
+def test_fixed_size_net_pads_small_boards_top_left(dynamic_net: Path, fixed_net: Path) -> None:
+    states = [game(), game(size=13, moves="b D4 w K10")]
+    dynamic = OnnxEvaluator(str(dynamic_net)).evaluate(states)
+    fixed = OnnxEvaluator(str(fixed_net)).evaluate(states)
+    for a, b in zip(dynamic, fixed):
+        assert_same(a, b)
+    with pytest.raises(EvaluatorError, match="larger"):
+        OnnxEvaluator(str(fixed_net)).evaluate([GameState(size=19)])
+
+
+def test_batches_of_mixed_sizes_match_single_evaluations(dynamic_net: Path) -> None:
+    states = [game(), game(size=7, moves="b D4"), game(moves="b E5"), game(size=13, moves="b D4 w pass"), game()]
+    single = [OnnxEvaluator(str(dynamic_net)).evaluate([s])[0] for s in states]
+    batched = OnnxEvaluator(str(dynamic_net), max_batch=2).evaluate(states)
+    assert len(batched) == len(states)
+    for a, b in zip(single, batched):
+        assert a.policy.shape == b.policy.shape
+        assert_same(a, b)
+
+
+def test_no_result_is_dropped_under_superko_area_rules(dynamic_net: Path) -> None:
+    evaluator = OnnxEvaluator(str(dynamic_net))
+    assert evaluator.evaluate([game(rules="tromp-taylor")])[0].no_result == 0.0
+    assert evaluator.evaluate([game(rules="japanese")])[0].no_result > 0.0
+
+
+def test_a_net_with_other_inputs_is_refused(tmp_path: Path) -> None:
+    path = build_tiny_net(tmp_path / "v6.onnx", spatial_channels=13)
+    with pytest.raises(FeatureMismatchError):
+        OnnxEvaluator(str(path))
+
+
+def test_bad_files_and_options(tmp_path: Path, dynamic_net: Path) -> None:
+    junk = tmp_path / "junk.onnx"
+    junk.write_bytes(b"not a model")
+    with pytest.raises(EvaluatorError):
+        OnnxEvaluator(str(junk))
+    with pytest.raises(ValueError):
+        OnnxEvaluator(str(dynamic_net), symmetry_mode="sometimes")
+    with pytest.raises(ValueError):
+        OnnxEvaluator(str(dynamic_net), symmetry=8)
+
+
+class CountingEvaluator(UniformEvaluator):
+    """A uniform evaluator that records how many positions it was asked for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.positions = 0
+
+    def evaluate(self, states):  # type: ignore[no-untyped-def]
+        self.positions += len(states)
+        return super().evaluate(states)
+
+
+def test_cache_returns_stored_evaluations_and_counts_hits() -> None:
+    inner = CountingEvaluator()
+    cache = CachedEvaluator(inner, capacity=10)
+    a, b = game(), game(moves="b D4")
+    first = cache.evaluate([a, b, a])
+    assert inner.positions == 2 and (cache.hits, cache.misses) == (1, 2)
+    assert first[0] is first[2]
+    again = cache.evaluate([game(), b])
+    assert inner.positions == 2 and cache.hits == 3
+    assert again[0] is first[0] and again[1] is first[1]
+
+
+def test_cache_evicts_the_least_recently_used() -> None:
+    inner = CountingEvaluator()
+    cache = CachedEvaluator(inner, capacity=2)
+    s1, s2, s3 = game(moves="b A1"), game(moves="b B1"), game(moves="b C1")
+    cache.evaluate([s1])
+    cache.evaluate([s2])
+    cache.evaluate([s1])  # s1 becomes the most recent
+    cache.evaluate([s3])  # evicts s2
+    assert len(cache) == 2
+    cache.evaluate([s1])
+    assert inner.positions == 3
+    cache.evaluate([s2])
+    assert inner.positions == 4
+    cache.clear()
+    assert len(cache) == 0
+
+
+def test_cache_keeps_history_sensitive_positions_apart(dynamic_net: Path) -> None:
+    cache = CachedEvaluator(OnnxEvaluator(str(dynamic_net)), capacity=100)
+    a = game(moves="b C3 w D4 b E5")
+    b = game(moves="b E5 w D4 b C3")  # same stones, different last moves: different net inputs
+    ra, rb = cache.evaluate([a, b])
+    assert cache.misses == 2
+    assert not np.allclose(ra.policy, rb.policy)
