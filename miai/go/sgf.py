@@ -236,6 +236,10 @@ class SgfGame:
         count = len(self.moves) if move_number is None else max(0, min(move_number - 1, len(self.moves)))
         if any(index < count for index in self.later_setup):
             raise SgfError(f"setup stones (AB/AW/AE) after move {min(self.later_setup)} are not supported")
+        # Who moves first: the first move's colour, else PL (e.g. White after setup stones).
+        first = self.moves[0][0] if self.moves else self.player_to_move
+        if first is not None and first != state.to_play:
+            state.set_to_play(first)
         for number, (color, move) in enumerate(self.moves[:count], start=1):
             try:
                 state.push(move, color)

@@ -229,3 +229,10 @@ def test_malformed_sgf_raises_with_problem_and_position(text: str, message: str)
 def test_sgf_error_is_a_value_error() -> None:
     with pytest.raises(ValueError):
         load_sgf("(;")
+
+
+def test_first_player_from_pl_or_the_first_move() -> None:
+    assert load_sgf("(;SZ[5]AB[aa]PL[W])").to_state().to_play == W
+    state = load_sgf("(;SZ[5]AB[aa];W[cc];B[dd])").to_state(move_number=1)
+    assert state.to_play == W and state.moves == []
+    assert load_sgf("(;SZ[5]AB[aa];W[cc];B[dd])").to_state().to_play == W
