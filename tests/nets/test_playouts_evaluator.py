@@ -215,3 +215,9 @@ def test_model_name_spec() -> None:
     for bad in ("playout", "playouts:x", "playouts:0", "playouts:1:2:3"):
         with pytest.raises(PlayoutError):
             PlayoutEvaluator.from_spec(bad)
+
+
+def test_playout_evaluator_satisfies_the_evaluator_protocol() -> None:
+    from miai.nets.evaluator import Evaluator
+
+    assert isinstance(PlayoutEvaluator(), Evaluator)

@@ -1,0 +1,57 @@
+"""The classic Monte-Carlo mode end to end: the graph/tree search with UCB selection and the playout evaluator."""
+
+from __future__ import annotations
+
+import pytest
+
+from miai.engine.config import SearchConfig
+from miai.engine.search import Search
+from miai.go.coords import parse_gtp
+from miai.go.rules import Rules
+from miai.go.state import GameState
+from miai.nets.playouts import PlayoutEvaluator
+
+# Both sides alive; E5 captures four white stones and wins (Black +4.5 with komi 12.5). Any other black move is
+# an eye-filling move that lets White connect at E5 and win by 5.5.
+CAPTURE_WINS = """
+    . X . X O . O
+    X X X X O O O
+    X X O O . O .
+    X X O O X O O
+    X . X X X O .
+    X X X . X O O
+    . X . X X O .
+"""
+
+
+def capture_position() -> GameState:
+    rows = [line.split() for line in CAPTURE_WINS.strip().splitlines()]
+    cells = [c for row in rows for c in row]
+    state = GameState(7, Rules.preset("chinese"), 12.5)
+    state.set_stones([m for m, c in enumerate(cells) if c == "X"], [m for m, c in enumerate(cells) if c == "O"])
+    return state
+
+
+@pytest.mark.parametrize("selection", ["ucb1", "ucb1-tuned", "puct"])
+@pytest.mark.parametrize("graph", [True, False])
+def test_playout_search_finds_the_winning_capture(selection: str, graph: bool) -> None:
+    config = SearchConfig(selection=selection, graph=graph, max_visits=200, seed=7, use_lcb=False)
+    search = Search(PlayoutEvaluator(seed=7), config)
+    search.set_root(capture_position())
+    snapshot = search.run()
+    assert search.best_move(snapshot) == parse_gtp("E5", 7)
+    # UCB rules try every root move: with eye filling forbidden (the default) those are E5 and pass.
+    if selection != "puct":
+        assert {info.move for info in snapshot.moves} == {parse_gtp("E5", 7), parse_gtp("pass", 7)}
+        assert all(info.edge_visits >= 1 for info in snapshot.moves)
+
+
+@pytest.mark.parametrize("selection", ["ucb1", "ucb1-tuned"])
+def test_ucb_tries_every_move_when_eye_filling_is_allowed(selection: str) -> None:
+    config = SearchConfig(selection=selection, max_visits=60, seed=3, use_lcb=False, forbid_eye_filling=False)
+    search = Search(PlayoutEvaluator(seed=3), config)
+    search.set_root(capture_position())
+    snapshot = search.run()
+    # Black's seven legal moves (E5 and six own eyes) and pass, each tried before any is tried twice.
+    assert len(snapshot.moves) == 8 and all(info.edge_visits >= 1 for info in snapshot.moves)
+    assert search.best_move(snapshot) == parse_gtp("E5", 7)
