@@ -29,6 +29,7 @@ The search is a plain minimax over "ladder" moves only:
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Sequence
 
 import numpy as np
@@ -40,6 +41,13 @@ _WALL = 3
 _NO_KO = -1
 
 MAX_SEARCH_MOVES = 25_000  # KataGo's MAX_LADDER_SEARCH_NODE_BUDGET
+
+
+@lru_cache(maxsize=32)
+def _loc_table(size: int) -> tuple[int, ...]:
+    """Padded location of every flat point of a ``size`` board."""
+    stride = size + 1
+    return tuple((p % size + 1) + (p // size + 1) * stride for p in range(size * size))
 
 
 class _BudgetExceeded(Exception):
@@ -54,7 +62,7 @@ class ScratchBoard:
     reading touches few chains per move, so this stays cheap.
     """
 
-    __slots__ = ("size", "stride", "colors", "ko", "offsets")
+    __slots__ = ("size", "stride", "colors", "ko", "offsets", "_chains")
 
     def __init__(self, stones: Sequence[int] | np.ndarray, size: int, ko_point: int | None = None) -> None:
         flat = stones.tolist() if isinstance(stones, np.ndarray) else list(stones)
@@ -63,10 +71,13 @@ class ScratchBoard:
         self.size = size
         self.stride = size + 1
         self.colors = [_WALL] * ((size + 2) * self.stride + 1)
-        for point, color in enumerate(flat):
-            self.colors[self.loc(point)] = int(color)
+        for loc, color in zip(_loc_table(size), flat):
+            self.colors[loc] = int(color)
         self.ko = self.loc(ko_point) if ko_point is not None and ko_point >= 0 else _NO_KO
         self.offsets = (-self.stride, -1, 1, self.stride)
+        # Chains of the current position by stone; cleared by every play and undo. Reading asks for the
+        # same few chains many times per node (legality, bounds, move generation).
+        self._chains: dict[int, tuple[list[int], set[int]]] = {}
 
     def loc(self, point: int) -> int:
         """Padded location of a flat point index."""
@@ -81,17 +92,21 @@ class ScratchBoard:
     # --- chains ---------------------------------------------------------------------------------
 
     def chain(self, loc: int) -> tuple[list[int], set[int]]:
-        """The stones of the chain at ``loc`` and its liberties."""
+        """The stones of the chain at ``loc`` and its liberties (shared with the cache: do not modify)."""
+        cached = self._chains.get(loc)
+        if cached is not None:
+            return cached
         colors = self.colors
         color = colors[loc]
         stones = [loc]
         seen = {loc}
         libs: set[int] = set()
         index = 0
+        offsets = self.offsets
         while index < len(stones):
             cur = stones[index]
             index += 1
-            for off in self.offsets:
+            for off in offsets:
                 adj = cur + off
                 c = colors[adj]
                 if c == EMPTY:
@@ -99,7 +114,10 @@ class ScratchBoard:
                 elif c == color and adj not in seen:
                     seen.add(adj)
                     stones.append(adj)
-        return stones, libs
+        result = (stones, libs)
+        for stone in stones:
+            self._chains[stone] = result
+        return result
 
     def liberties(self, loc: int) -> set[int]:
         """Liberties of the chain at ``loc``."""
@@ -133,6 +151,7 @@ class ScratchBoard:
         colors = self.colors
         opponent = 3 - player
         record_ko = self.ko
+        self._chains.clear()
         colors[loc] = player
         captured: list[int] = []
         for off in self.offsets:
@@ -143,6 +162,8 @@ class ScratchBoard:
                     for stone in stones:
                         colors[stone] = EMPTY
                     captured.extend(stones)
+        if captured:
+            self._chains.clear()  # the captured chains' entries are stale now
         self.ko = _NO_KO
         if len(captured) == 1:
             lone = all(colors[loc + off] != player for off in self.offsets)
@@ -153,6 +174,7 @@ class ScratchBoard:
     def undo(self, record: tuple[int, list[int], int]) -> None:
         """Undo the move described by ``record`` (moves must be undone in reverse order)."""
         loc, captured, record_ko = record
+        self._chains.clear()
         opponent = 3 - self.colors[loc]
         self.colors[loc] = EMPTY
         for stone in captured:
@@ -408,8 +430,7 @@ def _iter_ladders(board: ScratchBoard) -> list[tuple[list[int], int, list[int]]]
     """Every laddered chain: (its padded stones, its colour, working moves if it has two liberties)."""
     found = []
     solved: set[int] = set()
-    for point in range(board.size * board.size):
-        loc = board.loc(point)
+    for loc in _loc_table(board.size):
         if board.colors[loc] not in (BLACK, WHITE) or loc in solved:
             continue
         stones, libs = board.chain(loc)
