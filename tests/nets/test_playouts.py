@@ -154,15 +154,15 @@ def test_random_playouts_keep_board_consistent() -> None:
         b = PlayoutBoard.from_stones((0,) * size * size, size)
         color, passes = BLACK, 0
         for _ in range(3 * size * size):
-            p = b.random_move(color, rng.random)
+            p = b.draw_move(color, rng.random)
             if p == PASS:
                 passes += 1
-                b.ko = PASS
+                b.play(PASS, color)
                 if passes == 2:
                     break
             else:
                 passes = 0
-                b._place(p, color)
+                b.place(p, color)
             assert_consistent(b)
             color = 3 - color
         assert passes == 2
@@ -269,8 +269,8 @@ def test_playout_policy_never_fills_own_true_eyes() -> None:
     b = board(TWO_LIVE_GROUPS)
     rng = random.Random(0)
     for _ in range(20):
-        assert b.random_move(BLACK, rng.random) == PASS
-        assert b.random_move(WHITE, rng.random) == PASS
+        assert b.draw_move(BLACK, rng.random) == PASS
+        assert b.draw_move(WHITE, rng.random) == PASS
     assert sorted(b.empties) == sorted([pt(b, 0, 0), pt(b, 1, 3), pt(b, 3, 0), pt(b, 4, 4)])
 
 
@@ -290,8 +290,8 @@ def test_playout_policy_avoids_a_true_eye_but_may_fill_a_false_one() -> None:
         . . . . .
     """)
     rng = random.Random(1)
-    chosen_true = {true_eye.copy().random_move(BLACK, rng.random) for _ in range(300)}
-    chosen_false = {false_eye.copy().random_move(BLACK, rng.random) for _ in range(300)}
+    chosen_true = {true_eye.copy().draw_move(BLACK, rng.random) for _ in range(300)}
+    chosen_false = {false_eye.copy().draw_move(BLACK, rng.random) for _ in range(300)}
     corner = pt(true_eye, 0, 0)
     assert corner not in chosen_true
     assert corner in chosen_false
@@ -306,14 +306,14 @@ def test_no_playout_move_fills_the_movers_true_eye() -> None:
         color, passes = BLACK, 0
         while passes < 2:
             eyes = {p for p in b.empties if b.is_true_eye(p, color)}
-            p = b.random_move(color, rng.random)
+            p = b.draw_move(color, rng.random)
             assert p not in eyes
             if p == PASS:
                 passes += 1
-                b.ko = PASS
+                b.play(PASS, color)
             else:
                 passes = 0
-                b._place(p, color)
+                b.place(p, color)
             color = 3 - color
         # At the end every empty point is an eye or a suicide point for both players: a finished game.
         for p in b.empties:
@@ -387,8 +387,8 @@ def test_banned_points_apply_to_the_first_move_only() -> None:
     b = PlayoutBoard.from_stones(stones, size)
     all_but_one = frozenset(p for p in b.geometry.points if p != pt(b, 1, 1))
     rng = random.Random(3)
-    assert b.copy().random_move(BLACK, rng.random, all_but_one) == pt(b, 1, 1)
-    assert b.copy().random_move(BLACK, rng.random, frozenset(b.geometry.points)) == PASS
+    assert b.copy().draw_move(BLACK, rng.random, all_but_one) == pt(b, 1, 1)
+    assert b.copy().draw_move(BLACK, rng.random, frozenset(b.geometry.points)) == PASS
 
 
 def test_move_cap_stops_a_playout() -> None:

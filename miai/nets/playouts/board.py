@@ -1,0 +1,351 @@
+"""The playout board: a lean mutable Go board for random playouts (chains with liberty sets, simple ko, no suicide).
+
+It is deliberately separate from ``miai.go.board``/``GameState``: no hashes, no history, no superko, so that a
+random move costs a few microseconds. ``PlayoutBoard.draw_move`` is the light playout policy (a uniformly random
+legal move that does not fill the mover's own true eye).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+EMPTY, BLACK, WHITE, BORDER = 0, 1, 2, 3
+PASS = -1
+
+
+class PlayoutError(ValueError):
+    """A position that playouts cannot start from (bad size, stones array or side to move), or a bad option."""
+
+
+@dataclass(frozen=True)
+class _Geometry:
+    """Index tables of the padded board, one per size.
+
+    A point ``(x, y)`` lives at ``(y + 1) * (size + 1) + x``: one padding row above and below, and one shared
+    padding column that serves as both the right edge of a row and the left edge of the next, so the four
+    neighbours of ``p`` are ``p +- 1`` and ``p +- (size + 1)``.
+    """
+
+    size: int
+    width: int
+    length: int
+    points: tuple[int, ...]  # padded index of each flat move, in flat order
+    flat: tuple[int, ...]  # flat move of each padded index (-1 on padding)
+    neighbours: tuple[tuple[int, ...], ...]
+    diagonals: tuple[tuple[int, ...], ...]
+
+    @staticmethod
+    def build(size: int) -> _Geometry:
+        width = size + 1
+        length = (size + 2) * width + 1
+        points = tuple((y + 1) * width + x for y in range(size) for x in range(size))
+        flat = [-1] * length
+        for move, p in enumerate(points):
+            flat[p] = move
+        # Padding points get empty tables: they are never looked up as the centre of a move.
+        neighbours: list[tuple[int, ...]] = [()] * length
+        diagonals: list[tuple[int, ...]] = [()] * length
+        for p in points:
+            neighbours[p] = (p - 1, p + 1, p - width, p + width)
+            diagonals[p] = (p - width - 1, p - width + 1, p + width - 1, p + width + 1)
+        return _Geometry(size, width, length, points, tuple(flat), tuple(neighbours), tuple(diagonals))
+
+
+_GEOMETRIES: dict[int, _Geometry] = {}
+
+
+def _geometry(size: int) -> _Geometry:
+    geometry = _GEOMETRIES.get(size)
+    if geometry is None:
+        geometry = _GEOMETRIES[size] = _Geometry.build(size)
+    return geometry
+
+
+class PlayoutBoard:
+    """A lean mutable board for random playouts: chains with liberty sets, simple ko, no suicide.
+
+    ``color`` is a padded list (0 empty, 1 black, 2 white, 3 padding); ``head[p]`` is the representative point of
+    the chain at ``p``; ``members[r]`` and ``libs[r]`` are the stones and liberties of the chain represented by
+    ``r`` (None elsewhere). ``empties`` lists the empty points in no particular order.
+    """
+
+    __slots__ = ("geometry", "color", "head", "members", "libs", "empties", "ko", "captures")
+
+    def __init__(self, size: int) -> None:
+        geometry = _geometry(size)
+        self.geometry = geometry
+        self.color = [BORDER] * geometry.length
+        for p in geometry.points:
+            self.color[p] = EMPTY
+        self.head = [0] * geometry.length
+        self.members: list[list[int] | None] = [None] * geometry.length
+        self.libs: list[set[int] | None] = [None] * geometry.length
+        self.empties = list(geometry.points)
+        self.ko = PASS  # the padded point banned by simple ko, or PASS for none
+        self.captures = [0, 0, 0]  # stones captured by colour (index 1 black, 2 white)
+
+    @staticmethod
+    def from_stones(stones: Sequence[int], size: int) -> PlayoutBoard:
+        """A board with the given flat stones, chains and liberties worked out by flood fill.
+
+        Chains without liberties cannot occur in a real game; if present they are left as they are.
+        """
+        board = PlayoutBoard(size)
+        geometry = board.geometry
+        color = board.color
+        for move, p in enumerate(geometry.points):
+            color[p] = stones[move]
+        board.empties = [p for p in geometry.points if color[p] == EMPTY]
+        for p in geometry.points:
+            if color[p] != EMPTY and board.head[p] == 0:  # 0 is padding, so no chain has been assigned yet
+                board._flood_chain(p)
+        return board
+
+    def _flood_chain(self, start: int) -> None:
+        colour = self.color[start]
+        stones, libs, stack = [start], set(), [start]
+        self.head[start] = start
+        while stack:
+            p = stack.pop()
+            for n in self.geometry.neighbours[p]:
+                c = self.color[n]
+                if c == EMPTY:
+                    libs.add(n)
+                elif c == colour and self.head[n] != start:
+                    self.head[n] = start
+                    stones.append(n)
+                    stack.append(n)
+        self.members[start] = stones
+        self.libs[start] = libs
+
+    def copy(self) -> PlayoutBoard:
+        """An independent copy (the chain lists and sets are copied, not shared)."""
+        other = PlayoutBoard.__new__(PlayoutBoard)
+        other.geometry = self.geometry
+        other.color = self.color[:]
+        other.head = self.head[:]
+        members = self.members[:]
+        libs = self.libs[:]
+        for r, stones in enumerate(members):
+            if stones is not None:
+                members[r] = stones[:]
+                libs[r] = set(libs[r])  # type: ignore[arg-type]
+        other.members = members
+        other.libs = libs
+        other.empties = self.empties[:]
+        other.ko = self.ko
+        other.captures = self.captures[:]
+        return other
+
+    # -- queries -------------------------------------------------------------------------------------------------
+
+    def liberties(self, p: int) -> int:
+        """Number of liberties of the chain at padded point ``p`` (0 for an empty point)."""
+        if self.color[p] in (EMPTY, BORDER):
+            return 0
+        return len(self.libs[self.head[p]])  # type: ignore[arg-type]
+
+    def is_legal(self, p: int, color: int) -> bool:
+        """True if ``color`` may play at padded point ``p``: empty, not the ko point, and not suicide."""
+        if self.color[p] != EMPTY or p == self.ko:
+            return False
+        opponent = 3 - color
+        for n in self.geometry.neighbours[p]:
+            c = self.color[n]
+            if c == EMPTY:
+                return True
+            if c == color and len(self.libs[self.head[n]]) > 1:  # type: ignore[arg-type]
+                return True
+            if c == opponent and len(self.libs[self.head[n]]) == 1:  # type: ignore[arg-type]
+                return True
+        return False
+
+    def is_true_eye(self, p: int, color: int) -> bool:
+        """True if empty point ``p`` is a true eye of ``color`` (the playout policy never fills those).
+
+        The usual test of Monte-Carlo Go programs: every neighbour is ``color`` or the edge, and the opponent holds
+        at most one diagonal point, or none when ``p`` is on the edge. It calls some false eyes in seki true and
+        misses eyes that only a capture would make, which is fine for a playout policy.
+        """
+        color_at = self.color
+        if color_at[p] != EMPTY:
+            return False
+        for n in self.geometry.neighbours[p]:
+            if color_at[n] != color and color_at[n] != BORDER:
+                return False
+        opponent, off_board = 3 - color, 0
+        bad = 0
+        for d in self.geometry.diagonals[p]:
+            c = color_at[d]
+            if c == opponent:
+                bad += 1
+            elif c == BORDER:
+                off_board = 1
+        return bad + off_board < 2
+
+    # -- moves ---------------------------------------------------------------------------------------------------
+
+    def play(self, p: int, color: int) -> None:
+        """Play a legal move at padded point ``p`` (the caller checked legality), or pass with ``p = PASS``."""
+        if p == PASS:
+            self.ko = PASS
+            return
+        self.empties.remove(p)
+        self.place(p, color)
+
+    def place(self, p: int, color: int) -> None:
+        """Put a stone on ``p``, a point :meth:`draw_move` returned (so already off ``empties``): merge chains,
+        capture, set the ko point. :meth:`play` is the general entry point; this one skips the list removal."""
+        color_at, head, members, libs = self.color, self.head, self.members, self.libs
+        neighbours = self.geometry.neighbours[p]
+        color_at[p] = color
+        opponent = 3 - color
+        # Join the stone to the friendly chains around it; relabel the smaller chains into the largest.
+        own_libs: set[int] = set()
+        joined: list[int] = []
+        for n in neighbours:
+            c = color_at[n]
+            if c == EMPTY:
+                own_libs.add(n)
+            elif c == color:
+                r = head[n]
+                if r not in joined:
+                    joined.append(r)
+        if not joined:
+            root = p
+            members[p], libs[p] = [p], own_libs
+        else:
+            root = joined[0]
+            if len(joined) > 1:
+                root = max(joined, key=lambda r: len(members[r]))  # type: ignore[arg-type]
+                base, base_libs = members[root], libs[root]
+                for r in joined:
+                    if r != root:
+                        for q in members[r]:  # type: ignore[union-attr]
+                            head[q] = root
+                        base.extend(members[r])  # type: ignore[union-attr,arg-type]
+                        base_libs |= libs[r]  # type: ignore[operator]
+                        members[r] = libs[r] = None
+            members[root].append(p)  # type: ignore[union-attr]
+            root_libs = libs[root]
+            root_libs |= own_libs  # type: ignore[operator]
+            root_libs.discard(p)  # type: ignore[union-attr]
+        head[p] = root
+        # Take the liberty from the opponent chains around it and remove those left without any.
+        captured, last_captured = 0, PASS
+        for n in neighbours:
+            if color_at[n] == opponent:
+                chain_libs = libs[head[n]]
+                chain_libs.discard(p)  # type: ignore[union-attr]
+                if not chain_libs:
+                    last_captured = n
+                    captured += self._remove(head[n], color)
+        self.captures[color] += captured
+        # Simple ko: a single stone that captured a single stone and now has that point as its only liberty.
+        if captured == 1 and len(members[root]) == 1 and len(libs[root]) == 1:  # type: ignore[arg-type]
+            self.ko = last_captured
+        else:
+            self.ko = PASS
+
+    def _remove(self, root: int, capturer: int) -> int:
+        """Remove the chain ``root``; its points become liberties of the ``capturer`` chains around them."""
+        color_at, head, libs, neighbours = self.color, self.head, self.libs, self.geometry.neighbours
+        stones = self.members[root]
+        assert stones is not None
+        for q in stones:
+            color_at[q] = EMPTY
+        for q in stones:
+            for n in neighbours[q]:
+                if color_at[n] == capturer:
+                    libs[head[n]].add(q)  # type: ignore[union-attr]
+        self.empties.extend(stones)
+        self.members[root] = self.libs[root] = None
+        return len(stones)
+
+    def draw_move(self, color: int, rng_random: Any, banned: frozenset[int] = frozenset()) -> int:
+        """A uniformly random legal move for ``color`` that does not fill its own true eye, or PASS if none.
+
+        Draws from ``empties`` without replacement: a rejected point is swapped behind the shrinking candidate
+        range, so each empty point is tested at most once. ``rng_random`` is a ``random.Random().random`` method.
+        ``banned`` are further points to refuse (the game's ko/superko bans on the first move). The chosen point
+        is removed from ``empties``; :meth:`place` must follow (a PASS goes to :meth:`play`).
+        """
+        empties, color_at, head, libs = self.empties, self.color, self.head, self.libs
+        neighbours, diagonals = self.geometry.neighbours, self.geometry.diagonals
+        ko, opponent = self.ko, 3 - color
+        remaining = len(empties)
+        # One inlined loop: this is the hot path of the playout, where each helper call costs measurable time.
+        while remaining:
+            i = int(rng_random() * remaining)
+            p = empties[i]
+            if p != ko and p not in banned:
+                ok, eyeish = False, True
+                for n in neighbours[p]:
+                    c = color_at[n]
+                    if c == EMPTY:  # a liberty of its own: legal, and not an eye
+                        ok = True
+                        break
+                    if c == color:
+                        if not ok and len(libs[head[n]]) > 1:  # type: ignore[arg-type]
+                            ok = True
+                    elif c == opponent:
+                        eyeish = False
+                        if len(libs[head[n]]) == 1:  # type: ignore[arg-type]
+                            ok = True  # captures
+                else:
+                    if ok and eyeish:
+                        bad = off_board = 0
+                        for d in diagonals[p]:
+                            c = color_at[d]
+                            if c == opponent:
+                                bad += 1
+                            elif c == BORDER:
+                                off_board = 1
+                        ok = bad + off_board >= 2  # a true eye is refused, a false one may be filled
+                if ok:
+                    last = empties.pop()
+                    if i < len(empties):
+                        empties[i] = last
+                    return p
+            remaining -= 1
+            empties[i], empties[remaining] = empties[remaining], p
+        return PASS
+
+    # -- scoring -------------------------------------------------------------------------------------------------
+
+    def owners(self) -> list[int]:
+        """Final owner of every point in flat order: 1 black, 2 white, 0 neither.
+
+        Stones belong to their colour; an empty region belongs to a colour when it touches only that colour.
+        """
+        color_at, geometry = self.color, self.geometry
+        owner = [color_at[p] for p in geometry.points]
+        seen: set[int] = set()
+        for move, p in enumerate(geometry.points):
+            if owner[move] != EMPTY or p in seen:
+                continue
+            region, borders = self._empty_region(p)
+            seen.update(region)
+            if borders == BLACK or borders == WHITE:
+                for q in region:
+                    owner[geometry.flat[q]] = borders
+        return owner
+
+    def _empty_region(self, start: int) -> tuple[list[int], int]:
+        """The empty region around ``start`` and the colours it touches as a bit set (1 black, 2 white, 3 both)."""
+        color_at, neighbours = self.color, self.geometry.neighbours
+        region, stack, inside, touches = [start], [start], {start}, 0
+        while stack:
+            p = stack.pop()
+            for n in neighbours[p]:
+                c = color_at[n]
+                if c == EMPTY:
+                    if n not in inside:
+                        inside.add(n)
+                        region.append(n)
+                        stack.append(n)
+                elif c != BORDER:
+                    touches |= c
+        return region, touches

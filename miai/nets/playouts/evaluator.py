@@ -1,0 +1,201 @@
+"""The playout evaluator: ``Evaluation``s from playouts, with a uniform or capture/escape-weighted policy."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from miai.go.rules import Scoring, Tax
+from miai.nets.evaluator import Evaluation
+from miai.nets.playouts.board import BLACK, WHITE, PlayoutBoard, PlayoutError
+from miai.nets.playouts.simulate import PlayoutPosition, board_from_position, run_playouts
+
+if TYPE_CHECKING:
+    from miai.go.state import GameState
+
+
+# -- policy --------------------------------------------------------------------------------------------------------
+
+
+def legal_board_moves(board: PlayoutBoard, position: PlayoutPosition) -> list[int]:
+    """Flat board moves legal for the side to move: the game's own list if the position has one, else the board's
+    (simple ko, no suicide, plus the position's bans)."""
+    if position.legal_moves is not None:
+        return list(position.legal_moves)
+    banned = set(position.banned)
+    points = board.geometry.points
+    return [m for m, p in enumerate(points) if m not in banned and board.is_legal(p, position.to_play)]
+
+
+def move_priors(
+    board: PlayoutBoard,
+    legal: Sequence[int],
+    color: int,
+    *,
+    capture_weight: float = 3.0,
+    escape_weight: float = 2.0,
+    eye_weight: float = 0.05,
+    pass_weight: float = 1.0,
+) -> np.ndarray:
+    """Simple policy priors: each legal move weighs 1, more if it captures or saves a chain in atari.
+
+    A capture adds ``capture_weight`` per stone it takes (capped at 4 stones), an atari escape (a move on the last
+    liberty of a friendly chain that leaves it more than one liberty) adds ``escape_weight`` per stone saved (also
+    capped). Filling one's own true eye weighs only ``eye_weight``. Pass weighs ``pass_weight``. Returns a float32
+    policy of ``size*size + 1`` entries summing to 1, zero on illegal points.
+    """
+    geometry = board.geometry
+    area = geometry.size * geometry.size
+    weights = np.zeros(area + 1, dtype=np.float64)
+    for move in legal:
+        p = geometry.points[move]
+        weight = eye_weight if board.is_true_eye(p, color) else 1.0
+        weight += capture_weight * min(4, _stones_captured_by(board, p, color))
+        weight += escape_weight * min(4, _stones_saved_by(board, p, color))
+        weights[move] = weight
+    weights[area] = pass_weight
+    return (weights / weights.sum()).astype(np.float32)
+
+
+def uniform_policy(size: int, legal: Sequence[int]) -> np.ndarray:
+    """Uniform float32 policy over ``legal`` flat moves and pass."""
+    area = size * size
+    policy = np.zeros(area + 1, dtype=np.float32)
+    policy[list(legal)] = 1.0
+    policy[area] = 1.0
+    return policy / policy.sum()
+
+
+def _stones_captured_by(board: PlayoutBoard, p: int, color: int) -> int:
+    """Stones a move of ``color`` at ``p`` would capture: opponent chains whose last liberty is ``p``."""
+    opponent, seen, total = 3 - color, set(), 0
+    for n in board.geometry.neighbours[p]:
+        if board.color[n] == opponent:
+            root = board.head[n]
+            if root not in seen and board.libs[root] == {p}:
+                seen.add(root)
+                total += len(board.members[root])  # type: ignore[arg-type]
+    return total
+
+
+def _stones_saved_by(board: PlayoutBoard, p: int, color: int) -> int:
+    """Stones of ``color`` in atari at ``p`` that a move at ``p`` would leave with at least two liberties."""
+    in_atari = {board.head[n] for n in board.geometry.neighbours[p]
+                if board.color[n] == color and board.libs[board.head[n]] == {p}}
+    if not in_atari:
+        return 0
+    trial = board.copy()
+    trial.empties.remove(p)
+    trial.place(p, color)
+    if trial.liberties(p) < 2:
+        return 0
+    return sum(len(board.members[r]) for r in in_atari)  # type: ignore[arg-type]
+
+
+# -- the evaluator -----------------------------------------------------------------------------------------------
+
+
+def position_from_state(state: GameState) -> PlayoutPosition:
+    """The playout view of a ``GameState``: stones, side to move, ko/superko bans, komi plus handicap bonus (as
+    ``GameState.score`` counts it), scoring rule and tax, prisoners, passes and the game's legal moves."""
+    rules = state.rules
+    return PlayoutPosition(
+        size=state.size,
+        stones=tuple(int(v) for v in state.stones()),
+        to_play=int(state.to_play),
+        komi=float(state.komi) + float(rules.handicap_bonus(state.handicap)),
+        territory=rules.scoring is Scoring.TERRITORY,
+        tax_all=rules.tax is Tax.ALL,
+        banned=tuple(state.banned_points()),
+        captures=(state.captures(BLACK), state.captures(WHITE)),
+        consecutive_passes=state.consecutive_passes,
+        legal_moves=tuple(state.legal_moves()),
+    )
+
+
+class PlayoutEvaluator:
+    """An ``Evaluator`` that judges positions by random playouts (no net); see the module docstring.
+
+    Args:
+        playouts: playouts per evaluated state (1 is classic MCTS: one playout per new node).
+        priors: weight the policy towards captures and atari escapes (:func:`move_priors`) instead of uniform.
+        seed: seed of the evaluator's random generator (None = from the OS).
+        max_batch: states accepted per :meth:`evaluate` call.
+        max_moves: cap on the moves of one playout (default three times the board area).
+    """
+
+    def __init__(
+        self,
+        playouts: int = 1,
+        *,
+        priors: bool = False,
+        seed: int | None = None,
+        max_batch: int = 64,
+        max_moves: int | None = None,
+    ) -> None:
+        if playouts < 1:
+            raise PlayoutError(f"playouts must be >= 1, got {playouts}")
+        if max_batch < 1:
+            raise PlayoutError(f"max_batch must be >= 1, got {max_batch}")
+        self.playouts = playouts
+        self.priors = priors
+        self.max_batch = max_batch
+        self.max_moves = max_moves
+        self._rng = random.Random(seed)
+
+    @staticmethod
+    def is_spec(name: str) -> bool:
+        """True if ``name`` names the playout evaluator (``playouts``, ``playouts:N``, ``playouts:N:priors``)."""
+        return name.strip().lower().split(":")[0] == "playouts"
+
+    @classmethod
+    def from_spec(cls, name: str, **options: Any) -> PlayoutEvaluator:
+        """Build from a model name as given to ``--model``: ``playouts[:N][:priors]``.
+
+        ``N`` is the number of playouts per evaluation (default 1) and ``priors`` switches on the capture/escape
+        priors. ``options`` may set ``seed``, ``max_batch`` and ``max_moves``; other keys (meant for nets) are ignored.
+
+        Raises:
+            PlayoutError: if ``name`` is not such a spec.
+        """
+        parts = [part.strip().lower() for part in name.split(":")]
+        if parts[0] != "playouts" or len(parts) > 3:
+            raise PlayoutError(f"not a playout evaluator spec: {name!r} (expected playouts[:N][:priors])")
+        playouts, priors = 1, False
+        for part in parts[1:]:
+            if part == "priors":
+                priors = True
+            elif part.isdigit():
+                playouts = int(part)
+            else:
+                raise PlayoutError(f"bad part {part!r} in {name!r} (expected a count or 'priors')")
+        known = {key: options[key] for key in ("seed", "max_batch", "max_moves") if key in options}
+        return cls(playouts, priors=priors, **known)
+
+    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
+        """One ``Evaluation`` per state, from the side to move's view (see the module docstring)."""
+        return [self.evaluate_position(position_from_state(state)) for state in states]
+
+    def evaluate_position(self, position: PlayoutPosition) -> Evaluation:
+        """The ``Evaluation`` of a :class:`PlayoutPosition` (the same numbers :meth:`evaluate` gives a state)."""
+        board = board_from_position(position)
+        stats = run_playouts(position, self.playouts, self._rng, max_moves=self.max_moves, template=board)
+        legal = legal_board_moves(board, position)
+        if self.priors:
+            policy = move_priors(board, legal, position.to_play)
+        else:
+            policy = uniform_policy(position.size, legal)
+        win = stats.win_rate
+        return Evaluation(
+            policy=policy,
+            win=win,
+            loss=1.0 - win,
+            no_result=0.0,
+            score_mean=stats.score_mean,
+            score_stdev=stats.score_stdev,
+            lead=stats.score_mean,
+            ownership=stats.ownership(),
+        )
