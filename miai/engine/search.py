@@ -148,6 +148,11 @@ class Search:
     def config(self, config: SearchConfig) -> None:
         self._config = config
         self._puct = config.selection == "puct"
+        # Virtual loss counts as the worst utility: a loss by a huge score.
+        loss = -(config.win_loss_utility_factor + config.static_score_utility_factor
+                 + config.dynamic_score_utility_factor)
+        self._constants = (config.cpuct_exploration, config.cpuct_exploration_log, config.cpuct_exploration_base,
+                           config.fpu_reduction, config.root_fpu_reduction, loss)
         self._selection = SelectionConfig(rule=config.selection)
 
     def set_config(self, config: SearchConfig) -> None:
@@ -425,26 +430,22 @@ class Search:
 
         Unvisited moves all share the FPU value, so only the touched edges and the best untouched move (the next
         in prior order) need scoring."""
-        cfg = self.config
+        c_base, c_log, base, fpu_reduction, root_fpu_reduction, loss = self._constants
         total = node.visits - 1 if node.visits > 0 else 0
-        cpuct = cfg.cpuct_exploration + cfg.cpuct_exploration_log * math.log(
-            (total + cfg.cpuct_exploration_base) / cfg.cpuct_exploration_base)
-        explore = cpuct * math.sqrt(total + 0.01)
+        explore = (c_base + c_log * math.log((total + base) / base)) * math.sqrt(total + 0.01)
         sign = node.sign
-        reduction = cfg.root_fpu_reduction if is_root else cfg.fpu_reduction
-        fpu = sign * node.q[0] - reduction * math.sqrt(node.visited_mass)
-        loss = self._loss_utility
+        fpu = sign * node.q[0] - (root_fpu_reduction if is_root else fpu_reduction) * math.sqrt(node.visited_mass)
         best: Edge | None = None
         best_value = -math.inf
         for edge in node.edges:
-            if edge.illegal:
-                continue
             child = edge.child
-            visits = edge.visits
-            if child is None:
+            if child is None or edge.illegal:
+                if edge.illegal:
+                    continue
                 value = fpu + explore * edge.prior
             else:
-                q = sign * child.q[0] if child.visits > 0 else fpu
+                visits = edge.visits
+                q = sign * child.q[0] if child.visits else fpu
                 vl = child.virtual_loss
                 if vl:
                     q = (q * visits + loss * vl) / (visits + vl)
@@ -483,11 +484,6 @@ class Search:
         parent = max(1, sum(visits))
         scores = selection_scores(self._selection, parent, visits, rewards, None, squares)
         return edges[int(np.argmax(scores))]
-
-    @property
-    def _loss_utility(self) -> float:
-        cfg = self.config
-        return -(cfg.win_loss_utility_factor + cfg.static_score_utility_factor + cfg.dynamic_score_utility_factor)
 
     def _child_for(self, state: Any) -> Node:
         """The node for the position just reached: looked up by graph hash first, else created."""
@@ -696,11 +692,9 @@ class Search:
             "collisions": c.collisions, "illegal_edges": c.illegal_edges, "nodes_created": c.nodes_created,
             "nodes_freed": c.nodes_freed, "trees_reused": c.trees_reused, "last_run": dict(c.last_run),
         }
-        evaluator_stats = getattr(self.evaluator, "stats", None)
-        if callable(evaluator_stats):
-            extra = evaluator_stats()
-            if isinstance(extra, dict) and "hits" in extra:
-                out["cache_hits"] = extra["hits"]
+        hits = getattr(self.evaluator, "hits", None)  # miai.nets.evaluator.CachedEvaluator counts its hits
+        if isinstance(hits, int):
+            out["cache_hits"] = hits
         return out
 
     def reachable_nodes(self) -> int:

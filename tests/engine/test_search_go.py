@@ -163,3 +163,25 @@ def test_superko_rules_and_tree_reuse_on_a_real_game() -> None:
         assert state.is_legal(move)
         state.push(move)
     assert search.stats()["trees_reused"] >= 1
+
+
+def test_stats_include_the_evaluation_cache_hits() -> None:
+    from miai.nets.evaluator import CachedEvaluator
+
+    evaluator = CachedEvaluator(UniformEvaluator(), capacity=10_000)
+    search, _ = run(GameState(9), evaluator, max_visits=200)
+    stats = search.stats()
+    assert stats["cache_hits"] == evaluator.hits
+    assert stats["net_evals"] == evaluator.hits + evaluator.misses
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_overlapped_batches_give_a_sound_search(overlap: bool) -> None:
+    evaluator = UniformEvaluator(max_batch=8)
+    search, move = run(GameState(9), evaluator, max_visits=300, overlap=overlap, batch_size=8)
+    assert search.root is not None and search.root.visits == 300
+    assert GameState(9).is_legal(move)
+    for node in [search.root, *search.table]:
+        assert node.virtual_loss == 0 and not node.pending
+        if node.expanded and not node.terminal:
+            assert node.visits == 1 + sum(e.visits for e in node.edges)
