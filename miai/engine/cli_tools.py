@@ -1,0 +1,102 @@
+"""``miai bench`` and ``miai match``: the commands that produce every speed and strength figure miai reports."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+
+import click
+
+from miai.engine.cli import _load_config, build_evaluator, main
+
+
+def _sizes(text: str) -> list[int]:
+    try:
+        sizes = [int(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        raise click.BadParameter(f"expected sizes like 9,19, got {text!r}") from None
+    if not sizes or any(not 2 <= s <= 25 for s in sizes):
+        raise click.BadParameter(f"sizes must be in 2..25, got {text!r}")
+    return sizes
+
+
+@main.command()
+@click.option("--model", default=None, help="Also benchmark this net: raw evals/s and search playouts/s.")
+@click.option("--sizes", default="9,19", show_default=True, help="Comma-separated board sizes.")
+@click.option("--seconds", default=3.0, show_default=True, type=click.FloatRange(0.1), help="Seconds per figure.")
+@click.option("--config", "config_path", default=None, type=click.Path(dir_okay=False), help="TOML config.")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Config override, e.g. search.batch_size=32.")
+@click.option("--json", "json_path", default=None, type=click.Path(dir_okay=False), help="Also write JSON here.")
+@click.option("--skip", multiple=True, type=click.Choice(["rules", "playouts", "search"]), help="Leave a part out.")
+def bench(model: str | None, sizes: str, seconds: float, config_path: str | None, sets: tuple[str, ...],
+          json_path: str | None, skip: tuple[str, ...]) -> None:
+    """Measure rules, playout, net and search speed; print a table (and JSON with --json)."""
+    from miai.engine.bench import BenchResult, bench_rules, print_table, write_json
+    from miai.engine.bench_search import bench_raw_evals, bench_search
+    from miai.nets.playouts import benchmark_playouts
+
+    config = _load_config(config_path, sets)
+    evaluator = build_evaluator(model, config) if model else None
+    results: list[BenchResult] = []
+    for size in _sizes(sizes):
+        if "rules" not in skip:
+            results += bench_rules(size, seconds)
+        if "playouts" not in skip:
+            run = benchmark_playouts(size, seconds)
+            results.append(BenchResult.from_count(f"playouts {size}x{size}: random games", run.playouts,
+                                                  run.seconds, "games/s", moves=run.moves))
+        if evaluator is not None and "search" not in skip:
+            raw = bench_raw_evals(evaluator, size, config.search.batch_size, seconds)
+            # The search is measured without the eval cache, so every playout really costs a net evaluation.
+            inner = getattr(evaluator, "inner", evaluator)
+            found = bench_search(inner, config.search, size, seconds)
+            ratio = found.value / raw.value if raw.value else 0.0
+            results += [raw, dataclasses.replace(found, details={**found.details, "ratio_to_raw": round(ratio, 3)})]
+            results.append(BenchResult(f"search {size}x{size}: playouts/s over raw evals/s", ratio, "ratio",
+                                       found.seconds, found.count))
+    print_table(results)
+    if json_path:
+        write_json(results, json_path)
+
+
+@main.command()
+@click.option("--black", "black_cmd", required=True, help="Engine A's command line (Black in game 1).")
+@click.option("--white", "white_cmd", required=True, help="Engine B's command line.")
+@click.option("--games", default=2, show_default=True, type=click.IntRange(1))
+@click.option("--size", default=9, show_default=True, type=click.IntRange(2, 25))
+@click.option("--komi", default=7.0, show_default=True, type=float)
+@click.option("--rules", default="chinese", show_default=True, help="Rules preset (referee and engines).")
+@click.option("--time", "time_spec", default=None, help="Clock per engine: MAIN[+BYOYOMI/STONES] in seconds.")
+@click.option("--visits", default=None, type=click.IntRange(1), help="Sent as kata-set-param maxVisits.")
+@click.option("--openings", default=None, type=click.Path(exists=True), help="Openings file or SGF directory.")
+@click.option("--sgf-dir", default=None, type=click.Path(file_okay=False), help="Write one SGF per game here.")
+@click.option("--alternate/--no-alternate", default=True, show_default=True, help="Swap colours every game.")
+@click.option("--move-timeout", default=600.0, show_default=True, type=click.FloatRange(0.1),
+              help="Seconds before a genmove counts as a hang.")
+@click.option("--dead-model", default=None,
+              help="Net whose ownership marks dead stones when the engines' scores disagree (default: all alive).")
+@click.option("--json", "json_path", default=None, type=click.Path(dir_okay=False), help="Write the summary as JSON.")
+@click.option("--log-dir", default=None, type=click.Path(file_okay=False), help="Keep the engines' stderr here.")
+def match(black_cmd: str, white_cmd: str, games: int, size: int, komi: float, rules: str, time_spec: str | None,
+          visits: int | None, openings: str | None, sgf_dir: str | None, alternate: bool, move_timeout: float,
+          dead_model: str | None, json_path: str | None, log_dir: str | None) -> None:
+    """Play GTP engines against each other and report wins, Elo with a 95% interval and how games ended."""
+    from miai.engine.match import MatchConfig, MatchError, TimeControl, ownership_dead_stones, run_match
+
+    try:
+        config = MatchConfig(games=games, size=size, komi=komi, rules=rules, alternate=alternate,
+                             time=TimeControl.parse(time_spec) if time_spec else None, visits=visits,
+                             openings=openings, sgf_dir=sgf_dir, move_timeout=move_timeout, log_dir=log_dir)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    dead = None
+    if dead_model:
+        dead = ownership_dead_stones(build_evaluator(dead_model, _load_config(None, ())))
+    try:
+        summary = run_match(black_cmd, white_cmd, config, dead_stones=dead)
+    except MatchError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(summary.format())
+    if json_path:
+        summary.write_json(json_path)
+    sys.stdout.flush()

@@ -1,0 +1,369 @@
+"""The engine behind the GTP session: search-backed move choice, analysis, dead stones, clocks and pondering.
+
+:class:`EnginePlayer` implements :class:`miai.gtp.player.Player`. It owns one :class:`~miai.engine.search.Search`
+(so the graph is reused from move to move) and turns the search's snapshots into the GTP layer's
+:class:`~miai.gtp.player.AnalysisSnapshot` (every number from the analysed colour's view).
+
+Move choice on top of the search:
+
+- the search itself never fills its own eyes and values double-pass endings by counting every stone as alive,
+  so it does not pass into a lost count and it captures dead stones before passing (what CGOS's Tromp-Taylor
+  scoring needs);
+- ``kgs-genmove_cleanup`` forbids passing while the opponent still has stones the engine thinks are dead;
+- resignation needs ``search.resign_threshold`` > 0 and that many consecutive low-winrate moves.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from miai.engine.config import Config, ConfigError, get_option, set_option
+from miai.engine.search import Search
+from miai.engine.snapshot import Snapshot
+from miai.engine.timecontrol import Clock, TimeSettings
+from miai.engine.timecontrol import TimeSystem as ClockSystem
+from miai.go.coords import PASS, Color
+from miai.go.state import GameState
+from miai.gtp.player import (
+    RESIGN,
+    AnalysisSnapshot,
+    AnalyzeRequest,
+    ClockReading,
+    Emit,
+    GenmoveResult,
+    MoveInfo,
+    Player,
+    RootInfo,
+    TimeControl,
+    TimeSystem,
+)
+
+log = logging.getLogger(__name__)
+
+# KataGo's kata-set-param names for the options players and GUIs set most, mapped to miai's keys.
+_KATAGO_PARAMS = {
+    "maxVisits": "search.max_visits",
+    "maxPlayouts": "search.max_playouts",
+    "maxTime": "search.max_time",
+    "cpuctExploration": "search.cpuct_exploration",
+    "cpuctExplorationLog": "search.cpuct_exploration_log",
+    "fpuReductionMax": "search.fpu_reduction",
+    "chosenMoveTemperature": "search.temperature",
+    "chosenMoveTemperatureEarly": "search.temperature_early",
+    "lagBuffer": "search.lag_buffer",
+    "ponderingEnabled": "search.ponder",
+    "resignThreshold": "search.resign_threshold",
+    "analysisPVLen": "search.pv_length",
+}
+
+_CLOCK_SYSTEMS = {
+    TimeSystem.NONE: ClockSystem.NONE,
+    TimeSystem.ABSOLUTE: ClockSystem.ABSOLUTE,
+    TimeSystem.CANADIAN: ClockSystem.CANADIAN,
+    TimeSystem.BYOYOMI: ClockSystem.BYO_YOMI,
+    TimeSystem.FISCHER: ClockSystem.FISCHER,
+    TimeSystem.FISCHER_CAPPED: ClockSystem.FISCHER,
+}
+
+# Ownership (from the stone owner's view) below this marks a stone dead.
+_DEAD_OWNERSHIP = -0.3
+# Visits of the short search that estimates dead stones at the end of a game.
+_STATUS_VISITS = 64
+
+
+class EnginePlayer(Player):
+    """A :class:`Player` that thinks with a graph search over ``evaluator``."""
+
+    def __init__(self, evaluator: Any, config: Config | None = None) -> None:
+        self.evaluator = evaluator
+        self.config = config or Config()
+        self.search = Search(evaluator, self.config.search)
+        self._clock_settings = TimeSettings()
+        self._clocks: dict[Color, Clock] = {}
+        self._low_winrate_streak = 0
+        self._ponder_thread: threading.Thread | None = None
+        self._ponder_stop = threading.Event()
+
+    # ------------------------------------------------------------------------------------------ decisions
+    def genmove(
+        self,
+        state: GameState,
+        color: Color,
+        *,
+        cleanup: bool = False,
+        analysis: AnalyzeRequest | None = None,
+        emit: Emit | None = None,
+    ) -> GenmoveResult:
+        """Search from ``state`` with ``color`` to move and choose a move (see the module docstring)."""
+        self.stop_pondering()
+        root = _root_for(state, color, fresh_passes=cleanup)
+        start = time.monotonic()
+        snapshot = self._search(root, None, analysis, emit, self._time_budget(root, color))
+        self._clock(color).record(time.monotonic() - start)
+        if self._should_resign(snapshot):
+            return RESIGN
+        move = self.search.best_move(snapshot) if snapshot.moves else PASS
+        if move == PASS and cleanup:
+            move = self._cleanup_move(root, snapshot)
+        return move
+
+    def analyze(
+        self,
+        state: GameState,
+        color: Color,
+        request: AnalyzeRequest,
+        emit: Emit,
+        stop: threading.Event,
+    ) -> None:
+        """Search until ``stop`` is set, emitting a snapshot every ``request.interval_cs``."""
+        self.stop_pondering()
+        root = _root_for(state, color)
+        final = self._search(root, stop, request, emit, math.inf, unlimited=True)
+        emit(self._convert(final, root, request))
+
+    def final_status(self, state: GameState) -> list[int]:
+        """Stones whose owner the search's ownership says has lost them (empty without ownership)."""
+        ownership = self._black_ownership(state)
+        if ownership is None:
+            return []
+        stones = state.stones()
+        dead_black = (stones == int(Color.BLACK)) & (ownership < -_DEAD_OWNERSHIP)
+        dead_white = (stones == int(Color.WHITE)) & (ownership > _DEAD_OWNERSHIP)
+        return [int(p) for p in np.flatnonzero(dead_black | dead_white)]
+
+    def raw_nn(self, state: GameState, symmetry: int | None, optimism: float) -> str:
+        """kata-raw-nn through the ONNX evaluator (every symmetry when ``symmetry`` is None)."""
+        from miai.nets.rawnn import format_raw_nn, raw_nn
+
+        net = _onnx_evaluator(self.evaluator)
+        if net is None:
+            raise NotImplementedError("kata-raw-nn needs a neural net (this engine runs without one)")
+        symmetries = list(range(8)) if symmetry is None else [symmetry]
+        return format_raw_nn(raw_nn(net, state, symmetries, optimism), state.size)
+
+    # ----------------------------------------------------------------------------------- search plumbing
+    def _search(
+        self,
+        root: GameState,
+        stop: threading.Event | None,
+        request: AnalyzeRequest | None,
+        emit: Emit | None,
+        budget: float,
+        *,
+        unlimited: bool = False,
+    ) -> Snapshot:
+        self.search.set_root(root)
+        on_progress: Callable[[Snapshot], None] | None = None
+        interval = 1.0
+        if request is not None and emit is not None:
+            interval = max(request.interval_seconds, 0.05)
+
+            def on_progress(snapshot: Snapshot) -> None:
+                emit(self._convert(snapshot, root, request))
+
+        if unlimited:  # analysis: only stop (or the node cap) ends it
+            return self.search.run(stop, on_progress, max_visits=0, max_playouts=0, max_time=0.0,
+                                   progress_interval=interval)
+        cap = self.config.search.max_time or math.inf
+        limit = min(cap, budget)
+        return self.search.run(stop, on_progress, max_time=0.0 if math.isinf(limit) else limit,
+                               progress_interval=interval)
+
+    def _convert(self, snapshot: Snapshot, root: GameState, request: AnalyzeRequest) -> AnalysisSnapshot:
+        """Engine snapshot -> GTP snapshot; the search reports from the root player's view already."""
+        allowed = _allowed_moves(request, root.to_play, root.size)
+        moves = [m for m in snapshot.moves if allowed is None or m.move in allowed]
+        if request.max_moves > 0:
+            moves = moves[: request.max_moves]
+        infos = tuple(
+            MoveInfo(move=m.move, visits=m.visits, winrate=m.winrate, prior=m.prior, lcb=m.lcb, pv=m.pv,
+                     score_lead=m.score_lead, score_mean=m.score_mean, score_stdev=m.score_stdev,
+                     utility=m.utility, utility_lcb=m.utility_lcb, edge_visits=m.edge_visits,
+                     weight=float(m.edge_visits))
+            for m in moves)
+        info = snapshot.root
+        root_info = RootInfo(visits=info.visits, winrate=info.winrate, score_lead=info.score_lead,
+                             score_mean=info.score_mean, score_stdev=info.score_stdev, utility=info.utility)
+        ownership = None
+        if request.ownership and info.ownership is not None:
+            ownership = [float(x) for x in info.ownership]
+        return AnalysisSnapshot(moves=infos, root=root_info, ownership=ownership)
+
+    def _black_ownership(self, state: GameState) -> np.ndarray | None:
+        """Ownership from Black's view after a short search (the net's, averaged over the graph)."""
+        root = _root_for(state, state.to_play, fresh_passes=True)
+        self.search.set_root(root)
+        snapshot = self.search.run(None, None, max_visits=min(_STATUS_VISITS, self.config.search.max_visits or
+                                                              _STATUS_VISITS), max_playouts=0, max_time=0.0)
+        ownership = snapshot.root.ownership
+        if ownership is None:
+            return None
+        return ownership if root.to_play == Color.BLACK else -ownership
+
+    def _cleanup_move(self, root: GameState, snapshot: Snapshot) -> int:
+        """kgs-genmove_cleanup: instead of passing, attack an opponent stone the engine thinks dead."""
+        dead = set(self.final_status(root))
+        opponent = root.to_play.opponent
+        targets = [p for p in dead if root.color_at(p) == opponent]
+        if not targets:
+            return PASS
+        for info in snapshot.moves:
+            if info.move != PASS and root.is_legal(info.move):
+                return info.move
+        for point in targets:
+            for liberty in _liberties_of(root, point):
+                if root.is_legal(liberty):
+                    return liberty
+        return PASS
+
+    def _should_resign(self, snapshot: Snapshot) -> bool:
+        threshold = self.config.search.resign_threshold
+        if threshold <= 0 or snapshot.root.visits == 0:
+            return False
+        self._low_winrate_streak = self._low_winrate_streak + 1 if snapshot.root.winrate < threshold else 0
+        return self._low_winrate_streak >= self.config.search.resign_consecutive
+
+    # ------------------------------------------------------------------------------------------ clocks
+    def _clock(self, color: Color) -> Clock:
+        if color not in self._clocks:
+            self._clocks[color] = Clock(self._clock_settings)
+        return self._clocks[color]
+
+    def _time_budget(self, state: GameState, color: Color) -> float:
+        return self._clock(color).budget(state.size, len(state.moves), self.config.search.lag_buffer)
+
+    def set_time_control(self, control: TimeControl) -> None:
+        """Store the clock (both colours) and restart both clocks at full time."""
+        self._clock_settings = TimeSettings(
+            system=_CLOCK_SYSTEMS[control.system], main_time=control.main_time, period_time=control.period_time,
+            periods=control.periods, stones=control.period_stones, increment=control.increment)
+        self._clocks = {}
+
+    def time_left(self, reading: ClockReading) -> None:
+        """Synchronise one colour's clock with the controller's."""
+        self._clock(reading.color).update(reading.seconds, reading.stones)
+
+    # ---------------------------------------------------------------------------------------- parameters
+    def get_param(self, name: str) -> str:
+        """kata-get-param: a config key (``search.max_visits`` or ``max_visits``) or a KataGo name."""
+        try:
+            value = get_option(self.config, _KATAGO_PARAMS.get(name, name))
+        except ConfigError as exc:
+            raise KeyError(name) from exc
+        return str(value).lower() if isinstance(value, bool) else str(value)
+
+    def set_param(self, name: str, value: str) -> None:
+        """kata-set-param: change one option for the rest of the session."""
+        key = _KATAGO_PARAMS.get(name, name)
+        try:
+            get_option(self.config, key)
+        except ConfigError as exc:
+            raise KeyError(name) from exc
+        try:
+            self.config = set_option(self.config, key, value)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from exc
+        self.search.set_config(self.config.search)
+
+    def clear_cache(self) -> None:
+        """Forget the search graph and the evaluation cache."""
+        self.stop_pondering()
+        self.search.clear()
+        clear = getattr(self.evaluator, "clear", None)
+        if callable(clear):
+            clear()
+
+    def search_stats(self) -> dict[str, Any]:
+        """The search's counters (miai-search_stats)."""
+        return self.search.stats()
+
+    # ------------------------------------------------------------------------------------------ pondering
+    def start_pondering(self, state: GameState, color: Color) -> None:
+        """Search the position on the opponent's time, until input arrives (needs ``search.ponder``)."""
+        if not self.config.search.ponder or state.is_over():
+            return
+        self.stop_pondering()
+        root = _root_for(state, color)
+        self._ponder_stop = threading.Event()
+        stop = self._ponder_stop
+
+        def ponder() -> None:
+            try:
+                self.search.set_root(root)
+                self.search.run(stop, None, max_visits=0, max_playouts=0, max_time=0.0)
+            except Exception:  # pondering is best effort; the next genmove searches anyway
+                log.exception("pondering failed")
+
+        self._ponder_thread = threading.Thread(target=ponder, name="miai-ponder", daemon=True)
+        self._ponder_thread.start()
+
+    def stop_pondering(self) -> None:
+        """Stop a running ponder search and wait for it (it stops within one batch)."""
+        thread = self._ponder_thread
+        if thread is None:
+            return
+        self._ponder_stop.set()
+        thread.join()
+        self._ponder_thread = None
+
+
+def _root_for(state: GameState, color: Color, *, fresh_passes: bool = False) -> GameState:
+    """A copy of ``state`` with ``color`` to move. ``fresh_passes``: after a finished game (cleanup phase, dead
+    stone estimate), restart from the same stones with no passes and no history, so the search can play on."""
+    if fresh_passes and state.is_over():
+        fresh = GameState(state.size, state.rules, state.komi, rep_bound=getattr(state, "rep_bound", 11))
+        stones = state.stones()
+        fresh.set_stones([int(p) for p in np.flatnonzero(stones == int(Color.BLACK))],
+                         [int(p) for p in np.flatnonzero(stones == int(Color.WHITE))])
+        fresh.set_to_play(color)
+        return fresh
+    root = state.copy()
+    if root.to_play != color:
+        root.set_to_play(color)
+    return root
+
+
+def _liberties_of(state: GameState, point: int) -> list[int]:
+    """The empty points next to the chain at ``point``."""
+    size = state.size
+    result = set()
+    for p in state.chain(point):
+        y, x = divmod(p, size)
+        for ny, nx in ((y - 1, x), (y + 1, x), (y, x - 1), (y, x + 1)):
+            if 0 <= ny < size and 0 <= nx < size and state.color_at(ny * size + nx) == Color.EMPTY:
+                result.add(ny * size + nx)
+    return sorted(result)
+
+
+def _allowed_moves(request: AnalyzeRequest, color: Color, size: int) -> set[int] | None:
+    """Root moves the analysis may report under ``allow``/``avoid`` (None = all)."""
+    allow = [r for r in request.allow if r.color == color and r.until_depth >= 1]
+    avoid = [r for r in request.avoid if r.color == color and r.until_depth >= 1]
+    if not allow and not avoid:
+        return None
+    moves = set(range(size * size)) | {PASS}
+    if allow:
+        moves = set().union(*(set(r.moves) for r in allow))
+    for r in avoid:
+        moves -= set(r.moves)
+    return moves
+
+
+def _onnx_evaluator(evaluator: Any) -> Any:
+    """The ONNX evaluator inside ``evaluator`` (unwrapping caches), or None."""
+    from miai.nets.evaluator import OnnxEvaluator
+
+    seen = 0
+    while evaluator is not None and seen < 8:
+        if isinstance(evaluator, OnnxEvaluator):
+            return evaluator
+        evaluator = getattr(evaluator, "inner", None)
+        seen += 1
+    return None
