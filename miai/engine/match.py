@@ -161,7 +161,8 @@ class MatchConfig:
     time_margin: float = 1.0  # lag allowance before a clock overrun is a loss on time
     move_timeout: float = 600.0  # hard cap on any genmove (the per-move time limit without a clock)
     command_timeout: float = 30.0  # cap on every other command (play, boardsize, final_score, ...)
-    visits: int | None = None  # sent as `kata-set-param maxVisits V` to engines that list kata-set-param
+    start_timeout: float = 120.0  # cap on the first answer of a freshly started engine (it may load a net)
+    visits: int | None = None  # sent as `kata-set-param maxVisits V` (or max_visits) where kata-set-param is listed
     max_moves: int | None = None  # move limit; default 4 * size * size
     openings: str | None = None  # file of openings (see load_openings)
     sgf_dir: str | None = None  # one SGF per game is written here
@@ -174,7 +175,7 @@ class MatchConfig:
             raise ValueError("games must be at least 1")
         if not 2 <= self.size <= 25:
             raise ValueError(f"board size {self.size} outside 2..25")
-        if self.move_timeout <= 0 or self.command_timeout <= 0:
+        if min(self.move_timeout, self.command_timeout, self.start_timeout) <= 0:
             raise ValueError("timeouts must be positive")
         Rules.preset(self.rules)  # fail early on an unknown preset name
 
@@ -311,8 +312,8 @@ class _Player:
         return self.engine
 
     def _handshake(self, engine: GtpEngine) -> None:
+        version = engine.send("protocol_version", self.config.start_timeout)
         timeout = self.config.command_timeout
-        version = engine.send("protocol_version", timeout)
         if version.strip() not in ("2", "2.0"):
             raise GtpCommandError("protocol_version", f"unsupported GTP protocol version {version!r}")
         name = engine.try_send("name", timeout) or "?"
@@ -332,20 +333,23 @@ class _Player:
         engine.send(f"boardsize {c.size}", t)
         engine.send("clear_board", t)
         engine.send(f"komi {c.komi:g}", t)
-        self._optional(engine, "kata-set-rules", f"kata-set-rules {c.rules}")
+        self._optional(engine, "kata-set-rules", [f"kata-set-rules {c.rules}"])
         if c.time is not None:
-            self._optional(engine, "time_settings", c.time.gtp())
+            self._optional(engine, "time_settings", [c.time.gtp()])
         if c.visits is not None:
-            self._optional(engine, "kata-set-param", f"kata-set-param maxVisits {c.visits}")
+            # KataGo spells the parameter maxVisits, miai max_visits.
+            self._optional(engine, "kata-set-param", [f"kata-set-param {key} {c.visits}"
+                                                      for key in ("maxVisits", "max_visits")])
 
-    def _optional(self, engine: GtpEngine, name: str, command: str) -> None:
-        """Send `command` if the engine lists `name`; warn once (to stderr) otherwise or if it fails."""
+    def _optional(self, engine: GtpEngine, name: str, commands: Sequence[str]) -> None:
+        """Send the first of `commands` the engine accepts if it lists `name`; else warn once (to stderr)."""
         if engine.knows(name):
-            if engine.try_send(command, self.config.command_timeout) is not None:
-                return
-            problem = f"refused {command!r}"
+            for command in commands:
+                if engine.try_send(command, self.config.command_timeout) is not None:
+                    return
+            problem = f"refused {commands[-1]!r}"
         else:
-            problem = f"does not list {name}, so {command!r} was not sent; set it on its command line"
+            problem = f"does not list {name}, so {commands[0]!r} was not sent; set it on its command line"
         if name not in self._warned:
             self._warned.add(name)
             print(f"match: engine {self.label} ({self.info.display}) {problem}", file=sys.stderr)

@@ -343,3 +343,29 @@ def test_ownership_dead_stones_flips_to_the_stone_colour() -> None:
     assert ownership_dead_stones(_FixedOwnership(ownership), threshold=0.85)(state) == []
     with pytest.raises(MatchError, match="ownership"):
         ownership_dead_stones(_FixedOwnership(None))(state)
+
+
+# -- what the runner tells the engines -----------------------------------------------------------------------
+
+
+def _commands(log: Path) -> list[str]:
+    """The command lines an engine received, without their ids."""
+    return [line.split(maxsplit=1)[1].strip() for line in log.read_text().splitlines()]
+
+
+def test_setup_commands_time_left_and_moves_reach_both_engines(tmp_path: Path) -> None:
+    log_a, log_b = tmp_path / "a.log", tmp_path / "b.log"
+    quiet_match(engine("--moves", "C3 pass", "--log", str(log_a), "--kata", "max_visits"),
+                engine("--moves", "D4 pass", "--log", str(log_b)), games=1, komi=6.5, rules="japanese",
+                visits=50, time=TimeControl(main=60, byo_yomi=5, stones=1), alternate=False)
+    a, b = _commands(log_a), _commands(log_b)
+    assert a[:4] == ["protocol_version", "name", "version", "list_commands"]
+    assert a[4:8] == ["boardsize 5", "clear_board", "komi 6.5", "kata-set-rules japanese"]
+    # KataGo's name is tried first, then miai's.
+    assert a[8:11] == ["time_settings 60 5 1", "kata-set-param maxVisits 50", "kata-set-param max_visits 50"]
+    # B lists neither kata command, so it gets only the standard ones.
+    assert b[4:8] == ["boardsize 5", "clear_board", "komi 6.5", "time_settings 60 5 1"]
+    game_a = a[a.index("kata-set-param max_visits 50") + 1:]
+    assert game_a[:3] == ["time_left b 60 0", "genmove B", "play W D4"]
+    assert "final_score" in game_a and game_a[-1] == "quit"
+    assert b[b.index("time_settings 60 5 1") + 1:][:3] == ["play B C3", "time_left w 60 0", "genmove W"]

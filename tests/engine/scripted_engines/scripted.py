@@ -15,6 +15,8 @@ It keeps its own flood-fill board, so a referee bug in miai cannot hide behind s
     --reject-play          answer every `play` of a stone with `? illegal move`
     --slow SECONDS         sleep this long before every genmove answer
     --name NAME            the name it reports
+    --log FILE             append every command line it receives to FILE
+    --kata KEY             also list kata-set-rules and kata-set-param; the latter accepts only the name KEY
 
 Genmove counts start at 1 and run across games (they are not reset by clear_board), so `--crash-at 3` crashes in
 the first game and the restarted engine plays normally until its own third genmove.
@@ -169,10 +171,11 @@ class Engine:
             return self.args.name
         if name == "version":
             return "1.0"
+        commands = COMMANDS + (["kata-set-rules", "kata-set-param"] if self.args.kata else [])
         if name == "list_commands":
-            return "\n".join(COMMANDS)
+            return "\n".join(commands)
         if name == "known_command":
-            return "true" if args and args[0] in COMMANDS else "false"
+            return "true" if args and args[0] in commands else "false"
         if name == "boardsize":
             self.size = int(args[0])
             self.board = Board(self.size)
@@ -192,6 +195,12 @@ class Engine:
             return ""
         if name == "genmove":
             return self.genmove(1 if args[0].lower().startswith("b") else 2)
+        if name == "kata-set-rules" and self.args.kata:
+            return ""
+        if name == "kata-set-param" and self.args.kata:
+            if len(args) != 2 or args[0] != self.args.kata:
+                raise ValueError("unknown parameter")
+            return ""
         if name == "final_score":
             if self.args.final_score is None:
                 raise ValueError("cannot score")
@@ -217,8 +226,14 @@ def main() -> None:
     parser.add_argument("--reject-play", action="store_true")
     parser.add_argument("--slow", type=float, default=0.0)
     parser.add_argument("--name", default="scripted")
-    engine = Engine(parser.parse_args())
+    parser.add_argument("--log", default=None)
+    parser.add_argument("--kata", default=None)
+    args = parser.parse_args()
+    engine = Engine(args)
     for line in sys.stdin:
+        if args.log:
+            with open(args.log, "a", encoding="utf-8") as log:
+                log.write(line)
         words = line.split("#")[0].split()
         if not words:
             continue
