@@ -250,8 +250,10 @@ def area_map(
     - area scoring without tax: ``calculate_area`` with all three extra switches on, i.e. pass-alive
       stones and territory, every other stone as its own colour, and empty regions bordered by one
       colour only;
-    - area scoring with a seki or "all" tax (stone-scoring): KataGo keeps only stones with independent
-      life. miai approximates this with the Benson pass-alive stones (a documented simplification);
+    - area scoring with a seki or "all" tax (stone-scoring): KataGo's "independent life" area
+      (``Board::calculateIndependentLifeArea`` keeping stones): the map above, minus every connected
+      area of one colour that touches a dame point or contains a stone in atari (treated as seki), plus
+      all stones that the map above gives to their own colour;
     - territory scoring: the planes are empty until the second encore phase, which miai never plays,
       so the map is all zeros.
 
@@ -259,11 +261,7 @@ def area_map(
     """
     if territory_scoring:
         return np.zeros(size * size, dtype=np.int8)
-    if tax.lower() != "none":
-        colors = np.asarray(_as_list(stones, size), dtype=np.int8)
-        alive = pass_alive(stones, size, multi_stone_suicide=multi_stone_suicide)
-        return np.where(alive == colors, alive, 0).astype(np.int8)
-    return calculate_area(
+    basic = calculate_area(
         stones,
         size,
         non_pass_alive_stones=True,
@@ -271,6 +269,73 @@ def area_map(
         unsafe_big_territories=True,
         multi_stone_suicide=multi_stone_suicide,
     )
+    if tax.lower() == "none":
+        return basic
+    return independent_life_area(stones, size, basic, keep_territories=False, keep_stones=True)
+
+
+def independent_life_area(
+    stones: Sequence[int] | np.ndarray,
+    size: int,
+    basic: np.ndarray,
+    *,
+    keep_territories: bool,
+    keep_stones: bool,
+) -> np.ndarray:
+    """KataGo's independent-life area from the basic area map ``basic`` (``area_map`` without tax).
+
+    A connected area of one owner is "seki" when one of its points touches a dame point (empty and
+    owned by nobody) or one of its own stones is in atari; the other areas have independent life and are
+    kept whole. ``keep_territories`` adds back every territory point of ``basic`` (points whose owner is
+    not the stone on them), ``keep_stones`` every stone ``basic`` gives to its own colour.
+    """
+    colors = _as_list(stones, size)
+    owner = [int(v) for v in np.asarray(basic).tolist()]
+    nbrs = neighbor_table(size)
+    liberties = _liberty_counts(colors, nbrs)
+    seki = [False] * len(colors)
+    for point, area_owner in enumerate(owner):
+        if area_owner == EMPTY or seki[point]:
+            continue
+        in_atari = colors[point] == area_owner and liberties[point] == 1
+        touches_dame = any(colors[adj] == EMPTY and owner[adj] == EMPTY for adj in nbrs[point])
+        if in_atari or touches_dame:
+            seki[point] = True
+            stack = [point]
+            while stack:
+                for adj in nbrs[stack.pop()]:
+                    if owner[adj] == area_owner and not seki[adj]:
+                        seki[adj] = True
+                        stack.append(adj)
+    result = [EMPTY if is_seki else area_owner for area_owner, is_seki in zip(owner, seki)]
+    for point, (area_owner, color) in enumerate(zip(owner, colors)):
+        if area_owner == EMPTY:
+            continue
+        if (keep_territories and area_owner != color) or (keep_stones and area_owner == color):
+            result[point] = area_owner
+    return np.array(result, dtype=np.int8)
+
+
+def _liberty_counts(colors: list[int], nbrs: tuple[tuple[int, ...], ...]) -> list[int]:
+    """Liberties of the chain at every stone (0 on empty points)."""
+    counts = [0] * len(colors)
+    done = [False] * len(colors)
+    for start, color in enumerate(colors):
+        if color == EMPTY or done[start]:
+            continue
+        chain, libs, stack = [start], set(), [start]
+        done[start] = True
+        while stack:
+            for adj in nbrs[stack.pop()]:
+                if colors[adj] == EMPTY:
+                    libs.add(adj)
+                elif colors[adj] == color and not done[adj]:
+                    done[adj] = True
+                    chain.append(adj)
+                    stack.append(adj)
+        for point in chain:
+            counts[point] = len(libs)
+    return counts
 
 
 def area_map_for_rules(stones: Sequence[int] | np.ndarray, size: int, rules: Any) -> np.ndarray:

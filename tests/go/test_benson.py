@@ -184,12 +184,29 @@ def test_area_map_is_zero_under_territory_scoring() -> None:
     assert not area_map(stones, size, territory_scoring=True).any()
 
 
-def test_area_map_with_tax_keeps_only_pass_alive_stones() -> None:
-    stones, size = parse(TWO_EYES)
-    result = area_map(stones, size, tax="seki")
-    assert (result[stones == 1] == 1).all()
-    assert not result[stones == 0].any()
-    assert not result[stones == 2].any()
+def test_area_map_with_tax_drops_territory_of_areas_touching_dame() -> None:
+    # Stone-scoring (area scoring with a tax): an area touching a dame point counts only its stones.
+    stones, size = parse("""
+        . X . O .
+        . X . O .
+        . X . O .
+        . X . O .
+        . X . O .
+    """)
+    assert area_map(stones, size).reshape(5, 5)[0].tolist() == [1, 1, 0, 2, 2]
+    assert area_map(stones, size, tax="all").reshape(5, 5)[0].tolist() == [0, 1, 0, 2, 0]
+    assert area_map(stones, size, tax="seki").reshape(5, 5)[0].tolist() == [0, 1, 0, 2, 0]
+
+
+def test_area_map_with_tax_keeps_areas_with_independent_life() -> None:
+    stones, size = parse("""
+        . X O .
+        . X O .
+        . X O .
+        . X O .
+    """)
+    assert area_map(stones, size, tax="all").tolist() == area_map(stones, size).tolist()
+    assert (area_map(stones, size, tax="all").reshape(4, 4)[:, 0] == 1).all()
 
 
 def test_area_map_for_rules_reads_rules_attributes() -> None:
