@@ -138,3 +138,4 @@ def convert(source: str, target: str, board_size: int | None) -> None:
 from miai.engine import cli_tools  # noqa: E402  (registers bench and match on `main`)
 
 __all__ = ["main", "build_evaluator", "default_net", "NO_DEFAULT_NET", "cli_tools"]
+

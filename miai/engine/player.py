@@ -315,19 +315,20 @@ class EnginePlayer(Player):
 
 
 def _root_for(state: GameState, color: Color, *, fresh_passes: bool = False) -> GameState:
-    """A copy of ``state`` with ``color`` to move. ``fresh_passes``: after a finished game (cleanup phase, dead
-    stone estimate), restart from the same stones with no passes and no history, so the search can play on."""
-    if fresh_passes and state.is_over():
-        fresh = GameState(state.size, state.rules, state.komi, rep_bound=getattr(state, "rep_bound", 11))
-        stones = state.stones()
-        fresh.set_stones([int(p) for p in np.flatnonzero(stones == int(Color.BLACK))],
-                         [int(p) for p in np.flatnonzero(stones == int(Color.WHITE))])
-        fresh.set_to_play(color)
-        return fresh
-    root = state.copy()
-    if root.to_play != color:
-        root.set_to_play(color)
-    return root
+    """A copy of ``state`` with ``color`` to move.
+
+    When ``color`` is not the side to move (GTP allows ``genmove w`` on Black's turn), or with ``fresh_passes``
+    after a finished game (cleanup phase, dead-stone estimate), the search starts from the same stones with no
+    history: ko and superko bans of the real game do not apply to that hypothetical move.
+    """
+    if state.to_play == color and not (fresh_passes and state.is_over()):
+        return state.copy()
+    fresh = GameState(state.size, state.rules, state.komi, getattr(state, "rep_bound", 11))
+    stones = state.stones()
+    fresh.set_stones([int(p) for p in np.flatnonzero(stones == int(Color.BLACK))],
+                     [int(p) for p in np.flatnonzero(stones == int(Color.WHITE))])
+    fresh.set_to_play(color)
+    return fresh
 
 
 def _liberties_of(state: GameState, point: int) -> list[int]:

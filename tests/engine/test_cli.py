@@ -1,0 +1,69 @@
+"""The `miai` command line, run as a user runs it: a subprocess speaking GTP."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from miai.engine.cli import NO_DEFAULT_NET
+
+SHARED_NETS = Path(__file__).resolve().parents[2].parent / "shared" / "nets"
+B6 = SHARED_NETS / "g170-b6c96-s175395328-d26788732.bin.gz"
+
+
+def _miai(args: list[str], stdin: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "miai", *args], input=stdin, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def _responses(stdout: str) -> list[str]:
+    return [block.strip() for block in stdout.split("\n\n") if block.strip()]
+
+
+def test_gtp_without_model_says_so_in_one_line_and_still_plays() -> None:
+    done = _miai(["gtp", "--set", "search.max_visits=20"], "boardsize 9\nclear_board\ngenmove b\nquit\n")
+    assert done.returncode == 0, done.stderr
+    assert NO_DEFAULT_NET in done.stderr.splitlines()
+    answers = _responses(done.stdout)
+    assert answers[:2] == ["=", "="]
+    assert answers[2].startswith("= ") and answers[2][2:] not in ("", "resign")
+
+
+def test_gtp_stdout_is_pure_gtp_with_ids_echoed() -> None:
+    done = _miai(["gtp", "--model", "playouts", "--set", "search.max_visits=10"],
+                 "1 name\n2 protocol_version\n3 boardsize 7\n4 play b D4\n5 genmove w\nbogus\n6 quit\n")
+    answers = _responses(done.stdout)
+    assert answers[0] == "=1 miai" and answers[1] == "=2 2"
+    assert answers[5].startswith("? ")  # the unknown command
+    assert answers[-1] == "=6"
+    assert all(a[0] in "=?" for a in answers)
+
+
+def test_bad_model_file_is_a_clear_error() -> None:
+    done = _miai(["gtp", "--model", "/nonexistent/net.bin.gz"], "quit\n")
+    assert done.returncode != 0
+    assert "/nonexistent/net.bin.gz" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_bad_config_override_is_a_clear_error() -> None:
+    done = _miai(["gtp", "--set", "search.max_visitz=3"], "quit\n")
+    assert done.returncode != 0
+    assert "max_visitz" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.skipif(not B6.exists(), reason=f"KataGo test net not found at {B6}")
+def test_gtp_with_a_katago_net_plays_and_answers_kata_raw_nn(tmp_path: Path) -> None:
+    env_cache = {"XDG_CACHE_HOME": str(tmp_path)}
+    import os
+    done = subprocess.run(
+        [sys.executable, "-m", "miai", "gtp", "--model", str(B6), "--set", "search.max_visits=16"],
+        input="boardsize 9\nclear_board\nplay b E5\ngenmove w\nkata-raw-nn 0\nquit\n", capture_output=True,
+        text=True, timeout=600, env={**os.environ, **env_cache})
+    assert done.returncode == 0, done.stderr
+    answers = _responses(done.stdout)
+    move = answers[3][2:].strip()
+    assert move not in ("pass", "resign", "E5")
+    assert answers[4].startswith("= symmetry 0\nwhiteWin ")

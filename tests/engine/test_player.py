@@ -1,0 +1,129 @@
+"""EnginePlayer: the search-backed GTP player (move choice, analysis, dead stones, params, clocks)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from miai.engine.config import Config, apply_overrides
+from miai.engine.player import EnginePlayer
+from miai.go.coords import PASS, Color, parse_gtp
+from miai.go.rules import Rules
+from miai.go.state import GameState
+from miai.gtp.player import RESIGN, AnalyzeRequest, ClockReading, TimeControl, TimeSystem
+from miai.nets.evaluator import UniformEvaluator
+from miai.nets.playouts import PlayoutEvaluator
+
+
+def _config(*sets: str) -> Config:
+    return apply_overrides(Config(), ["search.seed=7", *sets])
+
+
+def _state(size: int, moves: str = "", rules: str = "chinese", komi: float = 7.0) -> GameState:
+    state = GameState(size, Rules.preset(rules), komi)
+    for token in moves.split():
+        color, vertex = token.split(":")
+        state.push(parse_gtp(vertex, size), Color.BLACK if color == "b" else Color.WHITE)
+    return state
+
+
+def test_genmove_returns_a_legal_move_for_the_requested_colour() -> None:
+    player = EnginePlayer(UniformEvaluator(), _config("search.max_visits=30"))
+    state = _state(7, "b:D4")
+    move = player.genmove(state, Color.BLACK)  # Black again although White is to move
+    assert move == PASS or state.legality(move, Color.BLACK) is None
+    assert state.moves == [(Color.BLACK, parse_gtp("D4", 7))]  # the player never mutates the game
+
+
+def test_genmove_captures_a_stone_in_atari() -> None:
+    # White's C3 stone has one liberty left, at C4: capturing it is by far the best move.
+    state = _state(5, "b:B3 w:C3 b:D3 w:pass b:C2 w:pass")
+    player = EnginePlayer(PlayoutEvaluator.from_spec("playouts:8", seed=1), _config("search.max_visits=200"))
+    assert player.genmove(state, Color.BLACK) == parse_gtp("C4", 5)
+
+
+def test_analyze_emits_snapshots_from_the_colour_view_until_stopped() -> None:
+    player = EnginePlayer(PlayoutEvaluator.from_spec("playouts:2", seed=3), _config())
+    state = _state(5)
+    snapshots = []
+    stop = threading.Event()
+
+    def emit(snapshot):
+        snapshots.append(snapshot)
+        if len(snapshots) >= 2:
+            stop.set()
+
+    player.analyze(state, Color.BLACK, AnalyzeRequest(interval_cs=5, ownership=True), emit, stop)
+    assert len(snapshots) >= 2
+    last = snapshots[-1]
+    assert last.moves and all(0.0 <= m.winrate <= 1.0 for m in last.moves)
+    assert last.ownership is not None and len(last.ownership) == 25
+    assert last.root is not None and last.root.visits > 0
+
+
+def test_analyze_with_stop_already_set_emits_once() -> None:
+    player = EnginePlayer(UniformEvaluator(), _config())
+    stop = threading.Event()
+    stop.set()
+    seen = []
+    player.analyze(_state(5), Color.WHITE, AnalyzeRequest(interval_cs=10), seen.append, stop)
+    assert len(seen) == 1
+
+
+def test_final_status_marks_a_lone_stone_inside_enemy_territory_dead() -> None:
+    # Black walls off the left of a 7x7 board; a single white stone sits inside Black's area.
+    moves = " ".join(f"b:{c}{r}" for c in "D" for r in range(1, 8)) + " w:B4"
+    moves += " " + " ".join(f"w:{c}{r}" for c in "F" for r in range(1, 8))
+    state = _state(7, moves)
+    player = EnginePlayer(PlayoutEvaluator.from_spec("playouts:16", seed=5), _config())
+    dead = player.final_status(state)
+    assert parse_gtp("B4", 7) in dead
+    assert not any(state.color_at(p) == Color.BLACK for p in dead if state.color_at(p) != Color.WHITE)
+    assert parse_gtp("D4", 7) not in dead and parse_gtp("F4", 7) not in dead
+
+
+def test_params_round_trip_and_reject_unknown_names_and_bad_values() -> None:
+    player = EnginePlayer(UniformEvaluator(), _config())
+    player.set_param("maxVisits", "123")
+    assert player.get_param("search.max_visits") == "123"
+    assert player.search.config.max_visits == 123
+    player.set_param("search.graph", "false")
+    assert player.get_param("graph") == "false"
+    with pytest.raises(KeyError):
+        player.get_param("noSuchParam")
+    with pytest.raises(ValueError):
+        player.set_param("maxVisits", "many")
+
+
+def test_resigns_only_after_consecutive_hopeless_moves() -> None:
+    class Hopeless(UniformEvaluator):
+        def evaluate(self, states):
+            from dataclasses import replace
+            # Black is lost in every position, whoever is to move.
+            return [replace(e, win=0.01, loss=0.99) if s.to_play == Color.BLACK else replace(e, win=0.99, loss=0.01)
+                    for s, e in zip(states, super().evaluate(states))]
+
+    player = EnginePlayer(Hopeless(), _config("search.max_visits=10", "search.resign_threshold=0.1",
+                                              "search.resign_consecutive=2"))
+    state = _state(5)
+    assert player.genmove(state, Color.BLACK) != RESIGN
+    assert player.genmove(state, Color.BLACK) == RESIGN
+
+
+def test_a_clock_limits_the_search_time() -> None:
+    player = EnginePlayer(UniformEvaluator(), _config("search.max_visits=0", "search.lag_buffer=0.2"))
+    player.set_time_control(TimeControl(system=TimeSystem.ABSOLUTE, main_time=2.0))
+    player.time_left(ClockReading(Color.BLACK, 2.0, 0))
+    import time
+    start = time.monotonic()
+    player.genmove(_state(9), Color.BLACK)
+    assert time.monotonic() - start < 2.0
+
+
+def test_cleanup_does_not_pass_while_dead_opponent_stones_remain() -> None:
+    moves = " ".join(f"b:D{r}" for r in range(1, 8)) + " w:B4 " + " ".join(f"w:F{r}" for r in range(1, 8))
+    state = _state(7, moves + " b:pass w:pass")
+    player = EnginePlayer(PlayoutEvaluator.from_spec("playouts:16", seed=2), _config("search.max_visits=40"))
+    move = player.genmove(state, Color.BLACK, cleanup=True)
+    assert move != PASS
