@@ -21,7 +21,10 @@ Every malformed input raises ``miai.go.errors.SgfError`` with a message naming t
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from miai.go.coords import MAX_SIZE, MIN_SIZE, PASS, Color, parse_sgf, to_sgf
@@ -247,6 +250,19 @@ class SgfGame:
                 raise SgfError(f"illegal SGF move {number} ({color.name} {to_sgf(move, self.size)!r}): {exc}") from exc
         return state
 
+    def player_before(self, move_number: int | None = None) -> Color:
+        """Who is to move in the position ``to_state(move_number)`` according to the record: the colour of
+        move ``move_number`` when it exists (GNU Go's ``loadsgf`` answer), else the player after the last
+        move, else PL, else White after handicap stones and Black otherwise."""
+        count = len(self.moves) if move_number is None else max(0, min(move_number - 1, len(self.moves)))
+        if count < len(self.moves):
+            return self.moves[count][0]
+        if self.moves:
+            return self.moves[-1][0].opponent
+        if self.player_to_move is not None:
+            return self.player_to_move
+        return Color.WHITE if self.handicap >= 2 and self.setup_black and not self.setup_white else Color.BLACK
+
     def _rules(self, rules: Any, rules_cls: Any) -> Any:
         if rules is not None:
             return rules_cls.preset(rules) if isinstance(rules, str) else rules
@@ -411,6 +427,40 @@ def load_sgf(text: str) -> SgfGame:
         _read_setup(game, node, text, before_moves=not game.moves)
         _read_move(game, node, text)
     return game
+
+
+_CHARSET = re.compile(rb"CA\s*\[([^\]]*)\]")
+
+
+def decode_sgf(data: bytes) -> str:
+    """Text of an SGF file: a UTF-8 byte-order mark wins, then the CA[] charset, then UTF-8, then Latin-1
+    (which never fails, so old files in unknown 8-bit encodings still load)."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        return data[3:].decode("utf-8", errors="replace")
+    match = _CHARSET.search(data)
+    candidates = [match.group(1).decode("ascii", errors="ignore").strip()] if match else []
+    for encoding in [*candidates, "utf-8"]:
+        try:
+            return data.decode(encoding)
+        except (LookupError, UnicodeDecodeError):
+            continue
+    return data.decode("latin-1")
+
+
+def read_sgf_file(path: str | os.PathLike[str]) -> SgfGame:
+    """``load_sgf`` of a file (see ``decode_sgf`` for the encoding).
+
+    Raises:
+        SgfError: when the file cannot be read or is malformed (the message names the file).
+    """
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise SgfError(f"cannot read SGF file {str(path)!r}: {exc.strerror or exc}") from exc
+    try:
+        return load_sgf(decode_sgf(data))
+    except SgfError as exc:
+        raise SgfError(f"{path}: {exc}") from exc
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from miai.go.coords import PASS, Color, parse_gtp
 from miai.go.errors import SgfError
 from miai.go.rules import Rules
-from miai.go.sgf import SgfGame, format_sgf, load_sgf, parse_collection, write_sgf
+from miai.go.sgf import SgfGame, format_sgf, load_sgf, parse_collection, read_sgf_file, write_sgf
 from miai.go.state import GameState
 
 B, W = Color.BLACK, Color.WHITE
@@ -236,3 +236,33 @@ def test_first_player_from_pl_or_the_first_move() -> None:
     state = load_sgf("(;SZ[5]AB[aa];W[cc];B[dd])").to_state(move_number=1)
     assert state.to_play == W and state.moves == []
     assert load_sgf("(;SZ[5]AB[aa];W[cc];B[dd])").to_state().to_play == W
+
+
+def test_player_before_follows_the_record() -> None:
+    game = load_sgf("(;SZ[5];B[aa];B[bb];W[cc])")
+    assert game.player_before(2) == B  # two Black moves in a row: the record says Black again
+    assert game.player_before(3) == W
+    assert game.player_before() == B
+    assert load_sgf("(;SZ[9]HA[2]AB[cc][gg])").player_before() == W
+    assert load_sgf("(;SZ[9]PL[W])").player_before() == W
+
+
+def test_read_sgf_file_decodes_by_charset(tmp_path: Path) -> None:
+    latin = tmp_path / "latin.sgf"
+    latin.write_bytes("(;CA[ISO-8859-1]SZ[9]PB[Jos\xe9])".encode("latin-1"))
+    assert read_sgf_file(latin).black_player == "Jos\xe9"
+    utf8 = tmp_path / "utf8.sgf"
+    utf8.write_bytes("\ufeff(;SZ[9]PW[\u674e])".encode("utf-8"))
+    assert read_sgf_file(utf8).white_player == "\u674e"
+    unknown = tmp_path / "unknown.sgf"
+    unknown.write_bytes(b"(;CA[no-such-charset]SZ[9]C[\xff])")
+    assert read_sgf_file(unknown).root_comment == "\xff"
+
+
+def test_read_sgf_file_errors_name_the_file(tmp_path: Path) -> None:
+    with pytest.raises(SgfError, match="cannot read SGF file"):
+        read_sgf_file(tmp_path / "missing.sgf")
+    bad = tmp_path / "bad.sgf"
+    bad.write_text("(;SZ[9];B[zz])")
+    with pytest.raises(SgfError, match=r"bad\.sgf: malformed SGF: B is not a move"):
+        read_sgf_file(bad)
