@@ -24,7 +24,7 @@ import hashlib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -198,22 +198,34 @@ def _recent_moves(pos: Position) -> np.ndarray:
 
 def _ladders(pos: Position) -> np.ndarray:
     """Planes 14-17: laddered stones on the boards 0, 1, 2 moves ago, and working ladder moves."""
-    from miai.go import ladders  # imported here: only real nets need ladder reading
-
-    laddered_now, working = ladders.ladder_features(pos.state)
-    # Earlier boards only as far back as the history shown to the net (KataGo's rule); each
-    # board is read with its own simple-ko point.
+    laddered_now, working = _board_ladders(pos, 0, pos.pla)
+    # Earlier boards only as far back as the history shown to the net (KataGo's rule).
     shown = len(pos.history)
-    prev1 = _laddered_board(pos, 1) if shown >= 1 else laddered_now
-    prev2 = _laddered_board(pos, 2) if shown >= 2 else prev1
+    prev1 = _board_ladders(pos, 1, pos.opp)[0] if shown >= 1 else laddered_now
+    prev2 = _board_ladders(pos, 2, pos.pla)[0] if shown >= 2 else prev1
     return _points(pos, laddered_now, prev1, prev2, working)
 
 
-def _laddered_board(pos: Position, moves_ago: int) -> np.ndarray:
+def _board_ladders(pos: Position, moves_ago: int, to_play: Color) -> tuple[np.ndarray, np.ndarray]:
+    """Ladder planes of the board ``moves_ago`` moves back, read with its own simple-ko point
+    and the player who was to move on it (so that a search finds its parents' boards cached)."""
+    from miai.go import ladders  # imported here: only real nets need ladder reading
+
+    stones = pos.stones if moves_ago == 0 else np.asarray(pos.state.board_history(moves_ago), dtype=np.int8)
+    ko = ladders.state_ko_point(pos.state, moves_ago)
+    return _ladder_planes_cached(stones.tobytes(), pos.size, int(to_play), ko)
+
+
+@lru_cache(maxsize=8192)
+def _ladder_planes_cached(stones: bytes, size: int, to_play: int, ko: int | None) -> tuple[np.ndarray, np.ndarray]:
+    # Ladder reading is the costliest feature (milliseconds on 19x19); in a search, a
+    # position's boards one and two moves ago are its parents' current boards.
     from miai.go import ladders
 
-    stones = np.asarray(pos.state.board_history(moves_ago), dtype=np.int8)
-    return ladders.laddered_stones(stones, pos.size, ladders.state_ko_point(pos.state, moves_ago))
+    laddered, working = ladders.ladder_planes(np.frombuffer(stones, dtype=np.int8), size, to_play, ko)
+    laddered.setflags(write=False)
+    working.setflags(write=False)
+    return laddered, working
 
 
 def _area(pos: Position) -> np.ndarray:
