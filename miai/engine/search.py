@@ -21,7 +21,7 @@ import math
 import random
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -134,6 +134,7 @@ class Search:
         self._tree_ids = 0
         self._score_center = 0.0
         self._noised: Node | None = None
+        self._permitted: Callable[[int], bool] | None = None  # root move filter of the current run
         self._superko = False
         self._count = _Counters()
         self._lock = threading.Lock()  # one run at a time (pondering thread vs. GTP thread)
@@ -209,11 +210,15 @@ class Search:
         max_playouts: int | None = None,
         max_time: float | None = None,
         progress_interval: float = 1.0,
+        avoid: Collection[int] = (),
+        allow: Collection[int] | None = None,
     ) -> Snapshot:
         """Search until a limit is reached or ``stop`` is set; returns the final snapshot.
 
         Limits default to the config's (0 = none). ``on_progress`` gets a snapshot every ``progress_interval``
         seconds. With every limit 0 and no ``stop``, the search stops at ``config.max_nodes`` nodes.
+        ``avoid`` / ``allow`` restrict the root moves for this run (kata-analyze avoid/allow; e.g. avoid PASS while
+        cleaning up dead stones); the snapshots of the run show only the permitted moves.
         """
         if self._root_state is None:
             raise SearchError("set_root() must be called before run()")
@@ -226,11 +231,40 @@ class Search:
             if self._root_state.is_over():
                 return self._snapshot(0, 0.0)
             self._prepare_root()
-            playouts = self._loop(start, stop, on_progress, visits_cap, playouts_cap, time_cap, progress_interval)
+            self._permitted = _move_filter(avoid, allow)
+            blocked = self._block_root_moves(self._permitted)
+            try:
+                playouts = self._loop(start, stop, on_progress, visits_cap, playouts_cap, time_cap,
+                                      progress_interval)
+            finally:
+                for edge in blocked:
+                    edge.illegal = False
             elapsed = time.monotonic() - start
             self._count.last_run = {"playouts": playouts, "seconds": round(elapsed, 4),
                                     "playouts_per_second": round(playouts / elapsed, 1) if elapsed > 0 else 0.0}
-            return self._snapshot(playouts, elapsed)
+            snapshot = self._snapshot(playouts, elapsed)
+            self._permitted = None
+            return snapshot
+
+    def _block_root_moves(self, permitted: Callable[[int], bool] | None) -> list[Edge]:
+        """Mark the root's forbidden moves as illegal edges for this run (untouched ones are touched first, out of
+        prior order, so the permitted untouched moves keep their order); returns the edges to unblock after."""
+        root = self.root
+        if permitted is None or root is None:
+            return []
+        rest = range(root.next_index, len(root.moves))
+        banned = [i for i in rest if not permitted(int(root.moves[i]))]
+        if banned:
+            kept = [i for i in rest if permitted(int(root.moves[i]))]
+            order = np.array(banned + kept, dtype=np.int64)
+            root.moves[root.next_index:] = root.moves[order]
+            root.priors[root.next_index:] = root.priors[order]
+            for _ in banned:
+                root.touch_next()
+        blocked = [e for e in root.edges if not e.illegal and not permitted(e.move)]
+        for edge in blocked:
+            edge.illegal = True
+        return blocked
 
     def _loop(self, start: float, stop: threading.Event | None, on_progress: Callable[[Snapshot], None] | None,
               visits_cap: int, playouts_cap: int, time_cap: float, interval: float) -> int:
@@ -607,7 +641,7 @@ class Search:
         rows = []
         for edge in root.edges:
             child = edge.child
-            if child is None or edge.visits == 0:
+            if child is None or edge.visits == 0 or (self._permitted is not None and not self._permitted(edge.move)):
                 continue
             q = child.q
             utility = sign * q[0]
@@ -716,6 +750,15 @@ def _backup(path: list[Node], edges: list[Edge]) -> None:
         parent.recompute()
     for node in path:
         node.virtual_loss -= 1
+
+
+def _move_filter(avoid: Collection[int], allow: Collection[int] | None) -> Callable[[int], bool] | None:
+    """A predicate for permitted root moves, or None when everything is permitted."""
+    if not avoid and allow is None:
+        return None
+    avoided = frozenset(avoid)
+    allowed = None if allow is None else frozenset(allow)
+    return lambda move: move not in avoided and (allowed is None or move in allowed)
 
 
 def _same_game(old: Any, new: Any) -> bool:

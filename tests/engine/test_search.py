@@ -310,3 +310,27 @@ def test_stats_report_the_counters() -> None:
     assert stats["nodes"] == len(search.table) + 1
     assert stats["net_evals"] + stats["stopped_early"] + stats["terminal_visits"] + stats["cycle_stops"] == 120
     assert math.isfinite(stats["last_run"]["playouts_per_second"])
+
+
+def test_avoid_and_allow_restrict_the_root_moves_for_one_run() -> None:
+    game = set_game(points=5, depth=3)
+    search = Search(ScriptedEvaluator(), config(max_visits=100))
+    search.set_root(ToyState(game))
+    snap = search.run(avoid=[0, 1])
+    assert {m.move for m in snap.moves} == {2, 3, 4}
+    assert search.root.edge_for(0).visits == 0  # type: ignore[union-attr]
+    snap = search.run(max_visits=200, allow=[1])
+    assert [m.move for m in snap.moves] == [1] and snap.moves[0].edge_visits == 100
+    snap = search.run(max_visits=300)  # no filter: every move is open again
+    assert {m.move for m in snap.moves} == {0, 1, 2, 3, 4}
+    assert_graph_sound(search)
+
+
+def test_root_noise_changes_priors_but_keeps_a_distribution() -> None:
+    game = set_game(points=5, depth=3)
+    search = Search(ScriptedEvaluator(), config(max_visits=50, root_noise=True, seed=9))
+    search.set_root(ToyState(game))
+    search.run()
+    priors = dict(search.root.all_priors())  # type: ignore[union-attr]
+    assert sum(priors.values()) == pytest.approx(1.0, abs=1e-5)
+    assert max(priors.values()) - min(priors.values()) > 0.01  # uniform before the noise
