@@ -184,7 +184,7 @@ class OnnxEvaluator:
     ) -> list[Evaluation]:
         """Evaluate each state under the given symmetries (averaged when several) and optimism."""
         rows = [(i, sym) for i, syms in enumerate(symmetries) for sym in syms]
-        encoded = [features.encode(s) for s in states]
+        encoded = [_Encoded(s) for s in states]
         decoded = self._run_rows(states, encoded, rows, optimism)
         per_state: list[list[Evaluation]] = [[] for _ in states]
         for (i, _), evaluation in zip(rows, decoded):
@@ -204,7 +204,7 @@ class OnnxEvaluator:
     def _run_rows(
         self,
         states: Sequence[GameState],
-        encoded: list[tuple[np.ndarray, np.ndarray]],
+        encoded: list[_Encoded],
         rows: list[tuple[int, int]],
         optimism: float,
     ) -> list[Evaluation]:
@@ -223,7 +223,7 @@ class OnnxEvaluator:
     def _run_chunk(
         self,
         states: Sequence[GameState],
-        encoded: list[tuple[np.ndarray, np.ndarray]],
+        encoded: list[_Encoded],
         rows: list[tuple[int, int]],
         nn_len: int,
         optimism: float,
@@ -232,23 +232,22 @@ class OnnxEvaluator:
         spatial = np.zeros((n, features.NUM_SPATIAL, nn_len, nn_len), dtype=np.float32)
         global_ = np.zeros((n, features.NUM_GLOBAL), dtype=np.float32)
         for k, (i, sym) in enumerate(rows):
-            planes, glob = encoded[i]
+            planes = encoded[i].spatial
             size = planes.shape[-1]
             spatial[k, :, :size, :size] = symmetry.apply_planes(planes, sym)
-            global_[k] = glob
+            global_[k] = encoded[i].global_
         outputs = dict(zip(self._outputs, self.session.run(None, {"input_spatial": spatial, "input_global": global_})))
         # Each row may have its own board size: cut, un-rotate and decode one row at a time.
         evaluations = []
         for k, (i, sym) in enumerate(rows):
-            state = states[i]
-            batch = self._decode_row(outputs, k, state, sym, nn_len, optimism)
+            batch = self._decode_row(outputs, k, encoded[i], sym, nn_len, optimism)
             evaluations.append(_evaluation(batch, 0))
         return evaluations
 
     def _decode_row(
-        self, outputs: dict[str, np.ndarray], k: int, state: GameState, sym: int, nn_len: int, optimism: float
+        self, outputs: dict[str, np.ndarray], k: int, position: _Encoded, sym: int, nn_len: int, optimism: float
     ) -> DecodedBatch:
-        size = state.size
+        size = position.size
         area = size * size
         policy = outputs["policy"][k]  # [P, nn_len*nn_len + 1]
         board = policy[:, : nn_len * nn_len].reshape(-1, nn_len, nn_len)[:, :size, :size]
@@ -263,11 +262,23 @@ class OnnxEvaluator:
             outputs["value"][k : k + 1],
             outputs["miscvalue"][k : k + 1],
             ownership,
-            legal_mask(state)[None],
-            np.array([features.allows_no_result(state.rules)]),
+            position.legal[None],
+            np.array([position.allow_no_result]),
             self.info.post,
             optimism,
         )
+
+
+class _Encoded:
+    """One position's net inputs and the facts its decoding needs, computed once per call."""
+
+    __slots__ = ("size", "spatial", "global_", "legal", "allow_no_result")
+
+    def __init__(self, state: GameState) -> None:
+        self.size = int(state.size)
+        self.spatial, self.global_ = features.encode(state)
+        self.legal = legal_mask(state)
+        self.allow_no_result = features.allows_no_result(state.rules)
 
 
 def _read_net_info(session: Any) -> NetInfo:

@@ -130,12 +130,11 @@ def territory_chill(state: GameState) -> float:
     """
     if state.rules.scoring != Scoring.TERRITORY:
         return 0.0
-    start = np.asarray(state.board_history(len(state.moves)))
-    chill = int(np.count_nonzero(start == Color.BLACK)) - int(np.count_nonzero(start == Color.WHITE))
-    for color, move in state.moves:
-        if move != PASS:
-            chill += 1 if Color(color) == Color.BLACK else -1
-    return float(chill)
+    # Stones put on the board = stones there now + stones captured since (suicides included).
+    stones = np.asarray(state.stones())
+    black = int(np.count_nonzero(stones == Color.BLACK)) + state.captures(Color.WHITE)
+    white = int(np.count_nonzero(stones == Color.WHITE)) + state.captures(Color.BLACK)
+    return float(black - white)
 
 
 # --------------------------------------------------------------------------------------------
