@@ -423,3 +423,87 @@ def test_benchmark_reports_whole_playouts() -> None:
     # A playout from the empty 5x5 board fills most points (all but the eyes) and stops at the 3 * area cap.
     assert 15 < result.moves_per_playout < 3 * 25
     assert result.playouts_per_second > 0
+
+
+# -- tactical playouts --------------------------------------------------------------------------------------------
+
+
+def test_urgent_capture_of_the_last_move_in_atari() -> None:
+    b = board("""
+        . . . . .
+        . X O . .
+        X O . . .
+        . X . . .
+        . . . . .
+    """)
+    last = pt(b, 1, 2)  # White's B3 is in atari: its last liberty is C3
+    assert b.urgent_moves(BLACK, last) == [pt(b, 2, 2)]
+    assert b.urgent_moves(BLACK, PASS) == []
+    assert b.urgent_moves(WHITE, last) == []  # only the opponent's move is answered
+
+
+def test_urgent_escape_when_extending_gains_liberties() -> None:
+    b = board("""
+        . . . . .
+        . . O . .
+        . O X . .
+        . . O . .
+        . . . . .
+    """)
+    last = pt(b, 2, 3)  # White's C2 put the black stone in atari: D3 extends it to three liberties
+    assert b.urgent_moves(BLACK, last) == [pt(b, 3, 2)]
+
+
+def test_no_escape_into_a_dead_end_but_a_counter_capture() -> None:
+    b = board("""
+        . . . . .
+        . X O O .
+        . O X . .
+        . X O O .
+        . . . . .
+    """)
+    # White's C2 put Black's C3 in atari. Extending at D3 would leave one liberty (E3): no escape. But White's B3,
+    # touching C3, is itself in atari: capturing it at A3 is the answer.
+    moves = b.urgent_moves(BLACK, pt(b, 2, 3))
+    assert moves == [pt(b, 0, 2)]
+
+
+def test_tactical_playouts_keep_the_board_consistent_and_eyes_intact() -> None:
+    rng = random.Random(9)
+    for _ in range(10):
+        b = PlayoutBoard.from_stones((0,) * 49, 7)
+        color, passes, last = BLACK, 0, PASS
+        while passes < 2:
+            eyes = {p for p in b.empties if b.is_true_eye(p, color)}
+            urgent = b.urgent_moves(color, last)
+            assert not eyes & set(urgent)
+            p = urgent[0] if urgent else b.draw_move(color, rng.random)
+            if urgent:
+                b.empties.remove(p)
+            if p == PASS:
+                passes += 1
+                b.play(PASS, color)
+            else:
+                passes = 0
+                b.place(p, color)
+            assert_consistent(b)
+            color, last = 3 - color, p
+
+
+def test_tactical_playouts_save_a_group_that_light_ones_often_lose() -> None:
+    # White has just put Black's four stones in atari with D5 (x=3, y=2); extending at D4 gives them three
+    # liberties. Light playouts find it only by luck; tactical ones always extend first.
+    size, stones = parse("""
+        . . . . . . .
+        . O O O . . .
+        O X X O . . .
+        O X X . . . .
+        . O O . . . .
+        . . . . . . .
+        . . . . . . .
+    """)
+    flat_last = 2 * 7 + 3
+    position = PlayoutPosition(size=size, stones=stones, to_play=BLACK, komi=0.5, last_move=flat_last)
+    light = run_playouts(position, 200, random.Random(1))
+    tactical = run_playouts(position, 200, random.Random(1), tactical=True)
+    assert tactical.ownership()[2 * 7 + 1] > light.ownership()[2 * 7 + 1] + 0.2

@@ -212,7 +212,10 @@ def test_model_name_spec() -> None:
     tuned = PlayoutEvaluator.from_spec("playouts:16:priors", seed=3, max_batch=8, symmetry_mode="fixed")
     assert tuned.playouts == 16 and tuned.priors and tuned.max_batch == 8
     assert PlayoutEvaluator.from_spec("playouts:priors").priors
-    for bad in ("playout", "playouts:x", "playouts:0", "playouts:1:2:3"):
+    both = PlayoutEvaluator.from_spec("playouts:tactical:4:priors")
+    assert both.tactical and both.priors and both.playouts == 4
+    assert not plain.tactical
+    for bad in ("playout", "playouts:x", "playouts:0", "playouts:1:2", "playouts:priors:priors", "playouts:2:a:b:c"):
         with pytest.raises(PlayoutError):
             PlayoutEvaluator.from_spec(bad)
 

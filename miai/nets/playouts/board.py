@@ -313,6 +313,55 @@ class PlayoutBoard:
             empties[i], empties[remaining] = empties[remaining], p
         return PASS
 
+    def urgent_moves(self, color: int, last: int) -> list[int]:
+        """Tactical answers for ``color`` to the opponent's move at ``last`` (the "capture/escape" playout rules).
+
+        - capture: the chain the opponent just played is in atari, take its last liberty;
+        - escape: a friendly chain next to ``last`` is in atari: capture an opponent chain in atari that touches
+          it, or extend on its last liberty if that leaves it at least two liberties.
+
+        Returns candidate points, possibly repeated, each legal for ``color`` and not one of its own true eyes
+        (simple ko included). Empty when ``last`` is PASS or nothing is urgent.
+        """
+        if last == PASS or self.color[last] != 3 - color:
+            return []
+        head, libs, color_at = self.head, self.libs, self.color
+        candidates: list[int] = []
+        last_libs = libs[head[last]]
+        if len(last_libs) == 1:  # type: ignore[arg-type]
+            candidates.extend(last_libs)  # type: ignore[arg-type]
+        for n in self.geometry.neighbours[last]:
+            if color_at[n] == color and len(libs[head[n]]) == 1:  # type: ignore[arg-type]
+                candidates.extend(self._escapes(head[n], color))
+        return [p for p in candidates if p != self.ko and self.is_legal(p, color) and not self.is_true_eye(p, color)]
+
+    def _escapes(self, root: int, color: int) -> list[int]:
+        """Moves that save the friendly chain ``root`` in atari: counter-captures, or a run to two liberties."""
+        head, libs, color_at, neighbours = self.head, self.libs, self.color, self.geometry.neighbours
+        opponent = 3 - color
+        moves = []
+        for q in self.members[root]:  # type: ignore[union-attr]
+            for n in neighbours[q]:
+                if color_at[n] == opponent and len(libs[head[n]]) == 1:  # type: ignore[arg-type]
+                    moves.extend(libs[head[n]])  # type: ignore[arg-type]
+        (liberty,) = libs[root]  # type: ignore[misc]
+        if self._liberties_after(liberty, color) >= 2:
+            moves.append(liberty)
+        return moves
+
+    def _liberties_after(self, p: int, color: int) -> int:
+        """Liberties the chain of a ``color`` stone at empty ``p`` would have, not counting captures it makes."""
+        head, libs, color_at = self.head, self.libs, self.color
+        after: set[int] = set()
+        for n in self.geometry.neighbours[p]:
+            c = color_at[n]
+            if c == EMPTY:
+                after.add(n)
+            elif c == color:
+                after |= libs[head[n]]  # type: ignore[arg-type]
+        after.discard(p)
+        return len(after)
+
     # -- scoring -------------------------------------------------------------------------------------------------
 
     def owners(self) -> list[int]:

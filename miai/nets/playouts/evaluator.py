@@ -10,7 +10,7 @@ import numpy as np
 
 from miai.go.rules import Scoring, Tax
 from miai.nets.evaluator import Evaluation
-from miai.nets.playouts.board import BLACK, WHITE, PlayoutBoard, PlayoutError
+from miai.nets.playouts.board import BLACK, PASS, WHITE, PlayoutBoard, PlayoutError
 from miai.nets.playouts.simulate import PlayoutPosition, board_from_position, run_playouts
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ def _stones_saved_by(board: PlayoutBoard, p: int, color: int) -> int:
 
 def position_from_state(state: GameState) -> PlayoutPosition:
     """The playout view of a ``GameState``: stones, side to move, ko/superko bans, komi plus handicap bonus (as
-    ``GameState.score`` counts it), scoring rule and tax, prisoners, passes and the game's legal moves."""
+    ``GameState.score`` counts it), scoring rule and tax, prisoners, passes, the game's legal moves and last move."""
     rules = state.rules
     return PlayoutPosition(
         size=state.size,
@@ -113,6 +113,7 @@ def position_from_state(state: GameState) -> PlayoutPosition:
         captures=(state.captures(BLACK), state.captures(WHITE)),
         consecutive_passes=state.consecutive_passes,
         legal_moves=tuple(state.legal_moves()),
+        last_move=state.moves[-1][1] if state.moves else PASS,
     )
 
 
@@ -122,6 +123,8 @@ class PlayoutEvaluator:
     Args:
         playouts: playouts per evaluated state (1 is classic MCTS: one playout per new node).
         priors: weight the policy towards captures and atari escapes (:func:`move_priors`) instead of uniform.
+        tactical: playouts answer the opponent's last move first when it can be captured or has put a chain in
+            atari (:meth:`PlayoutBoard.urgent_moves`); off = the classic light playouts.
         seed: seed of the evaluator's random generator (None = from the OS).
         max_batch: states accepted per :meth:`evaluate` call.
         max_moves: cap on the moves of one playout (default three times the board area).
@@ -132,6 +135,7 @@ class PlayoutEvaluator:
         playouts: int = 1,
         *,
         priors: bool = False,
+        tactical: bool = False,
         seed: int | None = None,
         max_batch: int = 64,
         max_moves: int | None = None,
@@ -142,38 +146,40 @@ class PlayoutEvaluator:
             raise PlayoutError(f"max_batch must be >= 1, got {max_batch}")
         self.playouts = playouts
         self.priors = priors
+        self.tactical = tactical
         self.max_batch = max_batch
         self.max_moves = max_moves
         self._rng = random.Random(seed)
 
     @staticmethod
     def is_spec(name: str) -> bool:
-        """True if ``name`` names the playout evaluator (``playouts``, ``playouts:N``, ``playouts:N:priors``)."""
+        """True if ``name`` names the playout evaluator (``playouts``, ``playouts:N``, ``playouts:N:priors``, ...)."""
         return name.strip().lower().split(":")[0] == "playouts"
 
     @classmethod
     def from_spec(cls, name: str, **options: Any) -> PlayoutEvaluator:
-        """Build from a model name as given to ``--model``: ``playouts[:N][:priors]``.
+        """Build from a model name as given to ``--model``: ``playouts[:N][:priors][:tactical]`` (any order).
 
-        ``N`` is the number of playouts per evaluation (default 1) and ``priors`` switches on the capture/escape
-        priors. ``options`` may set ``seed``, ``max_batch`` and ``max_moves``; other keys (meant for nets) are ignored.
+        ``N`` is the number of playouts per evaluation (default 1), ``priors`` switches on the capture/escape
+        priors and ``tactical`` the capture/escape playout policy. ``options`` may set ``seed``, ``max_batch`` and ``max_moves``; other keys (meant for nets) are ignored.
 
         Raises:
             PlayoutError: if ``name`` is not such a spec.
         """
         parts = [part.strip().lower() for part in name.split(":")]
-        if parts[0] != "playouts" or len(parts) > 3:
-            raise PlayoutError(f"not a playout evaluator spec: {name!r} (expected playouts[:N][:priors])")
-        playouts, priors = 1, False
+        if parts[0] != "playouts" or len(parts) != len(set(parts)) or len(parts) > 4:
+            raise PlayoutError(f"not a playout evaluator spec: {name!r} (expected playouts[:N][:priors][:tactical])")
+        playouts, flags = None, set()
         for part in parts[1:]:
-            if part == "priors":
-                priors = True
-            elif part.isdigit():
+            if part in ("priors", "tactical"):
+                flags.add(part)
+            elif part.isdigit() and playouts is None:
                 playouts = int(part)
             else:
-                raise PlayoutError(f"bad part {part!r} in {name!r} (expected a count or 'priors')")
+                raise PlayoutError(f"bad part {part!r} in {name!r} (expected a count, 'priors' or 'tactical')")
         known = {key: options[key] for key in ("seed", "max_batch", "max_moves") if key in options}
-        return cls(playouts, priors=priors, **known)
+        count = 1 if playouts is None else playouts
+        return cls(count, priors="priors" in flags, tactical="tactical" in flags, **known)
 
     def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
         """One ``Evaluation`` per state, from the side to move's view (see the module docstring)."""
@@ -182,7 +188,8 @@ class PlayoutEvaluator:
     def evaluate_position(self, position: PlayoutPosition) -> Evaluation:
         """The ``Evaluation`` of a :class:`PlayoutPosition` (the same numbers :meth:`evaluate` gives a state)."""
         board = board_from_position(position)
-        stats = run_playouts(position, self.playouts, self._rng, max_moves=self.max_moves, template=board)
+        stats = run_playouts(position, self.playouts, self._rng, max_moves=self.max_moves, template=board,
+                             tactical=self.tactical)
         legal = legal_board_moves(board, position)
         if self.priors:
             policy = move_priors(board, legal, position.to_play)

@@ -25,7 +25,8 @@ class PlayoutPosition:
     handicap bonus). ``territory`` selects territory scoring (else area); ``tax_all`` the stone-scoring tax (each
     group pays up to two points for its eyes). ``captures`` are the stones each colour has captured so far
     ``(by black, by white)``, used only under territory scoring. ``legal_moves``, when given, is the game's own list of legal board moves (it
-    knows superko and the suicide rule); otherwise the board works it out with simple ko.
+    knows superko and the suicide rule); otherwise the board works it out with simple ko. ``last_move`` is the
+    flat point of the move just played (PASS if none), which tactical playouts answer first.
     """
 
     size: int
@@ -38,6 +39,7 @@ class PlayoutPosition:
     captures: tuple[int, int] = (0, 0)
     consecutive_passes: int = 0
     legal_moves: tuple[int, ...] | None = None
+    last_move: int = PASS
 
     def __post_init__(self) -> None:
         if not 2 <= self.size <= 25:
@@ -117,19 +119,30 @@ def play_out(
     banned: frozenset[int] = frozenset(),
     passes: int = 0,
     max_moves: int | None = None,
+    tactical: bool = False,
+    last: int = PASS,
 ) -> int:
     """Play random moves on ``board`` (modified in place) until two consecutive passes; return the moves played.
 
     ``banned`` (padded points) are refused on the first move only; ``passes`` is the number of passes that ended
     the game so far. ``max_moves`` (default three times the board area) stops endless ko fights, which simple ko
-    allows in rare cycles; the board is then scored as it stands.
+    allows in rare cycles; the board is then scored as it stands. With ``tactical``, each move first looks for an
+    urgent answer to the opponent's previous move (:meth:`PlayoutBoard.urgent_moves`: capture it, or save a chain
+    it put in atari) and plays one at random if there is any; ``last`` is the padded point of the move played
+    just before the playout (PASS if none or unknown).
     """
     size = board.geometry.size
     limit = 3 * size * size if max_moves is None else max_moves
     color, moves = to_play, 0
     while passes < 2 and moves < limit:
-        p = board.draw_move(color, rng_random, banned)
+        urgent = board.urgent_moves(color, last) if tactical and not banned else None
+        if urgent:
+            p = urgent[int(rng_random() * len(urgent))]
+            board.empties.remove(p)  # as draw_move does for the points it returns
+        else:
+            p = board.draw_move(color, rng_random, banned)
         banned = frozenset()
+        last = p
         if p == PASS:
             passes += 1
             board.play(PASS, color)
@@ -170,22 +183,26 @@ def run_playouts(
     *,
     max_moves: int | None = None,
     template: PlayoutBoard | None = None,
+    tactical: bool = False,
 ) -> PlayoutStats:
     """Run ``count`` independent playouts from ``position`` and collect their results.
 
-    ``template`` is the position's board if the caller has already built it (it is copied, not modified).
+    ``template`` is the position's board if the caller has already built it (it is copied, not modified);
+    ``tactical`` selects the capture/escape playout policy of :func:`play_out`.
     """
     if template is None:
         template = board_from_position(position)
     geometry = template.geometry
     banned = frozenset(geometry.points[m] for m in position.banned)
+    last = PASS if position.last_move == PASS else geometry.points[position.last_move]
     me = position.to_play
     sign = 1.0 if me == WHITE else -1.0  # turns White's view into the side to move's
     stats = PlayoutStats(size=position.size, ownership_sum=[0.0] * (position.size * position.size))
     ownership = stats.ownership_sum
     for _ in range(count):
         board = template.copy()
-        play_out(board, me, rng.random, banned=banned, passes=position.consecutive_passes, max_moves=max_moves)
+        play_out(board, me, rng.random, banned=banned, passes=position.consecutive_passes, max_moves=max_moves,
+                 tactical=tactical, last=last)
         owners = board.owners()
         score = sign * final_score(board, owners, position)
         stats.playouts += 1
@@ -224,7 +241,9 @@ class PlayoutBenchmark:
         return self.moves / self.playouts if self.playouts else 0.0
 
 
-def benchmark_playouts(size: int, seconds: float = 5.0, seed: int = 1, komi: float = 7.5) -> PlayoutBenchmark:
+def benchmark_playouts(
+    size: int, seconds: float = 5.0, seed: int = 1, komi: float = 7.5, *, tactical: bool = False
+) -> PlayoutBenchmark:
     """Run scored playouts from the empty ``size`` board for about ``seconds`` on one core (for ``miai bench``).
 
     Each playout does what :func:`run_playouts` does for the evaluator: copy the board, play to the end, find the
@@ -239,7 +258,7 @@ def benchmark_playouts(size: int, seconds: float = 5.0, seed: int = 1, komi: flo
     while elapsed < seconds:
         for _ in range(10):
             board = template.copy()
-            moves += play_out(board, BLACK, rng_random)
+            moves += play_out(board, BLACK, rng_random, tactical=tactical)
             final_score(board, board.owners(), position)
             playouts += 1
         elapsed = time.perf_counter() - start
