@@ -5,8 +5,11 @@ engine. The logistic Elo model maps an expected score `s` to the difference `d =
 `s = 1 / (1 + 10^(-d/400))`.
 
 - **Interval.** The per-game score is a trinomial variable (1, 1/2, 0) with sample variance
-  `var = (w (1-s)^2 + d (1/2-s)^2 + l s^2) / n`. The standard error of `s` is `sqrt(var / n)`; the 95% interval of
-  `s` is `s +- 1.959964 * se`, mapped to Elo through the (monotone) logistic. Draws narrow it, as they should.
+  `var = (w (1-s)^2 + d (1/2-s)^2 + l s^2) / n`. The 95% interval of the score is Wilson's score interval with that
+  variance, `(s + z^2/2n +- z sqrt(var/n + z^2/4n^2)) / (1 + z^2/n)` with `z = 1.959964`, mapped to Elo through
+  the (monotone) logistic. Unlike the plain normal interval `s +- z sqrt(var/n)` (which it approaches for many
+  games) it does not collapse to a point when one engine won every game: 2-0 gives -1000 .. +113 Elo for the
+  loser, not a certain -1000. Draws lower the variance and so narrow it.
 - **SPRT** (Wald's test of H0: d = elo0 against H1: d = elo1, error rates alpha and beta) treats each game as a
   Bernoulli trial with success probability `p0 = s(elo0)` under H0 and `p1 = s(elo1)` under H1, a draw counting as
   half a win and half a loss: `LLR = (w + d/2) log(p1/p0) + (l + d/2) log((1-p1)/(1-p0))`. It accepts H1 when
@@ -90,10 +93,16 @@ def estimate_elo(wins: int, draws: int, losses: int) -> EloEstimate:
     if n == 0:
         return EloEstimate(0, 0, 0, 0.5, 0.0, -ELO_CAP, ELO_CAP, los)
     s, var = _score_and_variance(wins, draws, losses)
-    half_width = Z95 * math.sqrt(var / n)
-    return EloEstimate(
-        wins, draws, losses, s, elo_from_score(s), elo_from_score(s - half_width), elo_from_score(s + half_width), los
-    )
+    low, high = _wilson_interval(s, var, n)
+    return EloEstimate(wins, draws, losses, s, elo_from_score(s), elo_from_score(low), elo_from_score(high), los)
+
+
+def _wilson_interval(score: float, variance: float, n: int) -> tuple[float, float]:
+    """Wilson's 95% score interval for a mean score with per-game `variance` over `n` games."""
+    z2n = Z95 * Z95 / n
+    centre = (score + z2n / 2.0) / (1.0 + z2n)
+    half_width = Z95 * math.sqrt(variance / n + z2n / (4.0 * n)) / (1.0 + z2n)
+    return max(0.0, centre - half_width), min(1.0, centre + half_width)
 
 
 def _likelihood_of_superiority(wins: int, losses: int) -> float:

@@ -29,16 +29,29 @@ def test_perfect_and_zero_scores_are_capped() -> None:
 
 def test_estimate_by_hand_30_wins_10_losses() -> None:
     est = estimate_elo(30, 0, 10)
-    # s = 0.75, per-game variance 0.75 * 0.25, standard error sqrt(0.1875 / 40).
-    se = math.sqrt(0.1875 / 40)
+    # s = 0.75, per-game variance 0.75 * 0.25; Wilson: centre (s + z^2/80) / (1 + z^2/40), half width
+    # z sqrt(0.1875/40 + z^2/6400) / (1 + z^2/40).
+    z = 1.959964
+    centre = (0.75 + z * z / 80) / (1 + z * z / 40)
+    half = z * math.sqrt(0.1875 / 40 + z * z / 6400) / (1 + z * z / 40)
     assert est.score == 0.75
     assert est.elo == pytest.approx(190.85, abs=0.01)
-    assert est.low == pytest.approx(-400 * math.log10(1 / (0.75 - 1.959964 * se) - 1), abs=0.01)
-    assert est.high == pytest.approx(-400 * math.log10(1 / (0.75 + 1.959964 * se) - 1), abs=0.01)
-    assert 80 < est.low < est.elo < est.high < 360
+    assert est.low == pytest.approx(elo_from_score(centre - half), abs=0.01)
+    assert est.high == pytest.approx(elo_from_score(centre + half), abs=0.01)
+    assert est.low == pytest.approx(69.0, abs=0.5) and est.high == pytest.approx(312.7, abs=0.5)
     assert est.games == 40
     # LOS from wins and losses: (30 - 10) / sqrt(2 * 40) = 2.236 standard deviations.
     assert est.los == pytest.approx(0.5 * (1 + math.erf(20 / math.sqrt(80))))
+
+
+def test_a_clean_sweep_still_has_a_wide_interval() -> None:
+    est = estimate_elo(0, 0, 2)
+    assert est.elo == -ELO_CAP and est.low == -ELO_CAP
+    assert est.high == pytest.approx(113, abs=1)
+    # Many games: Wilson approaches the normal interval.
+    big = estimate_elo(3000, 0, 1000)
+    se = math.sqrt(0.1875 / 4000)
+    assert big.low == pytest.approx(elo_from_score(0.75 - 1.959964 * se), abs=1.0)
 
 
 def test_no_games_gives_an_uninformative_estimate() -> None:
