@@ -266,3 +266,52 @@ def test_read_sgf_file_errors_name_the_file(tmp_path: Path) -> None:
     bad.write_text("(;SZ[9];B[zz])")
     with pytest.raises(SgfError, match=r"bad\.sgf: malformed SGF: B is not a move"):
         read_sgf_file(bad)
+
+
+sgf_soup = st.text(alphabet="();[]\\:ABWEPLCSZKMHRUtadsz019.- \n", max_size=60)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=sgf_soup)
+def test_arbitrary_input_either_loads_or_raises_sgf_error(text: str) -> None:
+    try:
+        game = load_sgf(text)
+    except SgfError:
+        return
+    try:
+        state = game.to_state()
+    except SgfError:
+        return
+    assert len(state.moves) == len(game.moves)
+
+
+_VALUES = st.sampled_from(["", "aa", "bb", "cc", "ab", "tt", "zz", "aa:bb", "5", "9", "0", "x", "6.5", "B", "W", "\\]"])
+_PROPERTY = st.builds(lambda ident, values: ident + "".join(f"[{v}]" for v in values),
+                      st.sampled_from(["B", "W", "AB", "AW", "AE", "SZ", "KM", "HA", "PL", "C", "RU"]),
+                      st.lists(_VALUES, min_size=1, max_size=3))
+_POINT = st.builds(lambda x, y: x + y, st.sampled_from("abcde"), st.sampled_from("abcde")) | st.sampled_from(["", "tt"])
+_MOVE = st.builds(lambda color, point: f";{color}[{point}]", st.sampled_from("BW"), _POINT)
+_NODE = _MOVE | _MOVE | _MOVE | st.builds(lambda props: ";" + "".join(props), st.lists(_PROPERTY, max_size=3))
+
+
+@st.composite
+def sgf_trees(draw: st.DrawFn, depth: int = 0) -> str:
+    nodes = "".join(draw(st.lists(_NODE, min_size=1, max_size=12)))
+    variations = draw(st.lists(sgf_trees(depth + 1), max_size=2)) if depth < 2 else []
+    return "(" + nodes + "".join(variations) + ")"
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.builds(lambda size, tree: "(;SZ[" + size + "]" + tree[2:], st.sampled_from(["5", "9"]), sgf_trees()))
+def test_structured_random_records_load_or_raise_sgf_error(text: str) -> None:
+    try:
+        game = load_sgf(text)
+    except SgfError:
+        return
+    try:
+        state = game.to_state()
+    except SgfError:
+        return
+    assert len(state.moves) == len(game.moves)
+    again = load_sgf(write_sgf(state))
+    assert again.moves == game.moves
