@@ -30,8 +30,9 @@ import numpy as np
 
 from miai.engine.config import SearchConfig
 from miai.engine.graph import Edge, Node, NodeTable, reachable_ids
+from miai.engine.leaves import Valuation, candidate_moves, own_eye_mask
 from miai.engine.selection import SelectionConfig, selection_scores
-from miai.engine.snapshot import PASS, MoveInfo, RootInfo, Snapshot, choose_move, move_temperature
+from miai.engine.snapshot import PASS, Snapshot, build_snapshot, choose_move, move_temperature
 
 if TYPE_CHECKING:
     from miai.nets.evaluator import Evaluation
@@ -40,7 +41,6 @@ __all__ = ["Search", "SearchError", "own_eye_mask", "PASS"]
 
 WHITE = 2  # miai.go.coords.Color.WHITE
 BLACK = 1
-_TWO_OVER_PI = 2.0 / math.pi
 
 
 class SearchError(RuntimeError):
@@ -102,22 +102,6 @@ class _Counters:
     last_run: dict[str, float] = field(default_factory=dict)
 
 
-def own_eye_mask(stones: np.ndarray, size: int, color: int) -> np.ndarray:
-    """Boolean mask of the single-point true eyes of ``color``: an empty point whose four neighbours are
-    ``color`` (or off-board) and whose diagonals hold at most one opponent stone (none on the edge)."""
-    opp = 3 - color
-    pad = np.full((size + 2, size + 2), 3, dtype=np.int8)  # 3 = off-board
-    pad[1:-1, 1:-1] = stones.reshape(size, size)
-    friendly = (pad == color) | (pad == 3)
-    orth = friendly[:-2, 1:-1] & friendly[2:, 1:-1] & friendly[1:-1, :-2] & friendly[1:-1, 2:]
-    is_opp = (pad == opp).astype(np.int8)
-    diag_opp = is_opp[:-2, :-2] + is_opp[:-2, 2:] + is_opp[2:, :-2] + is_opp[2:, 2:]
-    off = (pad == 3).astype(np.int8)
-    on_edge = (off[:-2, :-2] + off[:-2, 2:] + off[2:, :-2] + off[2:, 2:]) > 0
-    allowed = np.where(on_edge, 0, 1)
-    return ((pad[1:-1, 1:-1] == 0) & orth & (diag_opp <= allowed)).reshape(-1)
-
-
 class Search:
     """A reusable Monte-Carlo graph search: ``set_root(state)``, then ``run(...)`` as often as needed."""
 
@@ -132,7 +116,7 @@ class Search:
         self._root_state: Any = None
         self._scratch: list[Any] = []
         self._tree_ids = 0
-        self._score_center = 0.0
+        self._valuation = Valuation(self.config)
         self._noised: Node | None = None
         self._permitted: Callable[[int], bool] | None = None  # root move filter of the current run
         self._superko = False
@@ -373,7 +357,8 @@ class Search:
             self._expand(root, state, evaluation)
             root.recompute()
         # KataGo centres the dynamic score utility on the root's expected score, pulled a little towards 0.
-        self._score_center = root.q[2] * (1.0 - self.config.dynamic_score_center_zero_weight)
+        centre = root.q[2] * (1.0 - self.config.dynamic_score_center_zero_weight)
+        self._valuation = Valuation(self.config, centre)
         if self.config.root_noise and self._noised is not root:
             self._add_root_noise(root)
             self._noised = root
@@ -532,7 +517,7 @@ class Search:
         node = Node(key, 1 if state.to_play == WHITE else -1)
         if state.is_over():
             node.terminal = node.expanded = True
-            node.own = node.q = self._terminal_value(float(state.score()), state.size)
+            node.own = node.q = self._valuation.terminal(float(state.score()), state.size)
         self.table.add(node)
         self._count.nodes_created += 1
         return node
@@ -561,55 +546,14 @@ class Search:
             self._finish(leaf.state, leaf.path, leaf.edges)
 
     # ---------------------------------------------------------------------------------------------- values
-    def _utility(self, winloss: float, score: float, size: int) -> float:
-        cfg = self.config
-        root_area = float(size)  # sqrt(size * size)
-        static = math.atan(score / (cfg.static_score_scale * root_area))
-        dynamic = math.atan((score - self._score_center) / (cfg.dynamic_score_center_scale * root_area))
-        return (cfg.win_loss_utility_factor * winloss + _TWO_OVER_PI * (
-            cfg.static_score_utility_factor * static + cfg.dynamic_score_utility_factor * dynamic))
-
-    def _terminal_value(self, score: float, size: int) -> tuple[float, ...]:
-        """Exact value of a finished game from its final score (White's view)."""
-        winloss = 1.0 if score > 0 else -1.0 if score < 0 else 0.0
-        utility = self._utility(winloss, score, size)
-        return (utility, winloss, score, score * score, score, utility * utility)
-
     def _expand(self, node: Node, state: Any, evaluation: Evaluation) -> None:
         """Give a leaf its moves and priors (minus own true eyes) and its own value from the evaluation."""
-        size = state.size
-        sign = 1 if state.to_play == WHITE else -1
-        policy = np.asarray(evaluation.policy, dtype=np.float32)
-        if self.config.forbid_eye_filling and hasattr(state, "stones"):
-            policy = self._without_own_eyes(policy, state, size)
-        index = np.flatnonzero(policy > 0)
-        pass_index = size * size
-        if len(index) == 0:
-            index = np.array([pass_index])
-            policy = np.zeros_like(policy)
-            policy[pass_index] = 1.0
-        priors = policy[index] / float(policy[index].sum())
-        moves = np.where(index == pass_index, PASS, index)
+        moves, priors = candidate_moves(evaluation.policy, state, self.config.forbid_eye_filling)
         node.set_moves(moves, priors)
-        winloss = sign * (float(evaluation.win) - float(evaluation.loss))
-        score = sign * float(evaluation.score_mean)
-        stdev = float(evaluation.score_stdev)
-        utility = self._utility(winloss, score, size)
-        node.set_value((utility, winloss, score, stdev * stdev + score * score,
-                        sign * float(evaluation.lead), utility * utility))
+        sign = 1 if state.to_play == WHITE else -1
+        node.set_value(self._valuation.evaluated(evaluation, sign, state.size))
         if self.config.keep_ownership and evaluation.ownership is not None:
             node.ownership = np.asarray(evaluation.ownership, dtype=np.float32) * sign
-
-    def _without_own_eyes(self, policy: np.ndarray, state: Any, size: int) -> np.ndarray:
-        eyes = own_eye_mask(state.stones(), size, int(state.to_play))
-        board = policy[:-1]
-        if not eyes.any() or not (board[eyes] > 0).any():
-            return policy
-        trimmed = policy.copy()
-        trimmed[:-1][eyes] = 0.0
-        if not (trimmed[:-1] > 0).any():
-            return policy  # filling an eye is the only move besides pass: keep it
-        return trimmed
 
     # ------------------------------------------------------------------------------------------- snapshots
     def snapshot(self) -> Snapshot:
@@ -618,93 +562,7 @@ class Search:
             return self._snapshot(0, 0.0)
 
     def _snapshot(self, playouts: int, elapsed: float) -> Snapshot:
-        state = self._root_state
-        to_play = int(state.to_play)
-        root = self.root
-        move_number = len(getattr(state, "moves", ()))
-        if root is None or root.visits == 0:
-            info = RootInfo(to_play, 0, 0.5, 0.0, 0.0, 0.0, 0.0, move_number, playouts, elapsed, None)
-            return Snapshot(info, ())
-        sign = root.sign
-        q = root.q
-        ownership = self._ownership(root) if root.ownership is not None else None
-        info = RootInfo(
-            to_play=to_play, visits=root.visits, winrate=0.5 * (1 + sign * q[1]), score_lead=sign * q[4],
-            score_mean=sign * q[2], score_stdev=math.sqrt(max(0.0, q[3] - q[2] * q[2])), utility=sign * q[0],
-            move_number=move_number, playouts=playouts, elapsed=elapsed,
-            ownership=None if ownership is None else (ownership * sign).astype(np.float32))
-        return Snapshot(info, self._move_infos(root))
-
-    def _move_infos(self, root: Node) -> tuple[MoveInfo, ...]:
-        cfg = self.config
-        sign = root.sign
-        rows = []
-        for edge in root.edges:
-            child = edge.child
-            if child is None or edge.visits == 0 or (self._permitted is not None and not self._permitted(edge.move)):
-                continue
-            q = child.q
-            utility = sign * q[0]
-            variance = max(0.0, q[5] - q[0] * q[0])
-            # Shrink the variance estimate towards a prior (weight 2 playouts) so two lucky visits are not certain.
-            prior_weight = 2.0
-            variance = (variance * edge.visits + 0.25 * prior_weight) / (edge.visits + prior_weight)
-            radius = cfg.lcb_stdevs * math.sqrt(variance / edge.visits)
-            winrate = 0.5 * (1 + sign * q[1])
-            rows.append(dict(
-                move=edge.move, visits=child.visits, edge_visits=edge.visits, winrate=winrate,
-                score_lead=sign * q[4], score_mean=sign * q[2], score_stdev=math.sqrt(max(0.0, q[3] - q[2] * q[2])),
-                prior=edge.prior, lcb=winrate - 0.5 * radius, utility=utility, utility_lcb=utility - radius,
-                pv=self._pv(edge)))
-        rows.sort(key=lambda r: (-r["edge_visits"], -r["utility"]))
-        if cfg.use_lcb and rows:
-            floor = cfg.min_visit_prop_for_lcb * rows[0]["edge_visits"]
-            eligible = [r for r in rows if r["edge_visits"] >= floor]
-            chosen = max(eligible, key=lambda r: r["utility_lcb"])
-            rows.remove(chosen)
-            rows.insert(0, chosen)
-        return tuple(MoveInfo(order=i, **r) for i, r in enumerate(rows))
-
-    def _pv(self, edge: Edge) -> tuple[int, ...]:
-        """Principal variation: the edge's move, then the most-visited edge at each node (cycle-safe)."""
-        pv = [edge.move]
-        node = edge.child
-        seen = {id(self.root)}
-        while node is not None and len(pv) < self.config.pv_length and id(node) not in seen:
-            seen.add(id(node))
-            best = max((e for e in node.edges if e.visits > 0), key=lambda e: e.visits, default=None)
-            if best is None:
-                break
-            pv.append(best.move)
-            node = best.child
-        return tuple(pv)
-
-    def _ownership(self, root: Node) -> np.ndarray:
-        """Ownership averaged like Q: own net ownership weight 1 plus children by edge visits (White's view)."""
-        memo: dict[int, np.ndarray] = {}
-
-        def average(node: Node, depth: int) -> np.ndarray | None:
-            if node.ownership is None:
-                return None
-            if id(node) in memo:
-                return memo[id(node)]
-            memo[id(node)] = node.ownership  # provisional value breaks cycles
-            if depth >= 64 or node.terminal:
-                return node.ownership
-            total = node.ownership.astype(np.float64)
-            weight = 1.0
-            for edge in node.edges:
-                if edge.visits and edge.child is not None:
-                    sub = average(edge.child, depth + 1)
-                    if sub is not None:
-                        total = total + edge.visits * sub
-                        weight += edge.visits
-            memo[id(node)] = total / weight
-            return memo[id(node)]
-
-        result = average(root, 0)
-        assert result is not None
-        return result
+        return build_snapshot(self.root, self._root_state, self.config, playouts, elapsed, self._permitted)
 
     # ------------------------------------------------------------------------------------------ move choice
     def best_move(self, snapshot: Snapshot) -> int:

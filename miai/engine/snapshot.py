@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-__all__ = ["MoveInfo", "RootInfo", "Snapshot", "choose_move", "move_temperature", "PASS"]
+from miai.engine.config import SearchConfig
+from miai.engine.graph import Edge, Node
+
+__all__ = ["MoveInfo", "RootInfo", "Snapshot", "build_snapshot", "choose_move", "move_temperature", "PASS"]
 
 PASS = -1  # miai.go.coords.PASS (the flat-index convention of docs/INTERFACES.md)
 
@@ -90,3 +95,96 @@ def choose_move(snapshot: Snapshot, temperature: float, rng: random.Random) -> i
     pick = rng.random() * weights.sum()
     index = int(np.searchsorted(np.cumsum(weights), pick, side="right"))
     return snapshot.moves[min(index, len(snapshot.moves) - 1)].move
+
+
+def build_snapshot(root: Node | None, state: Any, config: SearchConfig, playouts: int, elapsed: float,
+                   permitted: Callable[[int], bool] | None = None) -> Snapshot:
+    """Read the analysis off the graph: root statistics and the root moves (only ``permitted`` ones if given),
+    converted from the graph's White view to the view of the side to move at the root."""
+    to_play = int(state.to_play)
+    move_number = len(getattr(state, "moves", ()))
+    if root is None or root.visits == 0:
+        return Snapshot(RootInfo(to_play, 0, 0.5, 0.0, 0.0, 0.0, 0.0, move_number, playouts, elapsed, None), ())
+    sign = root.sign
+    q = root.q
+    ownership = average_ownership(root) if root.ownership is not None else None
+    info = RootInfo(
+        to_play=to_play, visits=root.visits, winrate=0.5 * (1 + sign * q[1]), score_lead=sign * q[4],
+        score_mean=sign * q[2], score_stdev=math.sqrt(max(0.0, q[3] - q[2] * q[2])), utility=sign * q[0],
+        move_number=move_number, playouts=playouts, elapsed=elapsed,
+        ownership=None if ownership is None else (ownership * sign).astype(np.float32))
+    return Snapshot(info, _move_infos(root, config, permitted))
+
+
+def _move_infos(root: Node, config: SearchConfig, permitted: Callable[[int], bool] | None) -> tuple[MoveInfo, ...]:
+    sign = root.sign
+    rows = []
+    for edge in root.edges:
+        child = edge.child
+        if child is None or edge.visits == 0 or (permitted is not None and not permitted(edge.move)):
+            continue
+        q = child.q
+        utility = sign * q[0]
+        # Shrink the utility variance towards 0.25 with two pseudo-visits, so two lucky visits are not certain.
+        variance = (max(0.0, q[5] - q[0] * q[0]) * edge.visits + 0.25 * 2.0) / (edge.visits + 2.0)
+        radius = config.lcb_stdevs * math.sqrt(variance / edge.visits)
+        winrate = 0.5 * (1 + sign * q[1])
+        rows.append(dict(
+            move=edge.move, visits=child.visits, edge_visits=edge.visits, winrate=winrate,
+            score_lead=sign * q[4], score_mean=sign * q[2], score_stdev=math.sqrt(max(0.0, q[3] - q[2] * q[2])),
+            prior=edge.prior, lcb=winrate - 0.5 * radius, utility=utility, utility_lcb=utility - radius,
+            pv=principal_variation(root, edge, config.pv_length)))
+    rows.sort(key=lambda r: (-r["edge_visits"], -r["utility"]))
+    if config.use_lcb and rows:
+        # KataGo's rule: among moves with enough visits, play the best lower confidence bound.
+        floor = config.min_visit_prop_for_lcb * rows[0]["edge_visits"]
+        chosen = max((r for r in rows if r["edge_visits"] >= floor), key=lambda r: r["utility_lcb"])
+        rows.remove(chosen)
+        rows.insert(0, chosen)
+    return tuple(MoveInfo(order=i, **r) for i, r in enumerate(rows))
+
+
+def principal_variation(root: Node, edge: Edge, length: int) -> tuple[int, ...]:
+    """The edge's move, then the most-visited edge at each node, up to ``length`` moves (cycle-safe)."""
+    pv = [edge.move]
+    node = edge.child
+    seen = {id(root)}
+    while node is not None and len(pv) < length and id(node) not in seen:
+        seen.add(id(node))
+        best = max((e for e in node.edges if e.visits > 0), key=lambda e: e.visits, default=None)
+        if best is None:
+            break
+        pv.append(best.move)
+        node = best.child
+    return tuple(pv)
+
+
+def average_ownership(root: Node) -> np.ndarray:
+    """Ownership averaged like Q (own net ownership weight 1, children by edge visits), White's view.
+
+    Nodes without ownership (terminal nodes) are left out; a node met again on a cycle contributes its own."""
+    memo: dict[int, np.ndarray] = {}
+
+    def average(node: Node, depth: int) -> np.ndarray | None:
+        own = node.ownership
+        if own is None:
+            return None
+        if id(node) in memo:
+            return memo[id(node)]
+        memo[id(node)] = own  # provisional value breaks cycles
+        if depth >= 64 or node.visits <= 1:
+            return own
+        total = own.astype(np.float64)
+        weight = 1.0
+        for e in node.edges:
+            if e.visits and e.child is not None:
+                sub = average(e.child, depth + 1)
+                if sub is not None:
+                    total += e.visits * sub
+                    weight += e.visits
+        memo[id(node)] = result = total / weight
+        return result
+
+    result = average(root, 0)
+    assert result is not None
+    return result

@@ -1,0 +1,95 @@
+"""What a leaf of the search becomes: its candidate moves (policy minus own true eyes) and its value.
+
+Values are tuples in the order of ``miai.engine.graph.STAT_NAMES``, from White's view. The utility combines the
+win/loss value with KataGo-style static and dynamic score terms (docs/search.md).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from miai.engine.config import SearchConfig
+
+if TYPE_CHECKING:
+    from miai.nets.evaluator import Evaluation
+
+__all__ = ["own_eye_mask", "candidate_moves", "Valuation", "PASS"]
+
+PASS = -1  # miai.go.coords.PASS
+_TWO_OVER_PI = 2.0 / math.pi
+
+
+def own_eye_mask(stones: np.ndarray, size: int, color: int) -> np.ndarray:
+    """Boolean mask of the single-point true eyes of ``color``: an empty point whose four neighbours are
+    ``color`` (or off-board) and whose diagonals hold at most one opponent stone (none on the edge)."""
+    opp = 3 - color
+    pad = np.full((size + 2, size + 2), 3, dtype=np.int8)  # 3 = off-board
+    pad[1:-1, 1:-1] = stones.reshape(size, size)
+    friendly = (pad == color) | (pad == 3)
+    orth = friendly[:-2, 1:-1] & friendly[2:, 1:-1] & friendly[1:-1, :-2] & friendly[1:-1, 2:]
+    is_opp = (pad == opp).astype(np.int8)
+    diag_opp = is_opp[:-2, :-2] + is_opp[:-2, 2:] + is_opp[2:, :-2] + is_opp[2:, 2:]
+    off = (pad == 3).astype(np.int8)
+    on_edge = (off[:-2, :-2] + off[:-2, 2:] + off[2:, :-2] + off[2:, 2:]) > 0
+    allowed = np.where(on_edge, 0, 1)
+    return ((pad[1:-1, 1:-1] == 0) & orth & (diag_opp <= allowed)).reshape(-1)
+
+
+def _without_own_eyes(policy: np.ndarray, state: Any, size: int) -> np.ndarray:
+    eyes = own_eye_mask(state.stones(), size, int(state.to_play))
+    if not eyes.any() or not (policy[:-1][eyes] > 0).any():
+        return policy
+    trimmed = policy.copy()
+    trimmed[:-1][eyes] = 0.0
+    if not (trimmed[:-1] > 0).any():
+        return policy  # filling an eye is the only move besides pass: keep it
+    return trimmed
+
+
+def candidate_moves(policy: np.ndarray, state: Any, forbid_eye_filling: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The moves with a positive prior (pass as PASS) and their renormalised priors; own true eyes are dropped
+    when ``forbid_eye_filling`` (and the state can show its stones). With no move at all, pass alone."""
+    size = state.size
+    policy = np.asarray(policy, dtype=np.float32)
+    if forbid_eye_filling and hasattr(state, "stones"):
+        policy = _without_own_eyes(policy, state, size)
+    index = np.flatnonzero(policy > 0)
+    pass_index = size * size
+    if len(index) == 0:
+        return np.array([PASS]), np.array([1.0], dtype=np.float32)
+    priors = policy[index] / float(policy[index].sum())
+    return np.where(index == pass_index, PASS, index), priors
+
+
+class Valuation:
+    """Utility of evaluations and final scores under one config and one dynamic score centre (White's view)."""
+
+    def __init__(self, config: SearchConfig, score_center: float = 0.0) -> None:
+        self.config = config
+        self.score_center = score_center
+
+    def utility(self, winloss: float, score: float, size: int) -> float:
+        """``win_loss_factor * winloss`` plus the static and dynamic atan score terms (scales times sqrt(area))."""
+        cfg = self.config
+        static = math.atan(score / (cfg.static_score_scale * size))
+        dynamic = math.atan((score - self.score_center) / (cfg.dynamic_score_center_scale * size))
+        return cfg.win_loss_utility_factor * winloss + _TWO_OVER_PI * (
+            cfg.static_score_utility_factor * static + cfg.dynamic_score_utility_factor * dynamic)
+
+    def terminal(self, score: float, size: int) -> tuple[float, ...]:
+        """Exact value of a finished game from its final score (White's view): win/loss +-1, 0 for a draw."""
+        winloss = 1.0 if score > 0 else -1.0 if score < 0 else 0.0
+        utility = self.utility(winloss, score, size)
+        return (utility, winloss, score, score * score, score, utility * utility)
+
+    def evaluated(self, evaluation: Evaluation, sign: int, size: int) -> tuple[float, ...]:
+        """A net evaluation (side to move's view) as node statistics in White's view; ``sign`` +1 if White moves."""
+        winloss = sign * (float(evaluation.win) - float(evaluation.loss))
+        score = sign * float(evaluation.score_mean)
+        stdev = float(evaluation.score_stdev)
+        utility = self.utility(winloss, score, size)
+        return (utility, winloss, score, stdev * stdev + score * score, sign * float(evaluation.lead),
+                utility * utility)
