@@ -384,7 +384,8 @@ class _Game:
     config: MatchConfig
     state: GameState
     clocks: dict[Color, Clock] = field(default_factory=dict)
-    move_times: list[float | None] = field(default_factory=list)
+    move_times: list[float | None] = field(default_factory=list)  # per move; None for opening moves
+    thinking: dict[Color, list[float]] = field(default_factory=lambda: {Color.BLACK: [], Color.WHITE: []})
     notes: dict[int, str] = field(default_factory=dict)  # SGF comments by move number (0 = root)
     engine_scores: tuple[str | None, str | None] = (None, None)
     score: float | None = None
@@ -454,6 +455,7 @@ def _genmove(game: _Game, color: Color) -> str:
         raise _engine_failure(color, player, exc, "genmove") from None
     elapsed = time.monotonic() - start
     game.move_times.append(elapsed)
+    game.thinking[color].append(elapsed)
     if clock is not None and not clock.spend(elapsed, game.config.time_margin):
         raise _forfeit(color, player, TIME, f"clock overrun ({elapsed:.2f} s for this move)")
     return answer.strip().lower()
@@ -515,6 +517,10 @@ def _play(game: _Game, opening: Sequence[int], dead_stones: DeadStones | None) -
         return end
 
 
+def _total(times: list[float]) -> tuple[int, float]:
+    return len(times), sum(times)
+
+
 def play_game(
     number: int,
     black: _Player,
@@ -535,6 +541,7 @@ def play_game(
         method=end.method, reason=end.reason, moves=len(state.moves), seconds=time.monotonic() - start,
         score=game.score, engine_scores=game.engine_scores, culprit=end.culprit,
         move_times=tuple(t for t in game.move_times if t is not None),
+        thinking=(_total(game.thinking[Color.BLACK]), _total(game.thinking[Color.WHITE])),
     )
     if config.sgf_dir is not None:
         if record.method in (ILLEGAL, CRASH, TIME, VOID, RESIGN) and record.moves:

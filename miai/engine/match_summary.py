@@ -50,7 +50,8 @@ class GameRecord:
     score: float | None = None  # White's final score when the game was scored (positive: White ahead)
     engine_scores: tuple[str | None, str | None] = (None, None)  # (Black's, White's) final_score answers
     culprit: str | None = None  # the engine that crashed, played illegally or lost on time
-    move_times: tuple[float, ...] = ()
+    move_times: tuple[float, ...] = ()  # seconds of every genmove answered with a move, in order
+    thinking: tuple[tuple[int, float], tuple[int, float]] = ((0, 0.0), (0, 0.0))  # (genmoves, seconds): B, W
     sgf_path: str | None = None
 
     @property
@@ -126,6 +127,15 @@ class MatchSummary:
                 out[g.culprit][g.method] = out[g.culprit].get(g.method, 0) + 1
         return out
 
+    def thinking(self) -> dict[str, dict[str, float]]:
+        """Per engine label: genmoves answered, total seconds and mean seconds per genmove over all games."""
+        totals = {"A": [0, 0.0], "B": [0, 0.0]}
+        for g in self.games:
+            for label, (moves, seconds) in zip((g.black, g.white), g.thinking):
+                totals[label][0] += moves
+                totals[label][1] += seconds
+        return {label: {"genmoves": n, "seconds": t, "mean": t / n if n else 0.0} for label, (n, t) in totals.items()}
+
     def to_json(self) -> dict[str, object]:
         """The summary as a JSON-ready dict."""
         config = asdict(self.config)
@@ -143,6 +153,7 @@ class MatchSummary:
             "stopped_early": self.stopped_early,
             "methods": self.methods(),
             "forfeits": self.culprits(),
+            "thinking": self.thinking(),
             "games": [{**asdict(g), "winner_label": g.winner_label} for g in self.games],
         }
 
@@ -160,6 +171,7 @@ class MatchSummary:
             f"A scores {100 * self.win_rate:.1f}%",
             f"Elo A - B: {self.elo}",
             "ended by: " + ", ".join(f"{k} {v}" for k, v in sorted(self.methods().items())),
+            "seconds per move: " + ", ".join(f"{k} {v['mean']:.3f}" for k, v in self.thinking().items()),
         ]
         forfeits = {k: v for k, v in self.culprits().items() if v}
         if forfeits:

@@ -369,3 +369,16 @@ def test_setup_commands_time_left_and_moves_reach_both_engines(tmp_path: Path) -
     assert game_a[:3] == ["time_left b 60 0", "genmove B", "play W D4"]
     assert "final_score" in game_a and game_a[-1] == "quit"
     assert b[b.index("time_settings 60 5 1") + 1:][:3] == ["play B C3", "time_left w 60 0", "genmove W"]
+
+
+def test_thinking_time_is_attributed_to_each_engine() -> None:
+    summary = quiet_match(engine("--random", "1", "--slow", "0.05", "--pass-after", "4"), engine("--pass-after", "4"),
+                          games=2)
+    thinking = summary.thinking()
+    assert thinking["A"]["genmoves"] + thinking["B"]["genmoves"] == sum(g.moves for g in summary.games)
+    assert thinking["A"]["genmoves"] > 0 and thinking["B"]["genmoves"] > 0
+    assert thinking["A"]["mean"] >= 0.05 > thinking["B"]["mean"]
+    for game in summary.games:
+        (black_moves, _), (white_moves, _) = game.thinking
+        assert black_moves + white_moves == game.moves == len(game.move_times)
+    assert "seconds per move: A 0.0" in summary.format()
