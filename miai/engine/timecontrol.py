@@ -44,6 +44,8 @@ class TimeSettings:
     periods: int = 0  # byo-yomi periods
     stones: int = 0  # Canadian stones per period
     increment: float = 0.0  # Fischer
+    main_time_limit: float = -1.0  # Fischer: the clock never grows beyond this (fischer-capped); < 0 = no cap
+    max_time_per_move: float = -1.0  # a hard cap on any one move (fischer-capped); < 0 = no cap
 
     def __post_init__(self) -> None:
         for name in ("main_time", "period_time", "increment"):
@@ -65,6 +67,18 @@ class TimeSettings:
         if byo_yomi_time == 0:
             return cls(TimeSystem.ABSOLUTE, main_time)
         return cls(TimeSystem.CANADIAN, main_time, byo_yomi_time, stones=byo_yomi_stones)
+
+    @classmethod
+    def from_control(cls, control: object) -> TimeSettings:
+        """From ``miai.gtp.player.TimeControl`` (read by attribute names; ``fischer-capped`` becomes Fischer with
+        its caps)."""
+        system = str(getattr(getattr(control, "system"), "value", getattr(control, "system")))
+        kind = TimeSystem.FISCHER if system == "fischer-capped" else TimeSystem(system)
+        return cls(kind, float(getattr(control, "main_time")), float(getattr(control, "period_time")),
+                   periods=int(getattr(control, "periods")), stones=int(getattr(control, "period_stones")),
+                   increment=float(getattr(control, "increment")),
+                   main_time_limit=float(getattr(control, "main_time_limit", -1.0)),
+                   max_time_per_move=float(getattr(control, "max_time_per_move", -1.0)))
 
     @property
     def limited(self) -> bool:
@@ -121,6 +135,13 @@ class Clock:
         s = self.settings
         if not s.limited:
             return math.inf
+        seconds = self._budget(board_size, move_number, lag_buffer)
+        if s.max_time_per_move >= 0:
+            seconds = min(seconds, max(_MIN_BUDGET, s.max_time_per_move - lag_buffer))
+        return seconds
+
+    def _budget(self, board_size: int, move_number: int, lag_buffer: float) -> float:
+        s = self.settings
         moves = expected_moves_left(board_size, move_number)
         if self.in_overtime:
             return self._overtime_budget(lag_buffer)
@@ -162,6 +183,8 @@ class Clock:
             elapsed -= used
             if s.system is TimeSystem.FISCHER:
                 self.main_left += s.increment
+                if s.main_time_limit >= 0:
+                    self.main_left = min(self.main_left, s.main_time_limit)
                 return
             if self.main_left > 0 or s.system is TimeSystem.ABSOLUTE:
                 return

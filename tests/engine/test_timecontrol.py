@@ -70,3 +70,17 @@ def test_invalid_settings_are_rejected() -> None:
         TimeSettings(TimeSystem.BYO_YOMI, main_time=10, period_time=5, periods=0)
     with pytest.raises(TimeControlError):
         TimeSettings(TimeSystem.CANADIAN, main_time=10, period_time=0, stones=5)
+
+
+def test_gtp_time_control_converts_including_fischer_caps() -> None:
+    from miai.gtp.player import TimeControl
+    from miai.gtp.player import TimeSystem as GtpSystem
+
+    byo = TimeSettings.from_control(TimeControl(GtpSystem.BYOYOMI, main_time=60, period_time=30, periods=5))
+    assert (byo.system, byo.main_time, byo.period_time, byo.periods) == (TimeSystem.BYO_YOMI, 60, 30, 5)
+    capped = TimeSettings.from_control(TimeControl(GtpSystem.FISCHER_CAPPED, main_time=20, increment=10,
+                                                   main_time_limit=25, max_time_per_move=4))
+    clock = Clock(capped)
+    assert clock.budget(19, 0, 1.0) <= 3.0  # max_time_per_move minus the lag margin
+    clock.record(1.0)
+    assert clock.main_left == 25  # 20 - 1 + 10, capped at 25
