@@ -178,3 +178,70 @@ def run_transcript(text: str, player: Player | None = None, config: GtpConfig | 
     session = GtpSession(player if player is not None else FakePlayer(), io.StringIO(text), out, err, config)
     assert session.run() == 0
     return out.getvalue(), err.getvalue()
+
+
+class SharedBuffer(io.StringIO):
+    """A StringIO written by the session thread and polled by the test thread."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._changed = threading.Condition()
+
+    def write(self, text: str) -> int:
+        with self._changed:
+            written = super().write(text)
+            self._changed.notify_all()
+            return written
+
+    def wait_for(self, predicate: Any, timeout: float = 10.0) -> str:
+        """Wait until ``predicate(text so far)`` holds; returns the text (assertion error on timeout)."""
+        with self._changed:
+            ok = self._changed.wait_for(lambda: predicate(self.getvalue()), timeout)
+            assert ok, f"timed out; output so far: {self.getvalue()!r}"
+            return self.getvalue()
+
+
+class LiveSession:
+    """A session running ``run()`` on its own thread, fed through a real pipe like a controller would."""
+
+    def __init__(self, player: Player | None = None, config: GtpConfig | None = None) -> None:
+        import os
+
+        read_fd, self._write_fd = os.pipe()
+        self._stdin = os.fdopen(read_fd, "r", encoding="utf-8")
+        self.out, self.err = SharedBuffer(), SharedBuffer()
+        self.player = player if player is not None else FakePlayer()
+        self.session = GtpSession(self.player, self._stdin, self.out, self.err, config)
+        self.exit_code: int | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        self.exit_code = self.session.run()
+
+    def send(self, text: str) -> None:
+        """Write raw text (include the newlines) to the engine's stdin."""
+        import os
+
+        os.write(self._write_fd, text.encode())
+
+    def close_input(self) -> None:
+        """End of input, as when the controller closes the pipe."""
+        import os
+
+        if self._write_fd >= 0:
+            os.close(self._write_fd)
+            self._write_fd = -1
+
+    def join(self, timeout: float = 10.0) -> None:
+        """Wait for the session to end, then close the pipe (EOF first, so the reader thread lets go of it)."""
+        self._thread.join(timeout)
+        assert not self._thread.is_alive(), "session did not end"
+        self.close_input()
+        self.session_reader_done(timeout)
+        self._stdin.close()
+
+    def session_reader_done(self, timeout: float) -> None:
+        reader = self.session._reader  # noqa: SLF001 - test helper waits for the reader thread it cannot see
+        if reader is not None:
+            reader._thread.join(timeout)  # noqa: SLF001
