@@ -82,14 +82,13 @@ def _own_eye(state: GameState, move: int, color: Color, neighbours: list[int]) -
 def bench_rules(size: int = 9, seconds: float = 2.0, *, seed: int = 0, rules: str = "tromp-taylor") -> list[BenchResult]:
     """Rules speed on `size`x`size`: push+pop of random legal games, and legal_moves() calls, per second.
 
-    Random games are generated first (untimed); then each half of the budget replays them: push every move
-    (legality checked) and pop them all back, and separately list the legal moves in every position.
+    Random games are generated first (untimed); then for `seconds` each (two figures), replay them: push every
+    move (legality checked) and pop them all back; and list the legal moves in every position of one game.
     """
     rng = random.Random(seed)
     games = [random_game(size, rng, rules) for _ in range(8)]
-    half = seconds / 2.0
-    push_pop, push_pop_time = _time_loop(half, lambda: _replay(size, rules, games))
-    listing, listing_time = _time_loop(half, lambda: _list_moves(size, rules, games[0]))
+    push_pop, push_pop_time = _time_loop(seconds, lambda: _replay(size, rules, games))
+    listing, listing_time = _time_loop(seconds, lambda: _list_moves(size, rules, games[0]))
     details = {"size": size, "rules": rules, "games": len(games), "mean_game_length": sum(map(len, games)) / len(games)}
     return [
         BenchResult(f"rules {size}x{size}: push+pop", push_pop / push_pop_time, "moves/s", push_pop_time, push_pop,
