@@ -507,3 +507,20 @@ def test_tactical_playouts_save_a_group_that_light_ones_often_lose() -> None:
     light = run_playouts(position, 200, random.Random(1))
     tactical = run_playouts(position, 200, random.Random(1), tactical=True)
     assert tactical.ownership()[2 * 7 + 1] > light.ownership()[2 * 7 + 1] + 0.2
+
+
+@pytest.mark.parametrize("size", [2, 5, 9, 19, 25])
+def test_padded_geometry_matches_the_grid(size: int) -> None:
+    geometry = PlayoutBoard(size).geometry
+    on_board = set(geometry.points)
+    for move, p in enumerate(geometry.points):
+        y, x = divmod(move, size)
+        assert geometry.flat[p] == move
+        for table, steps in ((geometry.neighbours, ((1, 0), (-1, 0), (0, 1), (0, -1))),
+                             (geometry.diagonals, ((1, 1), (-1, 1), (1, -1), (-1, -1)))):
+            expected = {(x + dx, y + dy) for dx, dy in steps if 0 <= x + dx < size and 0 <= y + dy < size}
+            indices = table[p]
+            assert all(0 <= q < geometry.length for q in indices)
+            assert {divmod(geometry.flat[q], size)[::-1] for q in indices if q in on_board} == expected
+            # Off-board neighbours and diagonals are padding, which reads as the edge.
+            assert all(PlayoutBoard(size).color[q] == 3 for q in indices if q not in on_board)

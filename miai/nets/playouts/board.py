@@ -23,9 +23,10 @@ class PlayoutError(ValueError):
 class _Geometry:
     """Index tables of the padded board, one per size.
 
-    A point ``(x, y)`` lives at ``(y + 1) * (size + 1) + x``: one padding row above and below, and one shared
+    A point ``(x, y)`` lives at ``(y + 1) * (size + 1) + x + 1``: one padding row above and below, and one shared
     padding column that serves as both the right edge of a row and the left edge of the next, so the four
-    neighbours of ``p`` are ``p +- 1`` and ``p +- (size + 1)``.
+    neighbours of ``p`` are ``p +- 1`` and ``p +- (size + 1)``, and every diagonal of a board point is a valid
+    index (the corner's upper-left diagonal is index 0).
     """
 
     size: int
@@ -40,7 +41,7 @@ class _Geometry:
     def build(size: int) -> _Geometry:
         width = size + 1
         length = (size + 2) * width + 1
-        points = tuple((y + 1) * width + x for y in range(size) for x in range(size))
+        points = tuple((y + 1) * width + x + 1 for y in range(size) for x in range(size))
         flat = [-1] * length
         for move, p in enumerate(points):
             flat[p] = move
