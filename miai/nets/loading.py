@@ -1,40 +1,19 @@
 """``load_evaluator``: an evaluator from an ONNX file or a KataGo model file.
 
 KataGo model files (``.bin.gz``, ``.bin``, ``.txt.gz``, ``.txt``) are converted to ONNX once and
-kept in the user's cache directory (``$MIAI_CACHE_DIR`` or ``$XDG_CACHE_HOME/miai`` or
-``~/.cache/miai``, under ``nets/``), named by the file's SHA-256 and the converter's version, so a
-second start with the same model is immediate.
+kept in the user's cache directory (``$MIAI_CACHE_DIR/nets`` or ``~/.cache/miai/nets``, see
+``miai.nets.convert.convert_cached``), named by the file's SHA-256, the board size and the
+converter's version, so a second start with the same model is immediate.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
 from miai.nets.evaluator import CachedEvaluator, Evaluator, EvaluatorError, OnnxConfig, OnnxEvaluator, UniformEvaluator
 
 KATAGO_SUFFIXES = (".bin.gz", ".bin", ".txt.gz", ".txt")
-
-
-def cache_dir() -> Path:
-    """Where converted nets are kept (created on first use)."""
-    if os.environ.get("MIAI_CACHE_DIR"):
-        root = Path(os.environ["MIAI_CACHE_DIR"])
-    else:
-        root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "miai"
-    return root / "nets"
-
-
-def file_sha256(path: Path) -> str:
-    """Hex SHA-256 of a file's bytes, read in 1 MiB chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def is_katago_model(path: str | Path) -> bool:
@@ -49,33 +28,14 @@ def converted_path(
     directory: str | Path | None = None,
     progress: Callable[..., Any] | None = None,
 ) -> Path:
-    """The ONNX conversion of a KataGo model file, converting it now if it is not cached yet.
-
-    The file name carries the model's SHA-256, the board size (or ``dyn``) and the converter
-    version. Conversion writes to a temporary file and renames it, so an interrupted conversion
-    never leaves a broken cache entry.
-    """
-    from miai.nets.convert import convert_model
-    from miai.nets.onnx_export import CONVERTER_VERSION
+    """The ONNX conversion of a KataGo model file, converting it now if it is not cached yet
+    (``miai.nets.convert.convert_cached``: keyed by SHA-256, board size, converter version)."""
+    from miai.nets import convert
 
     source = Path(model)
     if not source.is_file():
         raise FileNotFoundError(f"no such model file: {source}")
-    target_dir = Path(directory) if directory is not None else cache_dir()
-    target_dir.mkdir(parents=True, exist_ok=True)
-    shape = "dyn" if board_size is None else str(board_size)
-    target = target_dir / f"{file_sha256(source)}-{shape}-c{CONVERTER_VERSION}.onnx"
-    if target.is_file():
-        return target
-    handle, tmp = tempfile.mkstemp(dir=target_dir, suffix=".onnx.part")
-    os.close(handle)
-    try:
-        convert_model(str(source), tmp, board_size=board_size, progress=progress)
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return target
+    return convert.convert_cached(source, board_size=board_size, cache_dir=directory, progress=progress)
 
 
 def load_evaluator(
@@ -94,7 +54,7 @@ def load_evaluator(
             ``"uniform"`` for the uniform test evaluator.
         board_size: for KataGo files, fix the converted net's board size (None = dynamic).
         cache_capacity: if positive, wrap the evaluator in an LRU ``CachedEvaluator``.
-        directory: conversion cache directory (default ``cache_dir()``).
+        directory: conversion cache directory (default: the user's cache, see above).
         progress: passed to the converter (e.g. a progress-bar callback).
         **options: ``OnnxConfig`` fields (symmetry_mode, symmetry, max_batch, intra_op_threads,
             policy_optimism, seed, with_ownership).
