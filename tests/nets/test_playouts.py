@@ -406,6 +406,10 @@ def test_position_validation() -> None:
         PlayoutPosition(size=3, stones=(0,) * 8 + (4,))
     with pytest.raises(PlayoutError):
         PlayoutPosition(size=1, stones=(0,))
+    with pytest.raises(PlayoutError):
+        PlayoutPosition(size=3, stones=(0,) * 9, banned=(9,))
+    with pytest.raises(PlayoutError):
+        PlayoutPosition(size=3, stones=(0,) * 9, last_move=9)
 
 
 def test_board_from_position_matches_stones() -> None:

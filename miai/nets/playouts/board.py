@@ -167,8 +167,9 @@ class PlayoutBoard:
         """True if empty point ``p`` is a true eye of ``color`` (the playout policy never fills those).
 
         The usual test of Monte-Carlo Go programs: every neighbour is ``color`` or the edge, and the opponent holds
-        at most one diagonal point, or none when ``p`` is on the edge. It calls some false eyes in seki true and
-        misses eyes that only a capture would make, which is fine for a playout policy.
+        at most one diagonal point, or none when ``p`` is on the edge. Being local it can err both ways (an
+        opponent diagonal stone that is itself capturable still spoils the eye; an eye whose surrounding stones are
+        in atari still counts), which is the accepted trade-off for a playout policy.
         """
         color_at = self.color
         if color_at[p] != EMPTY:

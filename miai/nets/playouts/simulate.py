@@ -24,9 +24,10 @@ class PlayoutPosition:
     playout move only, later kos are simple kos. ``komi`` is the full compensation White receives (komi plus any
     handicap bonus). ``territory`` selects territory scoring (else area); ``tax_all`` the stone-scoring tax (each
     group pays up to two points for its eyes). ``captures`` are the stones each colour has captured so far
-    ``(by black, by white)``, used only under territory scoring. ``legal_moves``, when given, is the game's own list of legal board moves (it
-    knows superko and the suicide rule); otherwise the board works it out with simple ko. ``last_move`` is the
-    flat point of the move just played (PASS if none), which tactical playouts answer first.
+    ``(by black, by white)``, used only under territory scoring. ``legal_moves``, when given, is the game's own
+    list of legal board moves (it knows superko and the suicide rule); otherwise the board works it out with simple
+    ko. ``last_move`` is the flat point of the move just played (PASS if none), which tactical playouts answer
+    first.
     """
 
     size: int
@@ -50,6 +51,9 @@ class PlayoutPosition:
             raise PlayoutError(f"side to move must be 1 (black) or 2 (white), got {self.to_play}")
         if any(v not in (EMPTY, BLACK, WHITE) for v in self.stones):
             raise PlayoutError("stones must be 0, 1 or 2")
+        area = self.size * self.size
+        if any(not 0 <= m < area for m in self.banned) or not -1 <= self.last_move < area:
+            raise PlayoutError("banned points and the last move must be flat points of the board (or -1 for pass)")
 
     @staticmethod
     def from_stones(stones: Sequence[int] | np.ndarray, size: int, **kwargs: Any) -> PlayoutPosition:
