@@ -121,7 +121,7 @@ class Search:
         self._permitted: Callable[[int], bool] | None = None  # root move filter of the current run
         self._superko = False
         self._count = _Counters()
-        self._lock = threading.Lock()  # one run at a time (pondering thread vs. GTP thread)
+        self._lock = threading.RLock()  # one run at a time (pondering thread vs. GTP thread); re-entrant for callbacks
 
     # ------------------------------------------------------------------------------------------- root and reuse
     @property
@@ -284,6 +284,8 @@ class Search:
             return self._loop_overlapped(batch, budget, report)
         while (n := budget()) > 0:
             done, leaves = self._collect(self._scratch[:n])
+            if not done and not leaves:
+                break  # no playout can make progress (every root move is illegal or forbidden)
             playouts += done + len(leaves)
             if leaves:
                 self._apply(leaves, self._evaluate(leaves))
@@ -308,8 +310,8 @@ class Search:
                     pending = None
                 if leaves:
                     pending = (leaves, pool.submit(self._raw_evaluate, [leaf.state for leaf in leaves]))
-                elif n <= 0:
-                    break
+                elif n <= 0 or not done:
+                    break  # a limit was reached, or no playout can make progress
                 turn ^= 1
                 report()
             if pending is not None:

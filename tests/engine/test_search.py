@@ -334,3 +334,20 @@ def test_root_noise_changes_priors_but_keeps_a_distribution() -> None:
     priors = dict(search.root.all_priors())  # type: ignore[union-attr]
     assert sum(priors.values()) == pytest.approx(1.0, abs=1e-5)
     assert max(priors.values()) - min(priors.values()) > 0.01  # uniform before the noise
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_a_root_without_playable_moves_ends_the_run(overlap: bool) -> None:
+    game = ToyGame({"root": {1: "b"}, "b": {0: "x"}}, {"x": 0.0})  # move 1 is illegal on the path (SuperkoState)
+    search = Search(ScriptedEvaluator(), config(max_visits=50, overlap=overlap))
+    search.set_root(SuperkoState(game))
+    snap = search.run()
+    assert snap.moves == () and search.best_move(snap) == PASS
+
+
+def test_progress_callback_may_read_the_search() -> None:
+    search = Search(ScriptedEvaluator(), config(max_visits=30))
+    search.set_root(ToyState(set_game()))
+    seen = []
+    search.run(on_progress=lambda snap: seen.append(search.snapshot().root.visits), progress_interval=0.0)
+    assert seen and seen[-1] <= 30
