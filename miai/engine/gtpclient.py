@@ -199,7 +199,10 @@ class GtpEngine:
             GtpTimeout: no complete answer within `timeout` seconds; the engine is killed.
             GtpEngineDied: the engine is dead, or dies before answering.
             GtpProtocolError: the answer carries another command's id.
+            ValueError: `command` spans several lines.
         """
+        if "\n" in command.strip() or "\r" in command:
+            raise ValueError(f"a GTP command is one line: {command!r}")
         if self._dead:
             raise self._died()
         command_id = self._next_id

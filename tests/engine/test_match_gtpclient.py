@@ -42,6 +42,8 @@ def test_commands_answers_and_failures() -> None:
             engine.send("final_score")
         assert failure.value.message == "cannot score"
         assert engine.try_send("frobnicate") is None
+        with pytest.raises(ValueError):
+            engine.send("play b C3\nplay w D4")  # two commands smuggled into one would shift every answer
         assert engine.alive  # a failure answer is not a fault of the process
 
 
