@@ -382,3 +382,31 @@ def test_thinking_time_is_attributed_to_each_engine() -> None:
         (black_moves, _), (white_moves, _) = game.thinking
         assert black_moves + white_moves == game.moves == len(game.move_times)
     assert "seconds per move: A 0.0" in summary.format()
+
+
+# -- engines that die at other moments ------------------------------------------------------------------------
+
+
+def test_dying_on_the_opponents_move_forfeits_the_receiver() -> None:
+    summary = quiet_match(RANDOM_A, engine("--random", "2", "--die-on", "play"), games=1)
+    (game,) = summary.games
+    assert (game.method, game.culprit, game.result) == ("crash", "B", "B+F")
+    assert "'play B" in game.reason and "exit code 4" in game.reason
+
+
+def test_dying_during_setup_forfeits_and_the_next_game_restarts_it() -> None:
+    summary = quiet_match(RANDOM_A, engine("--die-on", "boardsize"), games=2)
+    assert [(g.method, g.culprit) for g in summary.games] == [("crash", "B"), ("crash", "B")]
+    assert all("game setup" in g.reason for g in summary.games)
+
+
+def test_dying_while_scoring_costs_no_game() -> None:
+    summary = quiet_match(engine("--pass-after", "1", "--final-score", "W+0.5"),
+                          engine("--pass-after", "1", "--die-on", "final_score"), games=2, komi=0.5)
+    assert [(g.method, g.result, g.culprit) for g in summary.games] == [("count", "W+0.5", None)] * 2
+
+
+def test_engine_stderr_is_kept_in_the_log_dir(tmp_path: Path) -> None:
+    quiet_match(engine("--random", "1", "--crash-at", "2"), RANDOM_B, games=1, log_dir=str(tmp_path))
+    assert "crashing on purpose" in (tmp_path / "A.stderr").read_text()
+    assert (tmp_path / "B.stderr").exists()

@@ -13,6 +13,7 @@ It keeps its own flood-fill board, so a referee bug in miai cannot hide behind s
     --hang-at N            never answer the N-th genmove
     --illegal-at N         answer the N-th genmove with an occupied point
     --reject-play          answer every `play` of a stone with `? illegal move`
+    --die-on COMMAND       exit with code 4, without answering, the first time it receives COMMAND (e.g. play)
     --slow SECONDS         sleep this long before every genmove answer
     --name NAME            the name it reports
     --log FILE             append every command line it receives to FILE
@@ -227,6 +228,7 @@ def main() -> None:
     parser.add_argument("--slow", type=float, default=0.0)
     parser.add_argument("--name", default="scripted")
     parser.add_argument("--log", default=None)
+    parser.add_argument("--die-on", default=None)
     parser.add_argument("--kata", default=None)
     args = parser.parse_args()
     engine = Engine(args)
@@ -240,6 +242,8 @@ def main() -> None:
         command_id = ""
         if words[0].isdigit():
             command_id, words = words[0], words[1:]
+        if words and words[0] == args.die_on:
+            sys.exit(4)
         try:
             text = engine.handle(words)
             reply = f"={command_id} {text}"
