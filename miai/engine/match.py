@@ -66,7 +66,6 @@ __all__ = [
     "EngineInfo",
     "Clock",
     "run_match",
-    "play_game",
     "ownership_dead_stones",
     "load_openings",
     "parse_score",
@@ -321,7 +320,7 @@ class _Player:
         self.info = replace(self.info, name=name.strip(), version=version_text.strip())
         engine.known_commands(timeout)
 
-    def new_game(self, color: Color) -> None:
+    def new_game(self) -> None:
         """Set up a game: board size, clear, komi, rules, time and visits, as far as the engine supports.
 
         Raises:
@@ -386,7 +385,7 @@ class _Game:
     clocks: dict[Color, Clock] = field(default_factory=dict)
     move_times: list[float | None] = field(default_factory=list)  # per move; None for opening moves
     thinking: dict[Color, list[float]] = field(default_factory=lambda: {Color.BLACK: [], Color.WHITE: []})
-    notes: dict[int, str] = field(default_factory=dict)  # SGF comments by move number (0 = root)
+    notes: dict[int, str] = field(default_factory=dict)  # extra SGF move comments, by 1-based move number
     engine_scores: tuple[str | None, str | None] = (None, None)
     score: float | None = None
 
@@ -412,7 +411,7 @@ def _engine_failure(color: Color, player: _Player, exc: GtpClientError, doing: s
 def _setup(game: _Game, opening: Sequence[int]) -> None:
     for color, player in game.players.items():
         try:
-            player.new_game(color)
+            player.new_game()
         except GtpClientError as exc:
             raise _engine_failure(color, player, exc, "game setup") from None
     for move in opening:
@@ -493,15 +492,24 @@ def _score_game(game: _Game, dead_stones: DeadStones | None, why: str) -> _GameE
     if scores[0] is not None and scores[0] == scores[1]:
         score, method, how = scores[0], FINAL_SCORE, "both engines' final_score"
     else:
-        dead = list(dead_stones(game.state)) if dead_stones is not None else []
-        score = game.state.score(dead) if dead_stones is not None else game.state.tromp_taylor_score()
+        score, how = _count(game.state, dead_stones)
         method = COUNT
-        how = (f"miai's count with {len(dead)} dead stones" if dead_stones is not None
-               else "miai's count, all stones alive")
         how += f" (engines said {answers[0] or '-'} / {answers[1] or '-'})"
     game.score = score
     winner = None if score == 0 else ("W" if score > 0 else "B")
     return _GameEnd(winner, game.state.result_string(score), method, f"{why}; {how}")
+
+
+def _count(state: GameState, dead_stones: DeadStones | None) -> tuple[float, str]:
+    """miai's own count (White's view) and how it was made; a failing dead-stone callback means all alive."""
+    if dead_stones is not None:
+        try:
+            dead = list(dead_stones(state))
+        except Exception as exc:  # noqa: BLE001 - one bad evaluation must not end a long match
+            print(f"match: dead-stone detection failed ({exc}); counting every stone as alive", file=sys.stderr)
+            return state.tromp_taylor_score(), f"miai's count, all stones alive (dead-stone detection failed: {exc})"
+        return state.score(dead), f"miai's count with {len(dead)} dead stones"
+    return state.tromp_taylor_score(), "miai's count, all stones alive"
 
 
 def _play(game: _Game, opening: Sequence[int], dead_stones: DeadStones | None) -> _GameEnd:

@@ -410,3 +410,14 @@ def test_engine_stderr_is_kept_in_the_log_dir(tmp_path: Path) -> None:
     quiet_match(engine("--random", "1", "--crash-at", "2"), RANDOM_B, games=1, log_dir=str(tmp_path))
     assert "crashing on purpose" in (tmp_path / "A.stderr").read_text()
     assert (tmp_path / "B.stderr").exists()
+
+
+def test_a_failing_dead_stone_callback_falls_back_to_all_alive() -> None:
+    def broken(state: GameState) -> list[int]:
+        raise MatchError("the net has no ownership output")
+
+    summary = quiet_match(engine("--moves", "C3", "--pass-after", "2"), PASSER, games=1, komi=7.5,
+                          dead_stones=broken)
+    (game,) = summary.games
+    assert (game.method, game.result) == ("count", "B+17.5")
+    assert "dead-stone detection failed: the net has no ownership output" in game.reason
