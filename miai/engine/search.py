@@ -31,7 +31,7 @@ import numpy as np
 from miai.engine.config import SearchConfig
 from miai.engine.graph import Edge, Node, NodeTable, reachable_ids
 from miai.engine.leaves import Valuation, candidate_moves, own_eye_mask
-from miai.engine.selection import SelectionConfig, selection_scores
+from miai.engine.selection import SelectionConfig, puct_exploration, selection_scores
 from miai.engine.snapshot import PASS, Snapshot, build_snapshot, choose_move, move_temperature
 
 if TYPE_CHECKING:
@@ -40,7 +40,6 @@ if TYPE_CHECKING:
 __all__ = ["Search", "SearchError", "own_eye_mask", "PASS"]
 
 WHITE = 2  # miai.go.coords.Color.WHITE
-BLACK = 1
 
 
 class SearchError(RuntimeError):
@@ -161,10 +160,25 @@ class Search:
                 self.clear()
             else:
                 self._count.trees_reused += 1
+            self._scratch = self._advance_scratch(state)
             self._root_state = state.copy()
-            self._scratch = []
             rules = getattr(state, "rules", None)
             self._superko = getattr(getattr(rules, "ko", None), "name", "SIMPLE") != "SIMPLE"
+
+    def _advance_scratch(self, state: SearchState) -> list[Any]:
+        """The scratch states moved on to ``state`` by pushing the new moves (much cheaper than copying a long
+        game), or none when ``state`` does not extend the old root (they are then copied afresh in run())."""
+        old = self._root_state
+        if old is None or not self._scratch or not _same_game(old, state):
+            return []
+        extra = list(state.moves)[len(old.moves):]  # type: ignore[attr-defined]
+        try:
+            for scratch in self._scratch:
+                for color, move in extra:
+                    scratch.push(move, color)
+        except (ValueError, TypeError):
+            return []  # e.g. a toy state without colours: copy instead
+        return self._scratch
 
     def _reuse(self, state: SearchState) -> Node | None:
         old = self._root_state
@@ -453,7 +467,7 @@ class Search:
         in prior order) need scoring."""
         c_base, c_log, base, fpu_reduction, root_fpu_reduction, loss = self._constants
         total = node.visits - 1 if node.visits > 0 else 0
-        explore = (c_base + c_log * math.log((total + base) / base)) * math.sqrt(total + 0.01)
+        explore = puct_exploration(total, c_base, c_log, base) * math.sqrt(total + 0.01)
         sign = node.sign
         fpu = sign * node.q[0] - (root_fpu_reduction if is_root else fpu_reduction) * math.sqrt(node.visited_mass)
         best: Edge | None = None

@@ -351,3 +351,32 @@ def test_progress_callback_may_read_the_search() -> None:
     seen = []
     search.run(on_progress=lambda snap: seen.append(search.snapshot().root.visits), progress_interval=0.0)
     assert seen and seen[-1] <= 30
+
+
+class SlowEvaluator(ScriptedEvaluator):
+    """Takes ``delay`` seconds per batch, like a net."""
+
+    def __init__(self, delay: float) -> None:
+        super().__init__()
+        self.delay = delay
+
+    def evaluate(self, states: list) -> list:  # type: ignore[type-arg]
+        import time
+
+        time.sleep(self.delay)
+        return super().evaluate(states)
+
+
+def test_max_time_stops_the_search() -> None:
+    search = Search(SlowEvaluator(0.01), config(max_visits=0, batch_size=2))
+    search.set_root(ToyState(set_game(points=6, depth=5)))
+    snap = search.run(max_time=0.3)
+    assert 0.3 <= snap.root.elapsed < 1.5
+    assert 0 < snap.root.playouts < 200  # about 2 playouts per 10 ms batch
+
+
+def test_max_nodes_bounds_the_graph() -> None:
+    search = Search(ScriptedEvaluator(), config(max_visits=0, max_nodes=40, batch_size=4))
+    search.set_root(ToyState(set_game(points=6, depth=5)))
+    search.run()
+    assert 40 <= len(search.table) < 40 + 4

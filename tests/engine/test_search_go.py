@@ -185,3 +185,17 @@ def test_overlapped_batches_give_a_sound_search(overlap: bool) -> None:
         assert node.virtual_loss == 0 and not node.pending
         if node.expanded and not node.terminal:
             assert node.visits == 1 + sum(e.visits for e in node.edges)
+
+
+def test_scratch_states_follow_the_game_between_moves() -> None:
+    state = GameState(9)
+    search = Search(UniformEvaluator(), SearchConfig(max_visits=60, batch_size=4, seed=3))
+    for _ in range(4):
+        search.set_root(state)
+        search.run()
+        for scratch in search._scratch:  # every slot sits exactly at the root between runs
+            assert scratch.graph_hash == state.graph_hash and scratch.moves == state.moves
+        state.push(search.best_move(search.snapshot()))
+    state.komi = 6.5  # a different game: fresh copies
+    search.set_root(state)
+    assert search._scratch == [] and search.root is None
