@@ -48,7 +48,7 @@ from miai.nets.katago import (
 __all__ = ["CONVERTER_VERSION", "OPSET", "build_onnx", "INPUT_SPATIAL", "INPUT_GLOBAL", "OUTPUT_NAMES"]
 
 # Bump whenever the emitted graph changes, so cached conversions are redone.
-CONVERTER_VERSION = "1"
+CONVERTER_VERSION = "2"
 OPSET = 18
 
 INPUT_SPATIAL = "input_spatial"
@@ -74,6 +74,17 @@ class _Value:
     channels: int
 
 
+def _flush_denormals(array: np.ndarray) -> np.ndarray:
+    """Zeroes subnormal weights. Trained nets hold many (decayed dead channels), they change no
+    result, and CPU arithmetic on them is ~100x slower: one layer full of them once took 93% of a
+    transformer's time."""
+    tiny = np.finfo(np.float32).tiny
+    subnormal = (array != 0) & (np.abs(array) < tiny)
+    if not subnormal.any():
+        return array
+    return np.where(subnormal, np.float32(0), array).astype(np.float32)
+
+
 class _Graph:
     """Accumulates nodes and initializers with unique names."""
 
@@ -93,6 +104,8 @@ class _Graph:
 
     def weight(self, base: str, array: np.ndarray) -> str:
         name = self.fresh(base)
+        if array.dtype == np.float32:
+            array = _flush_denormals(array)
         self.initializers.append(numpy_helper.from_array(np.ascontiguousarray(array), name))
         return name
 
@@ -356,16 +369,16 @@ class _Builder:
     def rotated(self, xn: str, weights: np.ndarray, b: AttentionBlock, heads: int, base: str) -> str:
         """Projects tokens and applies RoPE: x' = x * cos + swap(x) * signed_sin per channel pair.
 
-        swap(x) exchanges the two channels of every pair; it is folded into the projection
-        weights, so the rotation costs one wider matmul and two multiplies.
+        swap(x) exchanges the two channels of every pair. It is folded into the projection
+        weights: one wider matmul measured faster in onnxruntime than a Gather on the channels.
+        The sign of the rotation lives in the sin table.
         """
         g = self.g
         if b.rope is None:
             return g.op("MatMul", [xn, g.weight(base + ".w", weights)], base)
         swapped = weights.reshape(weights.shape[0], -1, 2)[:, :, ::-1].reshape(weights.shape)
-        both = np.concatenate([weights, swapped], axis=1)
         width = weights.shape[1]
-        fused = g.op("MatMul", [xn, g.weight(base + ".w", both)], base + ".proj")
+        fused = g.op("MatMul", [xn, g.weight(base + ".w", np.concatenate([weights, swapped], axis=1))], base + ".proj")
         plain, swap = g.op_multi("Split", [fused, g.const_i([width, width])], [base + ".plain", base + ".swap"], axis=-1)
         cos, sin = self.rope_tables(b, heads)
         return g.op("Add", [g.op("Mul", [plain, cos], base + ".cos"), g.op("Mul", [swap, sin], base + ".sin")], base)
