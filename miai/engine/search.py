@@ -311,33 +311,33 @@ class Search:
         previous one; the two batches use separate scratch states."""
         halves = [self._scratch[:batch], self._scratch[batch:2 * batch]]
         playouts = 0
-        pending: tuple[list[_Leaf], Any] | None = None
+        pending: tuple[list[_Leaf], Any] | None = None  # the batch being evaluated and its future
+        leaves: list[_Leaf] = []  # the batch just collected, not yet submitted
         turn = 0
         with ThreadPoolExecutor(max_workers=1) as pool:
-            while True:
-                n = budget(len(pending[0]) if pending is not None else 0)
-                done, leaves = self._collect(halves[turn][:n]) if n > 0 else (0, [])
-                playouts += done + len(leaves)
+            try:
+                while True:
+                    had_pending = pending is not None
+                    n = budget(len(pending[0]) if pending is not None else 0)
+                    done, leaves = self._collect(halves[turn][:n]) if n > 0 else (0, [])
+                    playouts += done + len(leaves)
+                    if pending is not None:
+                        self._apply(pending[0], pending[1].result())
+                        pending = None
+                    if leaves:
+                        pending, leaves = (leaves, pool.submit(self._raw_evaluate, [x.state for x in leaves])), []
+                    elif n <= 0 or not (done or had_pending):
+                        break  # a limit was reached, or no playout can make progress
+                    turn ^= 1
+                    report()
+            except BaseException:
+                # Wait for the worker before touching its states, then undo every playout still in flight.
                 if pending is not None:
-                    prev_leaves, future = pending
-                    self._apply(prev_leaves, self._result(prev_leaves, future))
-                    pending = None
-                if leaves:
-                    pending = (leaves, pool.submit(self._raw_evaluate, [leaf.state for leaf in leaves]))
-                elif n <= 0 or not done:
-                    break  # a limit was reached, or no playout can make progress
-                turn ^= 1
-                report()
-            if pending is not None:
-                self._apply(pending[0], self._result(pending[0], pending[1]))
+                    pending[1].exception()
+                    self._abort_leaves(pending[0])
+                self._abort_leaves(leaves)
+                raise
         return playouts
-
-    def _result(self, leaves: list[_Leaf], future: Any) -> list[Evaluation]:
-        try:
-            return future.result()
-        except BaseException:
-            self._abort_leaves(leaves)
-            raise
 
     def _raw_evaluate(self, states: list[Any]) -> list[Evaluation]:
         return list(self.evaluator.evaluate(states))

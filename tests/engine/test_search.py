@@ -380,3 +380,32 @@ def test_max_nodes_bounds_the_graph() -> None:
     search.set_root(ToyState(set_game(points=6, depth=5)))
     search.run()
     assert 40 <= len(search.table) < 40 + 4
+
+
+class FlakyEvaluator(ScriptedEvaluator):
+    """Raises on its ``fail_at``-th call, like a net that runs out of memory once."""
+
+    def __init__(self, fail_at: int) -> None:
+        super().__init__()
+        self.calls = 0
+        self.fail_at = fail_at
+
+    def evaluate(self, states: list) -> list:  # type: ignore[type-arg]
+        self.calls += 1
+        if self.calls == self.fail_at:
+            raise RuntimeError("net failed")
+        return super().evaluate(states)
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_a_failed_evaluation_leaves_the_graph_usable(overlap: bool) -> None:
+    search = Search(FlakyEvaluator(fail_at=4), config(max_visits=100, batch_size=4, overlap=overlap))
+    state = ToyState(set_game(points=5, depth=4))
+    search.set_root(state)
+    with pytest.raises(RuntimeError, match="net failed"):
+        search.run()
+    for scratch in search._scratch:
+        assert scratch.path == state.path  # every scratch state is back at the root
+    snap = search.run()
+    assert snap.root.visits == 100
+    assert_graph_sound(search)
