@@ -2,7 +2,8 @@
 
 go imports nothing of miai; nets and gtp import go only; engine may import anything. The search core
 (engine/search.py, engine/graph.py) sees nets only through the Evaluator interface, so it never imports
-onnxruntime. The top-level package imports no layer, or importing miai.go would drag the others in.
+onnxruntime. The top-level package (miai/__init__.py) imports no layer, or importing miai.go would drag the others in;
+top-level entry points such as miai/__main__.py may import anything.
 
 Imports are read statically (ast), including imports inside functions and `if TYPE_CHECKING:` blocks, and relative
 imports are resolved; a second test checks at run time that importing all of go/ loads no other layer.
@@ -53,9 +54,18 @@ def imported_modules(path: Path, root: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = _resolve(node, package)
             found.add(base)
-            # `from miai import go` imports the subpackage miai.go.
-            found.update(f"{base}.{alias.name}" for alias in node.names if base == "miai")
+            # `from miai import go` imports the subpackage miai.go (but `from miai import __version__` does not).
+            found.update(f"{base}.{alias.name}" for alias in node.names if _is_module(f"{base}.{alias.name}", root))
     return found
+
+
+def _is_module(dotted: str, root: Path) -> bool:
+    """Whether a dotted miai name is a module or package under `root` (rather than a name inside one)."""
+    parts = dotted.split(".")
+    if parts[0] != root.name:
+        return False
+    path = root.joinpath(*parts[1:])
+    return path.is_dir() or path.with_suffix(".py").is_file()
 
 
 def _resolve(node: ast.ImportFrom, package: str) -> str:
@@ -67,9 +77,9 @@ def _resolve(node: ast.ImportFrom, package: str) -> str:
 
 
 def layer_of(module: str) -> str | None:
-    """The layer (go, nets, gtp, engine) of a miai module; None for other modules and for `miai` itself."""
+    """The layer (go, nets, gtp, engine) of a miai module; None for other modules, `miai` and its top-level files."""
     parts = module.split(".")
-    if parts[0] != "miai" or len(parts) < 2:
+    if parts[0] != "miai" or len(parts) < 2 or parts[1] not in ALLOWED:
         return None
     return parts[1]
 
@@ -84,7 +94,7 @@ def violations(root: Path) -> list[str]:
             target_layer = layer_of(target)
             if target_layer is None or target_layer == own:
                 continue
-            if own is None:
+            if source == "miai":  # miai/__init__.py runs on every import of any layer
                 problems.append(f"{source} (the top-level package) imports {target}")
             elif own in ALLOWED and target_layer not in ALLOWED[own]:
                 problems.append(f"{source} ({own}) imports {target} ({target_layer})")
@@ -121,10 +131,12 @@ def test_checker_catches_back_edges_relative_imports_and_onnxruntime(tmp_path: P
     _write(root, "gtp/session.py", "def f():\n    from miai.go import coords\n")  # allowed, inside a function
     _write(root, "engine/search.py", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import onnxruntime\n")
     _write(root, "engine/cli.py", "import onnxruntime\nfrom miai import nets, gtp\n")  # allowed
+    _write(root, "go/coords.py", "from miai import __version__\nfrom .. import go\n")  # allowed: not a layer
     problems = violations(root)
     assert problems == [
         "miai.engine.search imports onnxruntime",
         "miai.go.state (go) imports miai.engine (engine)",
+        "miai.go.state (go) imports miai.engine.search (engine)",
         "miai.nets.features (nets) imports miai.gtp.session (gtp)",
     ]
 
@@ -132,6 +144,7 @@ def test_checker_catches_back_edges_relative_imports_and_onnxruntime(tmp_path: P
 def test_top_level_package_may_not_import_a_layer(tmp_path: Path) -> None:
     root = tmp_path / "miai"
     _write(root, "__init__.py", "from miai import engine\n")
+    _write(root, "__main__.py", "from miai.engine.cli import main\n")  # an entry point: allowed
     _write(root, "engine/__init__.py", "")
     assert violations(root) == ["miai (the top-level package) imports miai.engine"]
 
