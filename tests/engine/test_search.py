@@ -422,7 +422,7 @@ def hand_node(sign: int, own_utility: float, children: list[tuple[float, int, fl
     assert priors == sorted(priors, reverse=True)
     node.set_moves(np.arange(len(priors)), np.array(priors, dtype=np.float32))
     node.set_value((own_utility, 0.0, 0.0, 0.0, 0.0, 0.0))
-    for i, (prior, visits, utility) in enumerate(children):
+    for i, (_prior, visits, utility) in enumerate(children):
         edge = node.touch_next()
         child = Node(100 + i, -sign)
         child.set_value((utility, 0.0, 0.0, 0.0, 0.0, 0.0))
