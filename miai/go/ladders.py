@@ -44,10 +44,10 @@ MAX_SEARCH_MOVES = 25_000  # KataGo's MAX_LADDER_SEARCH_NODE_BUDGET
 
 
 @lru_cache(maxsize=32)
-def _loc_table(size: int) -> tuple[int, ...]:
-    """Padded location of every flat point of a ``size`` board."""
-    stride = size + 1
-    return tuple((p % size + 1) + (p // size + 1) * stride for p in range(size * size))
+def _loc_table(width: int, height: int) -> tuple[int, ...]:
+    """Padded location of every flat point of a ``width`` x ``height`` board."""
+    stride = width + 1
+    return tuple((p % width + 1) + (p // width + 1) * stride for p in range(width * height))
 
 
 class _BudgetExceeded(Exception):
@@ -59,19 +59,23 @@ class ScratchBoard:
 
     Points are padded locations ``(x + 1) + (y + 1) * (size + 1)`` so that every on-board point has four
     neighbours (walls included). Chains and liberties are recomputed by flood fill when asked; ladder
-    reading touches few chains per move, so this stays cheap.
+    reading touches few chains per move, so this stays cheap. ``height`` allows a rectangular board
+    (``size`` columns), which only tests use.
     """
 
-    __slots__ = ("size", "stride", "colors", "ko", "offsets", "_chains")
+    __slots__ = ("size", "height", "stride", "colors", "ko", "offsets", "_chains")
 
-    def __init__(self, stones: Sequence[int] | np.ndarray, size: int, ko_point: int | None = None) -> None:
+    def __init__(
+        self, stones: Sequence[int] | np.ndarray, size: int, ko_point: int | None = None, *, height: int | None = None
+    ) -> None:
         flat = stones.tolist() if isinstance(stones, np.ndarray) else list(stones)
-        if len(flat) != size * size:
-            raise ValueError(f"stones has {len(flat)} points, expected {size * size} for size {size}")
         self.size = size
+        self.height = size if height is None else height
+        if len(flat) != size * self.height:
+            raise ValueError(f"stones has {len(flat)} points, expected {size * self.height} for size {size}")
         self.stride = size + 1
-        self.colors = [_WALL] * ((size + 2) * self.stride + 1)
-        for loc, color in zip(_loc_table(size), flat):
+        self.colors = [_WALL] * ((self.height + 2) * self.stride + 1)
+        for loc, color in zip(_loc_table(size, self.height), flat):
             self.colors[loc] = int(color)
         self.ko = self.loc(ko_point) if ko_point is not None and ko_point >= 0 else _NO_KO
         self.offsets = (-self.stride, -1, 1, self.stride)
@@ -123,6 +127,32 @@ class ScratchBoard:
         """Liberties of the chain at ``loc``."""
         return self.chain(loc)[1]
 
+    def count_liberties(self, loc: int, limit: int) -> int:
+        """``min(liberties, limit)`` of the chain at ``loc``, stopping the flood early: most questions
+        are "is it in atari?", and big chains answer that after a few stones."""
+        cached = self._chains.get(loc)
+        if cached is not None:
+            return min(len(cached[1]), limit)
+        colors = self.colors
+        color = colors[loc]
+        stack = [loc]
+        seen = {loc}
+        libs: set[int] = set()
+        offsets = self.offsets
+        while stack:
+            cur = stack.pop()
+            for off in offsets:
+                adj = cur + off
+                c = colors[adj]
+                if c == EMPTY:
+                    libs.add(adj)
+                    if len(libs) >= limit:
+                        return limit
+                elif c == color and adj not in seen:
+                    seen.add(adj)
+                    stack.append(adj)
+        return len(libs)
+
     def immediate_liberties(self, loc: int) -> int:
         """Number of empty neighbours of ``loc``."""
         return sum(1 for off in self.offsets if self.colors[loc + off] == EMPTY)
@@ -140,9 +170,9 @@ class ScratchBoard:
             c = colors[adj]
             if c == EMPTY:
                 return True
-            if c == player and len(self.liberties(adj)) > 1:
+            if c == player and self.count_liberties(adj, 2) > 1:
                 return True
-            if c == opponent and len(self.liberties(adj)) == 1:
+            if c == opponent and self.count_liberties(adj, 2) == 1:
                 return True
         return False
 
@@ -156,12 +186,11 @@ class ScratchBoard:
         captured: list[int] = []
         for off in self.offsets:
             adj = loc + off
-            if colors[adj] == opponent:
-                stones, libs = self.chain(adj)
-                if not libs:
-                    for stone in stones:
-                        colors[stone] = EMPTY
-                    captured.extend(stones)
+            if colors[adj] == opponent and self.count_liberties(adj, 1) == 0:
+                stones = self.chain(adj)[0]
+                for stone in stones:
+                    colors[stone] = EMPTY
+                captured.extend(stones)
         if captured:
             self._chains.clear()  # the captured chains' entries are stale now
         self.ko = _NO_KO
@@ -192,11 +221,9 @@ class ScratchBoard:
             c = self.colors[adj]
             if c == EMPTY:
                 immediate += 1
-            elif c == opponent:
-                stones, libs = self.chain(adj)
-                if len(libs) == 1:
-                    caps += 1
-                    cap_stones += len(stones)
+            elif c == opponent and self.count_liberties(adj, 2) == 1:
+                caps += 1
+                cap_stones += len(self.chain(adj)[0])
             elif c == player:
                 extra = len(self.liberties(adj)) - 1
                 conn_sum += extra
@@ -223,7 +250,7 @@ class ScratchBoard:
             c = self.colors[adj]
             if c != _WALL and c != opponent:
                 return False
-            if c == opponent and len(self.liberties(adj)) == 1:
+            if c == opponent and self.count_liberties(adj, 2) == 1:
                 if capturable != _NO_KO:
                     return False
                 capturable = adj
@@ -250,10 +277,12 @@ class ScratchBoard:
             for off in self.offsets:
                 adj = stone + off
                 if colors[adj] == opponent and adj not in seen:
-                    chain_stones, libs = self.chain(adj)
-                    seen.update(chain_stones)
-                    if len(libs) == 1:
+                    if self.count_liberties(adj, 2) == 1:
+                        chain_stones, libs = self.chain(adj)
+                        seen.update(chain_stones)
                         result.append(libs)
+                    else:
+                        seen.add(adj)  # other stones of a safe chain are re-checked cheaply
         return result
 
 
@@ -266,7 +295,7 @@ class _LadderSearch:
         self.defender = board.colors[target]
         self.attacker = 3 - self.defender
         self.moves_played = 0
-        self.max_depth = board.size * board.size * 3 // 2 + 1
+        self.max_depth = board.size * board.height * 3 // 2 + 1
 
     def run(self) -> bool:
         """True when the defender is captured whatever it does."""
@@ -430,7 +459,7 @@ def _iter_ladders(board: ScratchBoard) -> list[tuple[list[int], int, list[int]]]
     """Every laddered chain: (its padded stones, its colour, working moves if it has two liberties)."""
     found = []
     solved: set[int] = set()
-    for loc in _loc_table(board.size):
+    for loc in _loc_table(board.size, board.height):
         if board.colors[loc] not in (BLACK, WHITE) or loc in solved:
             continue
         stones, libs = board.chain(loc)
