@@ -175,7 +175,9 @@ class MatchSummary:
         ]
         forfeits = {k: v for k, v in self.culprits().items() if v}
         if forfeits:
-            lines.append("forfeits: " + "; ".join(f"{k}: {v}" for k, v in forfeits.items()))
+            lines.append("forfeits: " + "; ".join(
+                f"{label} " + ", ".join(f"{method} {n}" for method, n in sorted(counts.items()))
+                for label, counts in forfeits.items()))
         if self.sprt is not None:
             lines.append(str(self.sprt) + (" (stopped early)" if self.stopped_early else ""))
         return "\n".join(lines)

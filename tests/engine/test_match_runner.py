@@ -421,3 +421,12 @@ def test_a_failing_dead_stone_callback_falls_back_to_all_alive() -> None:
     (game,) = summary.games
     assert (game.method, game.result) == ("count", "B+17.5")
     assert "dead-stone detection failed: the net has no ownership output" in game.reason
+
+
+def test_summary_text_names_forfeits() -> None:
+    summary = quiet_match(engine("--random", "1", "--illegal-at", "2"), engine("--random", "2", "--crash-at", "2"),
+                          games=2)
+    # Game 1: A's second genmove is illegal. Game 2: B (not restarted, so its count goes on) crashes on its second.
+    assert [(g.method, g.culprit) for g in summary.games] == [("illegal", "A"), ("crash", "B")]
+    assert "forfeits: A illegal 1; B crash 1" in summary.format()
+    assert summary.methods() == {"illegal": 1, "crash": 1}
