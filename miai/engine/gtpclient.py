@@ -225,9 +225,10 @@ class GtpEngine:
             return None
 
     def known_commands(self, timeout: float = 10.0) -> frozenset[str]:
-        """The engine's `list_commands`, asked once and cached."""
+        """The engine's `list_commands`, asked once and cached (empty if the engine fails the command)."""
         if self._known is None:
-            self._known = frozenset(line.strip() for line in self.send("list_commands", timeout).splitlines())
+            listing = self.try_send("list_commands", timeout) or ""
+            self._known = frozenset(line.strip() for line in listing.splitlines() if line.strip())
         return self._known
 
     def knows(self, command_name: str, timeout: float = 10.0) -> bool:
