@@ -369,6 +369,14 @@ class ModelDesc:
 _WHITESPACE = b" \t\n\r\v\f"
 
 
+def _is_number(token: bytes) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
 class _Reader:
     """Reads tokens and float arrays from the decompressed bytes, tracking the byte offset."""
 
@@ -461,10 +469,25 @@ class _Reader:
         return np.frombuffer(data, dtype="<f4", count=count, offset=start).astype(np.float32)
 
     def _text_floats(self, count: int, what: str) -> np.ndarray:
-        out = np.empty(count, dtype=np.float32)
-        for i in range(count):
-            out[i] = self.float(f"{what} value {i} of {count}")
-        return out
+        # Split a window of the stream in C rather than scanning tokens one by one in Python;
+        # grow the window until it holds all ``count`` tokens (or the stream ends).
+        data, start = self.data, self.pos
+        window = 24 * count + 64
+        while True:
+            chunk = data[start : start + window]
+            parts = chunk.split(maxsplit=count)
+            if len(parts) > count or start + window >= len(data):
+                break
+            window *= 2
+        if len(parts) < count:
+            self.pos = len(data)
+            raise self.fail(f"unexpected end of file: {what} needs {count} numbers, found {len(parts)}; the file is truncated")
+        self.pos = start + (len(chunk) - len(parts[count]) if len(parts) > count else len(chunk))
+        try:
+            return np.array(parts[:count]).astype(np.float64).astype(np.float32)
+        except ValueError:
+            bad = next(p for p in parts[:count] if not _is_number(p))
+            raise self.fail(f"expected a number in {what}, found {bad[:40].decode('ascii', 'replace')!r}", start) from None
 
     def _report(self) -> None:
         # Reporting every float array would be thousands of callbacks; one per ~1% is plenty.

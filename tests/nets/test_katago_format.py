@@ -196,3 +196,20 @@ def test_progress_reaches_one(b6_bytes: bytes) -> None:
     parse_model_bytes(b6_bytes, binary_floats=True, progress=seen.append)
     assert seen[-1] == 1.0
     assert seen == sorted(seen) and len(seen) > 10
+
+
+def test_truncated_text_model() -> None:
+    text = write_model(Spec(version=10), binary=False)
+    cut = text[: len(text) // 2]
+    with pytest.raises(ModelFormatError, match="truncated"):
+        parse_model_bytes(cut, binary_floats=False)
+
+
+def test_text_model_with_a_bad_number_names_it() -> None:
+    text = write_model(Spec(version=10), binary=False)
+    # Corrupt one weight of the initial convolution (its line starts after the conv header).
+    header = b"model.conv_spatial 5 5 22 12 1 1\n"
+    at = text.index(header) + len(header)
+    broken = text[:at] + b"0.5x " + text[at:]
+    with pytest.raises(ModelFormatError, match=r"expected a number in weights of conv 'model.conv_spatial', found '0.5x'"):
+        parse_model_bytes(broken, binary_floats=False)
