@@ -430,3 +430,12 @@ def test_summary_text_names_forfeits() -> None:
     assert [(g.method, g.culprit) for g in summary.games] == [("illegal", "A"), ("crash", "B")]
     assert "forfeits: A illegal 1; B crash 1" in summary.format()
     assert summary.methods() == {"illegal": 1, "crash": 1}
+
+
+def test_openings_from_a_directory_of_sgf_files(tmp_path: Path) -> None:
+    (tmp_path / "b.sgf").write_text("(;GM[1]FF[4]SZ[5];B[cc];W[bb])")
+    (tmp_path / "a.sgf").write_text("(;GM[1]FF[4]SZ[5];B[dd])")
+    assert load_openings(tmp_path, 5) == [[parse_gtp("D2", 5)], [parse_gtp("C3", 5), parse_gtp("B4", 5)]]
+    (tmp_path / "c.sgf").write_text("(;GM[1]FF[4]SZ[9];B[dd])")
+    with pytest.raises(MatchError, match="board size 9"):
+        load_openings(tmp_path, 5)
