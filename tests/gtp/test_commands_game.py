@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from miai.go.coords import PASS, Color, parse_gtp
@@ -211,3 +213,45 @@ def test_kata_raw_nn(driver: Driver) -> None:
     assert driver.ok("kata-raw-nn 3") == "symmetry 3\nwhiteWin 0.5\noptimism 0"
     assert driver.ok("kata-raw-nn all 1.0").startswith("symmetry None")
     assert driver.fail("kata-raw-nn 8") == "syntax error"
+
+
+SGF = "(;GM[1]FF[4]SZ[9]KM[5.5]RU[Japanese];B[ee];W[dc];B[cd];W[gd])"
+
+
+def test_loadsgf_positions_and_colour_to_move(driver: Driver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "g.sgf").write_text(SGF)
+    assert driver.ok("loadsgf g.sgf") == "black"
+    state = driver.session.state
+    assert (state.size, state.komi, state.rules.name, len(state.moves)) == (9, 5.5, "japanese", 4)
+    assert driver.ok("loadsgf g.sgf 3") == "black"  # before move 3: B E5, W D7 played
+    assert driver.ok("list_stones b") == "E5" and driver.ok("list_stones w") == "D7"
+    assert driver.ok("loadsgf g.sgf 2") == "white"
+    assert driver.ok(f"loadsgf {tmp_path / 'g.sgf'} 1") == "black"
+    assert driver.session.state.moves == []
+
+
+def test_loadsgf_failures_keep_the_game(driver: Driver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.sgf").write_text("(;GM[1]SZ[9];B[ee];W[ee])")  # second move on an occupied point
+    (tmp_path / "junk.sgf").write_text("this is not sgf")
+    driver.ok("play b d4")
+    for name in ("missing.sgf", "bad.sgf", "junk.sgf", "."):
+        assert driver.fail(f"loadsgf {name}") == "cannot load file"
+    assert driver.session.state.size == 19 and len(driver.session.state.moves) == 1
+
+
+def test_printsgf_round_trips_through_loadsgf(driver: Driver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    for line in ("boardsize 9", "komi 3.5", "fixed_handicap 3", "play w e5", "play b pass", "play w c5"):
+        driver.ok(line)
+    text = driver.ok("printsgf")
+    assert text.startswith("(;") and "SZ[9]" in text and "HA[3]" in text
+    assert driver.ok("printsgf saved.sgf") == ""
+    assert (tmp_path / "saved.sgf").read_text().strip() == text
+    before = (driver.ok("list_stones b"), driver.ok("list_stones w"))
+    driver.ok("clear_board")
+    assert driver.ok("loadsgf saved.sgf") == "black"
+    assert (driver.ok("list_stones b"), driver.ok("list_stones w")) == before
+    assert driver.session.state.komi == 3.5 and driver.session.state.handicap == 3
+    assert driver.fail("printsgf /nonexistent-dir/x.sgf") == "cannot write file '/nonexistent-dir/x.sgf'"

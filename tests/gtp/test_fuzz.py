@@ -22,7 +22,8 @@ READ_ONLY = {spec.name for spec in default_table() if not spec.mutates}
 RESPONSE = re.compile(r"\A[=?]\d* [^\n]*(\n[^\n]+)*\n\n\Z|\A=\d*\n([^\n]+\n)*\n\Z")
 TOKENS = [
     "b", "w", "B", "white", "Black", "x", "pass", "PASS", "resign", "a1", "A1", "e5", "J9", "j10", "t19", "T19", "i5",
-    "z25", "a0", "aa1", "0", "1", "2", "3", "9", "19", "25", "26", "-1", "-0", "+5", "2147483648", "99999999999999999999",
+    "z25", "a0", "aa1", "0", "1", "2", "3", "9", "19", "25", "26", "-1", "-0", "+5", "2147483648",
+    "99999999999999999999",
     "1.5", "6.5", "-7.5", "nan", "inf", "-inf", "1e308", "1e999", "0x10", "true", "false", "all", "{", "}", '{"ko":',
     '{"ko":"SIMPLE"}', "[1]", "japanese", "chinese", "aga", "new_zealand", "tromp-taylor", "none", "absolute",
     "canadian", "byoyomi", "fischer", "fischer-capped", "interval", "ownership", "rootInfo", "avoid", "allow",
