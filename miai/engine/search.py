@@ -569,7 +569,8 @@ class Search:
         sign = 1 if state.to_play == WHITE else -1
         node.set_value(self._valuation.evaluated(evaluation, sign, state.size))
         if self.config.keep_ownership and evaluation.ownership is not None:
-            node.ownership = np.asarray(evaluation.ownership, dtype=np.float32) * sign
+            # float16 halves the memory of the graph's largest per-node array; averages need no more precision.
+            node.ownership = (np.asarray(evaluation.ownership, dtype=np.float32) * sign).astype(np.float16)
 
     # ------------------------------------------------------------------------------------------- snapshots
     def snapshot(self) -> Snapshot:
