@@ -6,11 +6,12 @@ GNU Go plays simple ko and forbids suicide, so miai runs the "chinese" preset (s
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
 from miai.go.coords import PASS, Color, parse_gtp, to_gtp
-from miai.go.rules import Rules
+from miai.go.rules import KoRule, Rules
 from miai.go.state import GameState
 from .gnugo_client import GNUGO, GtpClient, gnugo
 
@@ -38,12 +39,14 @@ def assert_same_position(engine: GtpClient, state: GameState, context: str) -> N
     assert ours == theirs, f"legal moves of {NAMES[mover]}, {context}: only miai {ours - theirs}, only GNU Go {theirs - ours}"
 
 
-def play_random_game(engine: GtpClient, size: int, rng: random.Random, max_moves: int) -> tuple[int, int]:
-    """Play one random game on both sides; returns (moves played, ko bans seen)."""
+def play_random_game(
+    engine: GtpClient, size: int, rng: random.Random, max_moves: int, rules: Rules | None = None
+) -> tuple[int, int, int]:
+    """Play one random game on both sides; returns (moves played, positions with ko bans, suicides played)."""
     engine.send(f"boardsize {size}")
     engine.send("clear_board")
-    state = GameState(size=size, rules=Rules.preset("chinese"), komi=7.5)
-    ko_bans = 0
+    state = GameState(size=size, rules=rules or Rules.preset("chinese"), komi=7.5)
+    ko_bans = suicides = 0
     for number in range(max_moves):
         assert_same_position(engine, state, f"{size}x{size} before move {number + 1}")
         legal = state.legal_moves()
@@ -51,11 +54,12 @@ def play_random_game(engine: GtpClient, size: int, rng: random.Random, max_moves
         move = rng.choice(legal) if legal and rng.random() > 0.03 else PASS
         color = state.to_play
         state.push(move, color)
+        suicides += move != PASS and state.color_at(move) != color
         engine.send(f"play {NAMES[color]} {to_gtp(move, size)}")
         if state.is_over():
             break
     assert_same_position(engine, state, f"{size}x{size} at the end")
-    return len(state.moves), ko_bans
+    return len(state.moves), ko_bans, suicides
 
 
 @pytest.mark.timeout(120)
@@ -66,8 +70,32 @@ def test_random_games_agree_with_gnugo() -> None:
     with gnugo() as engine:
         for size, games, max_moves in plan:
             for _ in range(games):
-                moves, bans = play_random_game(engine, size, rng, max_moves)
+                moves, bans, _ = play_random_game(engine, size, rng, max_moves)
                 total_moves += moves
                 total_bans += bans
     assert total_moves > 4000
     assert total_bans > 0  # the games did reach simple-ko bans, so ko handling was compared too
+
+
+CHINESE = Rules.preset("chinese")
+VARIANTS = [
+    ("--allow-suicide", replace(CHINESE, multi_stone_suicide=True)),
+    ("--positional-superko", replace(CHINESE, ko=KoRule.POSITIONAL)),
+    ("--situational-superko", replace(CHINESE, ko=KoRule.SITUATIONAL)),
+]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(("flag", "rules"), VARIANTS, ids=[flag for flag, _ in VARIANTS])
+def test_rule_variants_agree_with_gnugo(flag: str, rules: Rules) -> None:
+    """Beyond the required comparison: GNU Go's multi-stone suicide and superko options against miai's."""
+    rng = random.Random(flag)
+    total_moves = total_suicides = 0
+    with gnugo(flag) as engine:
+        for size in (5, 5, 5, 5, 7, 7):
+            moves, _, suicides = play_random_game(engine, size, rng, 250, rules)
+            total_moves += moves
+            total_suicides += suicides
+    assert total_moves > 500
+    if rules.multi_stone_suicide:
+        assert total_suicides > 0  # multi-stone suicides were actually played and compared
