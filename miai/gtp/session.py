@@ -14,7 +14,7 @@ import threading
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TextIO
 
 import numpy as np
 
@@ -136,7 +136,7 @@ class GtpSession:
         command = parse_command(text)
         spec = self.table.get(command.name)
         if spec is None:
-            self._fail(command, GtpError(UNKNOWN_COMMAND, f"unknown command '{command.name}'"))
+            self._finish_failed(command, GtpError(UNKNOWN_COMMAND, f"unknown command '{command.name}'"))
             return
         self._command, self._stream_open = command, False
         try:
@@ -174,13 +174,8 @@ class GtpSession:
         if self._stream_open:  # too late for '?': end the open response cleanly
             self.log(f"{command}: {error.message}")
             self._write("\n")
-        else:
-            self._fail(command, error)
-
-    def _fail(self, command: Command, error: GtpError) -> None:
-        if error.detail and self._command is None:
-            self.log(f"{command}: {error.detail}")
-        message = " ".join(error.message.split()) or "failed"
+            return
+        message = " ".join(error.message.split()) or "failed"  # one line, whatever the exception said
         self._write(format_response(False, command.id, message))
 
     def open_stream(self) -> None:
@@ -255,10 +250,6 @@ class GtpSession:
     def search_color(self, color: Color | None) -> Color:
         """``color`` or, when omitted, the side to move."""
         return self.state.to_play if color is None else color
-
-    def describe(self) -> dict[str, Any]:
-        """A summary of the game, for logging and tests."""
-        return {"size": self.state.size, "komi": self.state.komi, "moves": len(self.state.moves)}
 
 
 def _copy_setup(old: GameState, new: GameState) -> None:

@@ -127,7 +127,9 @@ def board_diagram(s: GtpSession) -> str:
     rows = [header]
     for y in range(size):
         points = range(y * size, (y + 1) * size)
-        cells = "".join(_separator(point, last, first=(point == points[0])) + ".XO"[int(stones[point])] for point in points)
+        cells = "".join(
+            _separator(point, last, first=(point == points[0])) + ".XO"[int(stones[point])] for point in points
+        )
         closing = ")" if last == points[-1] else " "
         rows.append(f"{size - y:2d}{cells}{closing}{size - y}")
     rows.append(header)

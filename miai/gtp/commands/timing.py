@@ -48,8 +48,8 @@ def _nonneg(value: float, what: str) -> float:
 )
 def time_settings(s: GtpSession, main: float, period: float, stones: int) -> str:
     """Canadian time, in seconds (GTP section 6.3)."""
-    control = canadian_control(_nonneg(main, "main time"), _nonneg(period, "byo-yomi time"), int(_nonneg(stones, "stones")))
-    s.player.set_time_control(control)
+    stones = int(_nonneg(stones, "stones"))
+    s.player.set_time_control(canadian_control(_nonneg(main, "main time"), _nonneg(period, "byo-yomi time"), stones))
     return ""
 
 
