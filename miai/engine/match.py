@@ -388,6 +388,7 @@ class _Game:
     notes: dict[int, str] = field(default_factory=dict)  # extra SGF move comments, by 1-based move number
     engine_scores: tuple[str | None, str | None] = (None, None)
     score: float | None = None
+    on_move: Callable[[int, int], None] | None = None  # (game number, moves played) after every move
 
 
 def _letter(color: Color) -> str:
@@ -476,6 +477,8 @@ def _play_one_move(game: _Game) -> None:
         raise _forfeit(color, player, ILLEGAL, f"illegal move {answer.upper()} ({reason.value})")
     game.state.push(move)
     _tell_opponent(game, color, move)
+    if game.on_move is not None:
+        game.on_move(game.number, len(game.state.moves))
 
 
 def _score_game(game: _Game, dead_stones: DeadStones | None, why: str) -> _GameEnd:
@@ -536,10 +539,11 @@ def play_game(
     config: MatchConfig,
     opening: Sequence[int] = (),
     dead_stones: DeadStones | None = None,
+    on_move: Callable[[int, int], None] | None = None,
 ) -> GameRecord:
     """Play one game between two engine slots and return its record (also written as SGF if configured)."""
     state = GameState(config.size, Rules.preset(config.rules), config.komi)
-    game = _Game(number, {Color.BLACK: black, Color.WHITE: white}, config, state)
+    game = _Game(number, {Color.BLACK: black, Color.WHITE: white}, config, state, on_move=on_move)
     if config.time is not None:
         game.clocks = {Color.BLACK: Clock(config.time), Color.WHITE: Clock(config.time)}
     start = time.monotonic()
@@ -596,19 +600,24 @@ def run_match(
     *,
     dead_stones: DeadStones | None = None,
     progress: Callable[[GameRecord, MatchSummary], None] | None = None,
+    on_move: Callable[[int, int], None] | None = None,
 ) -> MatchSummary:
     """Play `config.games` games of engine A (`black_cmd`) against engine B (`white_cmd`) and summarise them.
 
     A is Black in game 1 and, with `config.alternate`, in every odd-numbered game. `dead_stones(state)` gives the
     dead stones for miai's own count when the engines' final_score answers disagree (default: all alive).
-    `progress(record, summary)` is called after every game (default: a ProgressPrinter on stderr).
+    `progress(record, summary)` is called after every game and `on_move(game number, moves played)` after every
+    move (default for both: a ProgressPrinter on stderr).
 
     Raises:
         MatchError: an engine cannot be started or fails the GTP handshake, or the openings file is bad.
     """
     config = config or MatchConfig()
     openings = load_openings(config.openings, config.size, config.rules, config.komi) if config.openings else [[]]
-    report = progress if progress is not None else ProgressPrinter()
+    if progress is None:
+        printer = ProgressPrinter()
+        progress, on_move = printer, on_move or printer.move
+    hooks = _Hooks(dead_stones, progress, on_move)
     players = (_Player("A", black_cmd, config), _Player("B", white_cmd, config))
     try:
         for player in players:
@@ -616,18 +625,23 @@ def run_match(
                 player.ensure_started()
             except GtpClientError as exc:
                 raise MatchError(f"engine {player.label} ({player.command}) does not start: {exc}") from None
-        return _play_games(config, players, openings, dead_stones, report)
+        return _play_games(config, players, openings, hooks)
     finally:
         for player in players:
             player.close()
 
 
+@dataclass(frozen=True)
+class _Hooks:
+    """The caller's callbacks for a match."""
+
+    dead_stones: DeadStones | None
+    progress: Callable[[GameRecord, MatchSummary], None]
+    on_move: Callable[[int, int], None] | None
+
+
 def _play_games(
-    config: MatchConfig,
-    players: tuple[_Player, _Player],
-    openings: list[list[int]],
-    dead_stones: DeadStones | None,
-    report: Callable[[GameRecord, MatchSummary], None],
+    config: MatchConfig, players: tuple[_Player, _Player], openings: list[list[int]], hooks: _Hooks
 ) -> MatchSummary:
     records: list[GameRecord] = []
     summary = summarize(config, (players[0].info, players[1].info), records)
@@ -635,9 +649,9 @@ def _play_games(
         swap = config.alternate and index % 2 == 1
         black, white = (players[1], players[0]) if swap else players
         opening = openings[(index // 2 if config.alternate else index) % len(openings)]
-        records.append(play_game(index + 1, black, white, config, opening, dead_stones))
+        records.append(play_game(index + 1, black, white, config, opening, hooks.dead_stones, hooks.on_move))
         summary = summarize(config, (players[0].info, players[1].info), records)
-        report(records[-1], summary)
+        hooks.progress(records[-1], summary)
         if config.sprt_stop and summary.sprt is not None and summary.sprt.verdict != "continue":
             return replace(summary, stopped_early=index + 1 < config.games)
     return summary

@@ -211,11 +211,24 @@ def parse_score(text: str | None) -> float | None:
 
 
 class ProgressPrinter:
-    """The live table: a header, then one line per game with the running score and Elo (to stderr by default)."""
+    """The live table: a header, then one line per game with the running score and Elo (to stderr by default).
+
+    On a terminal, `move(game, moves)` also keeps a one-line move counter for the game in progress.
+    """
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream if stream is not None else sys.stderr
         self._header_done = False
+        self._counter_shown = False
+        isatty = getattr(self.stream, "isatty", None)
+        self._tty = bool(isatty and isatty())
+
+    def move(self, game: int, moves: int) -> None:
+        """Show the move count of the game in progress (terminals only; a log file gets only whole lines)."""
+        if self._tty:
+            self.stream.write(f"\r  game {game}: move {moves} ")
+            self.stream.flush()
+            self._counter_shown = True
 
     def __call__(self, record: GameRecord, summary: MatchSummary) -> None:
         if not self._header_done:
@@ -233,6 +246,9 @@ class ProgressPrinter:
         )
 
     def _write(self, text: str) -> None:
+        if self._counter_shown:  # wipe the move counter first
+            self.stream.write("\r\033[K")
+            self._counter_shown = False
         print(text, file=self.stream, flush=True)
 
 

@@ -439,3 +439,22 @@ def test_openings_from_a_directory_of_sgf_files(tmp_path: Path) -> None:
     (tmp_path / "c.sgf").write_text("(;GM[1]FF[4]SZ[9];B[dd])")
     with pytest.raises(MatchError, match="board size 9"):
         load_openings(tmp_path, 5)
+
+
+def test_move_hook_and_terminal_counter() -> None:
+    seen: list[tuple[int, int]] = []
+    run_match(engine("--moves", "C3 D4", "--pass-after", "3"), engine("--moves", "B2", "--pass-after", "2"),
+              MatchConfig(games=1, size=5), progress=ProgressPrinter(io.StringIO()),
+              on_move=lambda game, moves: seen.append((game, moves)))
+    assert seen == [(1, n) for n in range(1, 6)]  # C3 B2 D4 pass pass
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen = Terminal()
+    run_match(RANDOM_A, RANDOM_B, MatchConfig(games=1, size=5), progress=(printer := ProgressPrinter(screen)),
+              on_move=printer.move)
+    text = screen.getvalue()
+    assert "\r  game 1: move 1 " in text and "\r\x1b[K" in text
+    assert text.rstrip().splitlines()[-1].split()[0] == "1"  # the game line, not a counter, ends the output
