@@ -432,9 +432,13 @@ class Search:
                 node.pending = True
                 return _Leaf(path, edges, state)
             edge = self._select(node, node is self.root) if self._puct else self._select_ucb(node)
-            if edge is None:  # no candidate move at all (cannot happen with a pass edge): give up this playout
-                self._unwind(state, path, edges)
-                return _COLLISION
+            if edge is None:  # no playable move (impossible in Go, where pass is always an edge)
+                if node is self.root:
+                    self._unwind(state, path, edges)
+                    return _COLLISION
+                # Like the stop rule: count the edge into this node once more with the node's current value.
+                path.pop().virtual_loss -= 1
+                return self._finish(state, path, edges)
             move = edge.move
             if move != PASS and (edge.child is None or self._superko) and not state.is_legal(move):
                 edge.illegal = True  # e.g. superko on this path: skip the edge from now on

@@ -466,3 +466,23 @@ def test_virtual_loss_steers_the_next_playout_of_a_batch_elsewhere() -> None:
     first.child.virtual_loss += 1  # type: ignore[union-attr]
     second = search._select(node, is_root=False)
     assert second is not None and second.move == 1
+
+
+def test_a_node_without_playable_moves_below_the_root_is_counted_not_retried() -> None:
+    # "dead" offers only a move that the state rejects on every path (SuperkoState forbids move 1 at the root
+    # only, so use a dedicated game): the search must keep going through the other root move.
+    class DeadEnd(ToyState):
+        def is_legal(self, move: int) -> bool:
+            return self.position != "dead" and super().is_legal(move)
+
+        def copy(self) -> DeadEnd:
+            other = DeadEnd(self.game)
+            other.path, other.moves = list(self.path), list(self.moves)
+            return other
+
+    game = ToyGame({"root": {0: "dead", 1: "live"}, "dead": {0: "x"}, "live": {0: "end"}}, {"x": 0.0, "end": 1.0})
+    search = Search(ScriptedEvaluator(), config(max_visits=60, batch_size=4))
+    search.set_root(DeadEnd(game))
+    snap = search.run()
+    assert snap.root.visits == 60
+    assert_graph_sound(search)
