@@ -199,3 +199,40 @@ def test_scratch_states_follow_the_game_between_moves() -> None:
     state.komi = 6.5  # a different game: fresh copies
     search.set_root(state)
     assert search._scratch == [] and search.root is None
+
+
+def test_real_transpositions_share_one_node_keyed_by_the_graph_hash() -> None:
+    state = GameState(7)
+    search, _ = run(state, UniformEvaluator(), max_visits=400)
+    assert search.stats()["transposition_hits"] > 0
+    # Find every path (as move lists) from the root to each node, breadth first, two paths per node at most.
+    paths: dict[int, list[list[int]]] = {id(search.root): [[]]}
+    frontier = [search.root]
+    shared = None
+    while frontier and shared is None:
+        nxt = []
+        for node in frontier:
+            for edge in node.edges:  # type: ignore[union-attr]
+                child = edge.child
+                if child is None or child.terminal:
+                    continue
+                seen = paths.setdefault(id(child), [])
+                seen.append(paths[id(node)][0] + [edge.move])
+                if len(seen) == 2:
+                    shared = child
+                    break
+                if len(seen) == 1:
+                    nxt.append(child)
+            if shared is not None:
+                break
+        frontier = nxt
+    assert shared is not None
+    first, second = paths[id(shared)]
+    assert first != second
+    hashes = set()
+    for moves in (first, second):
+        replay = state.copy()
+        for move in moves:
+            replay.push(move)
+        hashes.add(replay.graph_hash)
+    assert hashes == {shared.key}
