@@ -185,7 +185,7 @@ class OnnxEvaluator:
         """Evaluate each state under the given symmetries (averaged when several) and optimism."""
         rows = [(i, sym) for i, syms in enumerate(symmetries) for sym in syms]
         encoded = [_Encoded(s) for s in states]
-        decoded = self._run_rows(states, encoded, rows, optimism)
+        decoded = self._run_rows(encoded, rows, optimism)
         per_state: list[list[Evaluation]] = [[] for _ in states]
         for (i, _), evaluation in zip(rows, decoded):
             per_state[i].append(evaluation)
@@ -201,32 +201,22 @@ class OnnxEvaluator:
             raise EvaluatorError(f"{size}x{size} board is larger than the net's {nn_len}x{nn_len}")
         return nn_len
 
-    def _run_rows(
-        self,
-        states: Sequence[GameState],
-        encoded: list[_Encoded],
-        rows: list[tuple[int, int]],
-        optimism: float,
-    ) -> list[Evaluation]:
+    def _run_rows(self, encoded: list[_Encoded], rows: list[tuple[int, int]], optimism: float) -> list[Evaluation]:
+        """Evaluate (position index, symmetry) rows, at most ``max_batch`` per onnxruntime call."""
         results: list[Evaluation | None] = [None] * len(rows)
         # Rows of one spatial size go together; a fixed-size net takes every board at once.
         groups: dict[int, list[int]] = {}
         for r, (i, _) in enumerate(rows):
-            groups.setdefault(self._nn_len(states[i].size), []).append(r)
+            groups.setdefault(self._nn_len(encoded[i].size), []).append(r)
         for nn_len, members in groups.items():
             for start in range(0, len(members), self.max_batch):
                 chunk = members[start : start + self.max_batch]
-                for r, ev in zip(chunk, self._run_chunk(states, encoded, [rows[r] for r in chunk], nn_len, optimism)):
+                for r, ev in zip(chunk, self._run_chunk(encoded, [rows[r] for r in chunk], nn_len, optimism)):
                     results[r] = ev
         return [r for r in results if r is not None]
 
     def _run_chunk(
-        self,
-        states: Sequence[GameState],
-        encoded: list[_Encoded],
-        rows: list[tuple[int, int]],
-        nn_len: int,
-        optimism: float,
+        self, encoded: list[_Encoded], rows: list[tuple[int, int]], nn_len: int, optimism: float
     ) -> list[Evaluation]:
         n = len(rows)
         spatial = np.zeros((n, features.NUM_SPATIAL, nn_len, nn_len), dtype=np.float32)

@@ -1,15 +1,20 @@
 """The eight symmetries of a square Go board, numbered as KataGo numbers them.
 
 A symmetry is an int 0..7 whose bits say what happens to a point at row ``y``, column ``x``
-(row 0 is the top row, as in miai's flat move order):
+(row 0 is the top row, as in miai's flat move order), on an ``H x W`` board:
 
-==== ===========  =========  =========
- bit  meaning      sym 1 2 4  example on a 3x3 board, point (y=0, x=1)
-==== ===========  =========  =========
- 1    flip rows    y -> H-1-y (0,1) -> (2,1)
- 2    flip columns x -> W-1-x (0,1) -> (0,1)
- 4    transpose    (y,x)->(x,y), applied *before* the flips
-==== ===========  =========  =========
+=====  ===============================================
+ bit    effect
+=====  ===============================================
+ 4      transpose, ``(y, x) -> (x, y)``, applied first
+ 1      flip rows, ``y -> H-1-y``
+ 2      flip columns, ``x -> W-1-x``
+=====  ===============================================
+
+For example symmetry 5 (transpose, then flip rows) sends ``(y, x)`` to ``(H-1-x, y)``:
+
+>>> map_point(1, 3, 5)  # (y=0, x=1) on a 3x3 board lands on (y=1, x=0)
+3
 
 ``apply_planes`` moves the net's inputs into the symmetric frame; ``invert_points`` brings the
 net's per-point outputs (policy, ownership) back to the board's frame. Symmetries 5 and 6 are each

@@ -224,3 +224,17 @@ def test_cache_keeps_history_sensitive_positions_apart(dynamic_net: Path) -> Non
     ra, rb = cache.evaluate([a, b])
     assert cache.misses == 2
     assert not np.allclose(ra.policy, rb.policy)
+
+
+def test_empty_batches(dynamic_net: Path) -> None:
+    assert OnnxEvaluator(str(dynamic_net)).evaluate([]) == []
+    assert CachedEvaluator(UniformEvaluator()).evaluate([]) == []
+
+
+def test_score_multipliers_come_from_the_model_metadata(tmp_path: Path) -> None:
+    plain = OnnxEvaluator(str(build_tiny_net(tmp_path / "a.onnx", seed=1)))
+    scaled = OnnxEvaluator(str(build_tiny_net(tmp_path / "b.onnx", seed=1, metadata={"lead_multiplier": "10.0"})))
+    assert scaled.info.post.lead == 10.0 and scaled.info.model_version == 8
+    a, b = plain.evaluate([game()])[0], scaled.evaluate([game()])[0]
+    assert b.lead == pytest.approx(a.lead / 2, rel=1e-5)
+    assert b.score_mean == pytest.approx(a.score_mean, rel=1e-5)
