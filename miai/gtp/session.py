@@ -58,6 +58,10 @@ class GtpConfig:
         Rules.preset(self.rules)  # fail early on an unknown preset name
 
 
+class OutputClosedError(Exception):
+    """The controller closed our stdout (it exited or was killed): the session can only end."""
+
+
 class GtpSession:
     """One GTP conversation between a controller and ``player``.
 
@@ -96,11 +100,14 @@ class GtpSession:
         """Serve commands until ``quit`` or end of input; returns the process exit code (0)."""
         self._reader = InputReader(self._stdin)
         self._reader.start()
-        while not self._quit:
-            line = self._next_line()
-            if line is None:
-                break
-            self.handle_line(line)
+        try:
+            while not self._quit:
+                line = self._next_line()
+                if line is None:
+                    break
+                self.handle_line(line)
+        except OutputClosedError:
+            self.log("stdout closed by the controller; exiting")
         return 0
 
     def _next_line(self) -> str | None:
@@ -144,6 +151,8 @@ class GtpSession:
             result = spec.handler(self, *values)
         except GtpError as error:
             self._finish_failed(command, error)
+        except OutputClosedError:
+            raise
         except Exception as error:  # a bug must cost one command, never the session
             self.log("".join(traceback.format_exception(error)).rstrip())
             self._finish_failed(command, GtpError(f"internal error: {type(error).__name__}: {error}"))
@@ -195,8 +204,11 @@ class GtpSession:
                 return
             with self._write_lock:
                 if active[0]:
-                    self._stdout.write(line + "\n")
-                    self._stdout.flush()
+                    try:
+                        self._stdout.write(line + "\n")
+                        self._stdout.flush()
+                    except (OSError, ValueError):  # the controller is gone; the loop will notice and end
+                        active[0] = False
 
         def close() -> None:
             with self._write_lock:
@@ -205,9 +217,17 @@ class GtpSession:
         return emit_line, close
 
     def _write(self, text: str) -> None:
+        """Write and flush at once (a controller waits for each response).
+
+        Raises:
+            OutputClosedError: stdout is closed or its reader has gone.
+        """
         with self._write_lock:
-            self._stdout.write(text)
-            self._stdout.flush()
+            try:
+                self._stdout.write(text)
+                self._stdout.flush()
+            except (OSError, ValueError) as error:
+                raise OutputClosedError(str(error)) from error
 
     def log(self, message: str) -> None:
         """A diagnostic line on stderr (never stdout)."""

@@ -126,3 +126,26 @@ def test_player_is_told_about_successful_changes_only() -> None:
         driver.raw(line)
     notes = [moves for kind, moves in player.calls if kind == "state_changed"]
     assert notes == [1, 0, 0, 0]  # play, undo, boardsize, komi
+
+
+def test_a_closed_stdout_ends_the_session_quietly() -> None:
+    import io
+
+    from miai.gtp.session import GtpSession
+
+    out, err = io.StringIO(), io.StringIO()
+    out.close()
+    session = GtpSession(FakePlayer(), io.StringIO("name\nname\n"), out, err)
+    assert session.run() == 0
+    assert "stdout closed" in err.getvalue()
+
+
+def test_engine_process_survives_its_controller_vanishing() -> None:
+    engine = engine_process()
+    assert engine.stdin is not None and engine.stdout is not None
+    engine.stdout.close()  # the controller stops reading
+    engine.stdin.write("name\nlz-analyze 1\n")
+    engine.stdin.flush()
+    engine.stdin.close()
+    assert engine.wait(timeout=10) == 0
+    assert engine.stderr is not None and "Traceback" not in engine.stderr.read()
