@@ -204,3 +204,32 @@ def test_pass_move_is_not_a_point() -> None:
     assert PASS < 0
     state = game(moves="b pass")
     assert not encode(state)[0][9].any() and encode(state)[1][0] == 1.0
+
+
+def random_game(size: int, moves: int, seed: int, rules: str = "tromp-taylor") -> GameState:
+    import random
+
+    rng = random.Random(seed)
+    state = GameState(size=size, rules=Rules.preset(rules), komi=7.5)
+    for _ in range(moves):
+        legal = state.legal_moves()
+        state.push(rng.choice(legal) if legal and rng.random() > 0.05 else PASS)
+        if state.is_over():
+            break
+    return state
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_features_are_equivariant_under_the_board_symmetries(seed: int) -> None:
+    from miai.nets import symmetry
+
+    size = 7 if seed % 2 else 9
+    state = random_game(size, 25 + 5 * seed, seed, rules=("tromp-taylor", "chinese", "japanese")[seed % 3])
+    spatial, global_ = encode(state)
+    for sym in range(1, 8):
+        moved = GameState(size=size, rules=state.rules, komi=state.komi)
+        for color, move in state.moves:
+            moved.push(symmetry.map_point(move, size, sym), color)
+        spatial2, global2 = encode(moved)
+        assert np.array_equal(global2, global_)
+        assert np.array_equal(spatial2, symmetry.apply_planes(spatial, sym)), f"symmetry {sym}"
