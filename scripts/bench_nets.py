@@ -79,7 +79,8 @@ def main(argv: list[str] | None = None) -> int:
             start = time.perf_counter()
             result = convert_model(net, dst, board_size=size)
             took = time.perf_counter() - start
-            print(f"\n{size}x{size}: conversion {took:.2f} s, {result.bytes_written / 1e6:.1f} MB (model v{result.model_version})")
+            megabytes = result.bytes_written / 1e6
+            print(f"\n{size}x{size}: conversion {took:.2f} s, {megabytes:.1f} MB (model v{result.model_version})")
             print("  batch " + "".join(f"  threads={t:<2} evals/s" for t in args.threads))
             for batch in args.batches:
                 cells = [evals_per_second(dst, size, batch, t, args.seconds) for t in args.threads]

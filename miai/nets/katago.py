@@ -185,7 +185,9 @@ class _Reader:
             pos += 1
         if data[pos : pos + 5] != b"@BIN@":
             if pos >= len(data):
-                raise self.fail(f"unexpected end of file: expected {count} floats for {what}; the file is truncated", pos)
+                raise self.fail(
+                    f"unexpected end of file: expected {count} floats for {what}; the file is truncated", pos
+                )
             raise self.fail(
                 f"expected '@BIN@' before {count} binary floats for {what}, found {data[pos:pos + 12]!r} "
                 "(a .txt model read as .bin, or a corrupt file)",
@@ -215,13 +217,16 @@ class _Reader:
             window *= 2
         if len(parts) < count:
             self.pos = len(data)
-            raise self.fail(f"unexpected end of file: {what} needs {count} numbers, found {len(parts)}; the file is truncated")
+            raise self.fail(
+                f"unexpected end of file: {what} needs {count} numbers, found {len(parts)}; the file is truncated"
+            )
         self.pos = start + (len(chunk) - len(parts[count]) if len(parts) > count else len(chunk))
         try:
             return np.array(parts[:count]).astype(np.float64).astype(np.float32)
         except ValueError:
             bad = next(p for p in parts[:count] if not _is_number(p))
-            raise self.fail(f"expected a number in {what}, found {bad[:40].decode('ascii', 'replace')!r}", start) from None
+            shown = bad[:40].decode("ascii", "replace")
+            raise self.fail(f"expected a number in {what}, found {shown!r}", start) from None
 
     def _report(self) -> None:
         # Reporting every float array would be thousands of callbacks; one per ~1% is plenty.
@@ -536,7 +541,9 @@ def _trunk(r: _Reader, version: int, num_inputs: int, num_globals: int, meta_ver
     tip_act = _activation(r, version)
     r.context = "trunk tip"
     _check_norm(r, tip_norm, channels)
-    return Trunk(num_blocks, channels, mid, regular, gpool, norm_kind, initial_conv, initial_matmul, blocks, tip_norm, tip_act)
+    return Trunk(
+        num_blocks, channels, mid, regular, gpool, norm_kind, initial_conv, initial_matmul, blocks, tip_norm, tip_act
+    )
 
 
 def _policy_head(r: _Reader, version: int, channels: int) -> PolicyHead:
@@ -573,7 +580,8 @@ def _policy_head(r: _Reader, version: int, channels: int) -> PolicyHead:
         assert pass_bias is not None
         _check_matmul(r, pass_mul, 3 * g1_norm.channels, pass_bias.channels)
         _check_matmul(r, pass_mul2, pass_bias.channels, num_policy)
-    return PolicyHead(name, num_policy, p1, g1, g1_norm, g1_act, to_bias, p1_norm, p1_act, p2, pass_mul, pass_bias, pass_act, pass_mul2)
+    pass_layers = (pass_mul, pass_bias, pass_act, pass_mul2)
+    return PolicyHead(name, num_policy, p1, g1, g1_norm, g1_act, to_bias, p1_norm, p1_act, p2, *pass_layers)
 
 
 def _value_head(r: _Reader, version: int, channels: int) -> ValueHead:
@@ -654,7 +662,8 @@ def _decompress(raw: bytes, path: Path) -> bytes:
     try:
         return gzip.decompress(raw)
     except (OSError, EOFError, zlib.error) as exc:
-        raise ModelFormatError(f"{path}: cannot decompress the gzip stream ({exc}); the file is truncated or corrupt") from exc
+        message = f"{path}: cannot decompress the gzip stream ({exc}); the file is truncated or corrupt"
+        raise ModelFormatError(message) from exc
 
 
 def load_model(path: str | Path, progress: ProgressCallback | None = None) -> ModelDesc:
@@ -675,7 +684,12 @@ def load_model(path: str | Path, progress: ProgressCallback | None = None) -> Mo
     elif lower.endswith(".gz"):
         data = _decompress(raw, path)
         # A bare .gz may hold either float encoding; try binary first as KataGo does.
-        binary_options = [False] if lower.endswith(".txt.gz") else [True] if lower.endswith(".bin.gz") else [True, False]
+        if lower.endswith(".txt.gz"):
+            binary_options = [False]
+        elif lower.endswith(".bin.gz"):
+            binary_options = [True]
+        else:
+            binary_options = [True, False]
     else:
         raise ModelFormatError(f"{path}: a KataGo model file name ends in .bin.gz, .txt.gz, .bin, .txt or .gz")
     errors: list[ModelFormatError] = []

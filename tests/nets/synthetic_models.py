@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-_ACT = {"identity": "ACTIVATION_IDENTITY", "relu": "ACTIVATION_RELU", "mish": "ACTIVATION_MISH", "silu": "ACTIVATION_SILU"}
+_ACT = {name: "ACTIVATION_" + name.upper() for name in ("identity", "relu", "mish", "silu")}
 
 
 @dataclass(frozen=True)
@@ -153,7 +153,8 @@ class _Writer:
             self.conv(name + ".cq", block.mid, c, 1)
         elif isinstance(block, Attn):
             self.tok("transformer_attention_block")
-            self.tok(name, block.heads, block.kv_heads, block.q_dim, block.v_dim, int(block.rope != "none"), int(block.rope == "learnable"))
+            rope_flags = (int(block.rope != "none"), int(block.rope == "learnable"))
+            self.tok(name, block.heads, block.kv_heads, block.q_dim, block.v_dim, *rope_flags)
             self.token_norm(name + ".norm1", c)
             self.matmul(name + ".q_proj", c, block.heads * block.q_dim)
             self.matmul(name + ".k_proj", c, block.kv_heads * block.q_dim)
@@ -255,7 +256,9 @@ def write_model(spec: Spec, *, binary: bool = True) -> bytes:
     return _Writer(spec, binary).model()
 
 
-def random_inputs(size: int, batch: int = 2, seed: int = 0, tensor_size: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def random_inputs(
+    size: int, batch: int = 2, seed: int = 0, tensor_size: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Plausible random inputs: stones, sparse flags, mask plane 0 over a ``size`` board placed at
     the top-left of a ``tensor_size`` tensor (default: the board itself)."""
     rng = np.random.default_rng(seed)

@@ -159,7 +159,10 @@ SYNTHETIC = {
     "v8-resnet": Spec(version=8),
     "v12-nested-mish": Spec(version=12, act="mish", blocks=(Ordinary(), Nested())),
     "v15-nested-transformer": Spec(
-        version=15, act="silu", blocks=(Nested(inner=(Attn(), FFN(), Attn(rope="fixed"), FFN(swiglu=False))),), tip=("rms", True, 0)
+        version=15,
+        act="silu",
+        blocks=(Nested(inner=(Attn(), FFN(), Attn(rope="fixed"), FFN(swiglu=False))),),
+        tip=("rms", True, 0),
     ),
     "v17-transformer": Spec(
         version=17,

@@ -85,7 +85,13 @@ def test_conv_weights_are_reordered_to_out_in_y_x(b6_bytes: bytes) -> None:
         Spec(version=8),
         Spec(version=12, act="mish", blocks=(Nested(),)),
         Spec(version=15, act="silu", blocks=(Nested(inner=(Attn(), FFN(swiglu=False))),), tip=("rms", True, 0)),
-        Spec(version=17, act="silu", blocks=(Attn(rope="fixed", kv_heads=2), FFN()), tip=("rms", False, 0), policy_channels=4),
+        Spec(
+            version=17,
+            act="silu",
+            blocks=(Attn(rope="fixed", kv_heads=2), FFN()),
+            tip=("rms", False, 0),
+            policy_channels=4,
+        ),
     ],
     ids=["v8", "v12-nested", "v15-nested-transformer", "v17"],
 )
@@ -211,5 +217,6 @@ def test_text_model_with_a_bad_number_names_it() -> None:
     header = b"model.conv_spatial 5 5 22 12 1 1\n"
     at = text.index(header) + len(header)
     broken = text[:at] + b"0.5x " + text[at:]
-    with pytest.raises(ModelFormatError, match=r"expected a number in weights of conv 'model.conv_spatial', found '0.5x'"):
+    expected = r"expected a number in weights of conv 'model.conv_spatial', found '0.5x'"
+    with pytest.raises(ModelFormatError, match=expected):
         parse_model_bytes(broken, binary_floats=False)
