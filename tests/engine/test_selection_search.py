@@ -55,3 +55,23 @@ def test_ucb_tries_every_move_when_eye_filling_is_allowed(selection: str) -> Non
     # Black's seven legal moves (E5 and six own eyes) and pass, each tried before any is tried twice.
     assert len(snapshot.moves) == 8 and all(info.edge_visits >= 1 for info in snapshot.moves)
     assert search.best_move(snapshot) == parse_gtp("E5", 7)
+
+
+@pytest.mark.parametrize("mode", ["stop", "continue", "leaky"])
+def test_ucb_tuned_playout_search_in_every_child_visits_mode(mode: str) -> None:
+    # Two ten-stone chains facing each other across an empty row: every move joins a big chain, so the graph hash
+    # resets after each move and move orders transpose freely (KATAGO.md section 1).
+    state = GameState(5, Rules.preset("chinese"), 0.5)
+    state.set_stones(list(range(10)), list(range(15, 25)))
+    config = SearchConfig(selection="ucb1-tuned", child_visits_exceed_edge=mode, leak_probability=0.5,
+                          max_visits=400, seed=11, use_lcb=False)
+    search = Search(PlayoutEvaluator(seed=11), config)
+    search.set_root(state)
+    snapshot = search.run()
+    stats = search.stats()
+    assert stats["visits"] == 400 and stats["transposition_hits"] > 0
+    assert (stats["stopped_early"] > 0) == (mode != "continue")
+    assert (stats["leaky_descents"] > 0) == (mode == "leaky")
+    # Every root move (five points and pass) was tried, and the root's edge visits add up.
+    assert len(snapshot.moves) == 6 and all(info.edge_visits >= 1 for info in snapshot.moves)
+    assert sum(info.edge_visits for info in snapshot.moves) == 400 - 1
