@@ -298,3 +298,23 @@ def test_transformer_net_matches_the_numpy_forward_pass() -> None:
     expected = on_board(numpy_forward(desc, spatial, glob), 5, 6)
     for key in got:
         np.testing.assert_allclose(got[key], expected[key], rtol=1e-3, atol=2e-3, err_msg=key)
+
+
+def test_rectangular_boards_work_with_dynamic_graphs() -> None:
+    """KataGo allows non-square boards; a dynamic graph takes H != W (RoPE rows and columns)."""
+    desc = synthetic(SYNTHETIC["v17-transformer"])
+    spatial, glob = random_inputs(7, batch=2, seed=4)
+    spatial = np.ascontiguousarray(spatial[:, :, :5, :])  # 5 rows, 7 columns
+    got = run(session(build_onnx(desc, None)), spatial, glob)
+    expected = numpy_forward(desc, spatial, glob)
+    assert got["policy"].shape == (2, 4, 36) and got["ownership"].shape == (2, 1, 5, 7)
+    for key in got:
+        np.testing.assert_allclose(got[key], expected[key], rtol=1e-3, atol=1e-3, err_msg=key)
+
+
+def test_conversion_is_deterministic(tmp_path: Path) -> None:
+    src = tmp_path / "m.bin"
+    src.write_bytes(write_model(SYNTHETIC["v15-nested-transformer"]))
+    convert_model(src, tmp_path / "a.onnx")
+    convert_model(src, tmp_path / "b.onnx")
+    assert (tmp_path / "a.onnx").read_bytes() == (tmp_path / "b.onnx").read_bytes()
