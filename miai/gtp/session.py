@@ -9,7 +9,7 @@ Reading order: ``protocol`` (framing) -> ``args`` and ``table`` (schemas) -> thi
 
 from __future__ import annotations
 
-import queue
+import sys
 import threading
 import traceback
 from collections.abc import Callable
@@ -100,6 +100,9 @@ class GtpSession:
         """Serve commands until ``quit`` or end of input; returns the process exit code (0)."""
         self._reader = InputReader(self._stdin)
         self._reader.start()
+        guard = self._stdout is sys.stdout
+        if guard:  # a stray print() anywhere in the engine would corrupt the protocol: send it to stderr
+            sys.stdout = self._stderr
         try:
             while not self._quit:
                 line = self._next_line()
@@ -108,6 +111,9 @@ class GtpSession:
                 self.handle_line(line)
         except OutputClosedError:
             self.log("stdout closed by the controller; exiting")
+        finally:
+            if guard:
+                sys.stdout = self._stdout
         return 0
 
     def _next_line(self) -> str | None:

@@ -255,3 +255,20 @@ def test_printsgf_round_trips_through_loadsgf(driver: Driver, tmp_path: Path, mo
     assert (driver.ok("list_stones b"), driver.ok("list_stones w")) == before
     assert driver.session.state.komi == 3.5 and driver.session.state.handicap == 3
     assert driver.fail("printsgf /nonexistent-dir/x.sgf") == "cannot write file '/nonexistent-dir/x.sgf'"
+
+
+def test_rules_and_komi_changes_keep_sgf_setup_stones(driver: Driver, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "setup.sgf").write_text("(;GM[1]SZ[9]AB[cc][gg]AW[ee]PL[W];W[cg];B[gc])")
+    assert driver.ok("loadsgf setup.sgf") == "white"
+    before = (driver.ok("list_stones b"), driver.ok("list_stones w"))
+    driver.ok("kata-set-rules chinese")
+    driver.ok("komi 0.5")
+    assert (driver.ok("list_stones b"), driver.ok("list_stones w")) == before
+    state = driver.session.state
+    assert len(state.moves) == 2 and state.to_play == Color.WHITE and state.rules.name == "chinese"
+    driver.ok("undo")
+    driver.ok("undo")
+    assert driver.fail("undo") == "cannot undo"
+    assert driver.ok("list_stones w") == "E5"  # the setup stones stay

@@ -149,3 +149,12 @@ def test_engine_process_survives_its_controller_vanishing() -> None:
     engine.stdin.close()
     assert engine.wait(timeout=10) == 0
     assert engine.stderr is not None and "Traceback" not in engine.stderr.read()
+
+
+def test_stray_prints_in_the_engine_go_to_stderr() -> None:
+    done = subprocess.run([sys.executable, str(FAKE_ENGINE), "1", "--noisy"], input="genmove b\nname\nquit\n",
+                          capture_output=True, text=True, timeout=20)
+    assert done.returncode == 0
+    blocks = done.stdout[:-2].split("\n\n")
+    assert len(blocks) == 3 and blocks[0].startswith("= ") and blocks[1] == "= miai" and blocks[2] == "= "
+    assert "debug: thinking hard" in done.stderr

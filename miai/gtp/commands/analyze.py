@@ -19,13 +19,15 @@ from .game import generate, move_text
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from miai.go.coords import Color
+
     from ..session import GtpSession
 
 table = CommandTable()
 _ARGS = many(named(STRING, "arg"))
 
 
-def _parse(s: GtpSession, tokens: list[str]) -> tuple:
+def _parse(s: GtpSession, tokens: list[str]) -> tuple[Color, AnalyzeRequest]:
     return parse_analyze_args(tokens, s.state.size, s.state.to_play, s.config.analysis_interval_cs)
 
 
