@@ -85,3 +85,36 @@ def test_b15_katrain_net_matches_katago(net_cache: Path) -> None:
 @pytest.mark.parametrize("reference", ["pub_nbt.jsonl", "pub_tf.jsonl"])
 def test_big_katrain_nets_match_katago(reference: str, net_cache: Path) -> None:
     check_file(reference, katrain_model(KATRAIN_NETS[reference]), net_cache)
+
+
+def parse_raw_nn_block(text: str, size: int) -> dict[str, object]:
+    """Read one kata-raw-nn block back into the reference records' keys."""
+    lines = text.splitlines()
+    values = {line.split()[0]: line.split()[1] for line in lines if len(line.split()) == 2}
+    start = lines.index("policy") + 1
+    policy = [float(v) for row in lines[start : start + size] for v in row.split()]  # "NAN" parses as nan
+    own_start = lines.index("whiteOwnership") + 1
+    ownership = [float(v) for row in lines[own_start : own_start + size] for v in row.split()]
+    return {
+        "white_win": float(values["whiteWin"]),
+        "white_loss": float(values["whiteLoss"]),
+        "white_lead": float(values["whiteLead"]),
+        "policy": policy,
+        "policy_pass": float(values["policyPass"]),
+        "white_ownership": ownership,
+    }
+
+
+def test_printed_kata_raw_nn_text_matches_katago(net_cache: Path) -> None:
+    from miai.nets.rawnn import format_raw_nn
+
+    records = load_records("pub_b6.jsonl")
+    model = NETS_DIR / SMALL_NETS["pub_b6.jsonl"]
+    if not records or not model.is_file():
+        pytest.skip("b6 reference not available")
+    evaluator = evaluator_for(model, net_cache)
+    for record in records[:8]:
+        state = state_from_record(record)
+        text = format_raw_nn(raw_nn(evaluator, state, [0]), state.size)
+        parsed = parse_raw_nn_block(text, state.size)
+        assert compare(parsed, record).within_tolerance(), record["id"]
