@@ -20,7 +20,6 @@ token layout; the builder switches layouts only where needed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import onnx
@@ -59,8 +58,6 @@ OUTPUT_NAMES = ("policy", "value", "miscvalue", "ownership")
 # that no NaN can appear, and exactly 0 added on the board (mask - 1 == 0 there).
 _OFF_BOARD = 1.0e9
 
-ProgressCallback = Callable[[float], None]
-
 NCHW = "nchw"
 NSC = "nsc"
 
@@ -91,16 +88,20 @@ class _Graph:
     def __init__(self) -> None:
         self.nodes: list[onnx.NodeProto] = []
         self.initializers: list[onnx.TensorProto] = []
-        self._names: dict[str, int] = {}
-        self._consts: dict[tuple, str] = {}
+        self._counts: dict[str, int] = {}
         # Graph input/output names must never be taken by an intermediate tensor.
-        for name in (INPUT_SPATIAL, INPUT_GLOBAL, *OUTPUT_NAMES):
-            self._names[name] = 1
+        self._used: set[str] = {INPUT_SPATIAL, INPUT_GLOBAL, *OUTPUT_NAMES}
+        self._consts: dict[tuple, str] = {}
 
     def fresh(self, base: str) -> str:
-        count = self._names.get(base, 0)
-        self._names[base] = count + 1
-        return base if count == 0 else f"{base}_{count}"
+        """``base``, or ``base_1``, ``base_2``, ... whichever is still unused."""
+        name, count = base, self._counts.get(base, 0)
+        while name in self._used:
+            count += 1
+            name = f"{base}_{count}"
+        self._counts[base] = count
+        self._used.add(name)
+        return name
 
     def weight(self, base: str, array: np.ndarray) -> str:
         name = self.fresh(base)

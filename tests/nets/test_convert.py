@@ -318,3 +318,14 @@ def test_conversion_is_deterministic(tmp_path: Path) -> None:
     convert_model(src, tmp_path / "a.onnx")
     convert_model(src, tmp_path / "b.onnx")
     assert (tmp_path / "a.onnx").read_bytes() == (tmp_path / "b.onnx").read_bytes()
+
+
+def test_layer_names_that_look_generated_do_not_collide() -> None:
+    # "model.conv_spatial" twice would be renamed model.conv_spatial_1; a real layer of that
+    # name must still get a distinct tensor name, or the graph would be invalid.
+    data = write_model(Spec(version=8)).replace(b"model.blocks.0.c2 ", b"model.blocks.0.c1_1 ", 1)
+    data = data.replace(b"model.blocks.1.c2 ", b"model.blocks.0.c1 ", 1)
+    model = build_onnx(parse_model_bytes(data, binary_floats=True), 5)
+    onnx.checker.check_model(model)
+    outputs = [o for node in model.graph.node for o in node.output]
+    assert len(outputs) == len(set(outputs))
