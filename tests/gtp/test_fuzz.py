@@ -147,3 +147,33 @@ def test_preprocess_output_is_clean(line: str) -> None:
     assert not any(ord(c) < 32 or ord(c) == 127 for c in text)
     command = parse_command(text)
     assert command.name == command.name.lower()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_scripts_through_the_reader_get_one_response_per_command(
+    seed: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whole random scripts, analysis commands included, fed through ``run()``: an analysis must never swallow
+    the line that stops it, so the number of responses equals the number of non-blank command lines."""
+    from .fakes import run_transcript
+
+    monkeypatch.chdir(tmp_path)
+    rng = random.Random(1000 + seed)
+    analysis = ["lz-analyze", "kata-analyze", "lz-genmove_analyze", "kata-genmove_analyze"]
+    lines = ["boardsize 9"]
+    for _ in range(400):
+        if rng.random() < 0.7:
+            line = random_line(rng)
+        else:
+            line = f"{rng.choice(analysis)} {rng.choice(['', 'b 1', 'w', '5'])}"
+        text = preprocess(line)
+        if text is not None and parse_command(text).name == "quit":
+            continue
+        lines.append(line.replace("\n", " "))
+    out, _ = run_transcript("\n".join(lines) + "\n", FakePlayer(seed=seed))
+    expected = sum(1 for line in lines if preprocess(line) is not None)
+    assert out.endswith("\n\n") and "\n\n\n" not in out
+    blocks = out[:-2].split("\n\n")
+    assert len(blocks) == expected
+    for block in blocks:
+        assert RESPONSE.match(block + "\n\n"), block
