@@ -41,7 +41,8 @@ def main() -> None:
     args = parser.parse_args()
     for size in (int(s) for s in args.sizes.split(",")):
         result = benchmark_playouts(size, args.seconds, args.seed, tactical=args.tactical)
-        print(f"{size}x{size}: {result.playouts_per_second:8.1f} playouts/s, "
+        print(f"{size}x{size}: {result.playouts_per_second:8.1f} playouts/s "
+              f"({result.playouts_per_cpu_second:.1f} per CPU second), "
               f"{result.moves_per_playout:6.1f} moves/playout, "
               f"{result.playouts_per_second * result.moves_per_playout:9.0f} moves/s "
               f"({result.playouts} playouts in {result.seconds:.1f} s)")

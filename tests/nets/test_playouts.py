@@ -426,7 +426,7 @@ def test_benchmark_reports_whole_playouts() -> None:
     assert result.playouts >= 10 and result.playouts % 10 == 0
     # A playout from the empty 5x5 board fills most points (all but the eyes) and stops at the 3 * area cap.
     assert 15 < result.moves_per_playout < 3 * 25
-    assert result.playouts_per_second > 0
+    assert result.playouts_per_second > 0 and result.cpu_seconds > 0
 
 
 # -- tactical playouts --------------------------------------------------------------------------------------------

@@ -204,9 +204,11 @@ class PlayoutBoard:
         neighbours = self.geometry.neighbours[p]
         color_at[p] = color
         opponent = 3 - color
-        # Join the stone to the friendly chains around it; relabel the smaller chains into the largest.
+        # One pass over the neighbours: note liberties and friendly chains, and take the liberty from the
+        # opponent chains (those left without any are removed once the new chain exists, so it gains their points).
         own_libs: set[int] = set()
         joined: list[int] = []
+        dead: list[int] = []
         for n in neighbours:
             c = color_at[n]
             if c == EMPTY:
@@ -215,6 +217,12 @@ class PlayoutBoard:
                 r = head[n]
                 if r not in joined:
                     joined.append(r)
+            elif c == opponent:
+                chain_libs = libs[head[n]]
+                chain_libs.discard(p)  # type: ignore[union-attr]
+                if not chain_libs:
+                    dead.append(n)
+        # Join the stone to the friendly chains; relabel the smaller chains into the largest.
         if not joined:
             root = p
             members[p], libs[p] = [p], own_libs
@@ -235,19 +243,17 @@ class PlayoutBoard:
             root_libs |= own_libs  # type: ignore[operator]
             root_libs.discard(p)  # type: ignore[union-attr]
         head[p] = root
-        # Take the liberty from the opponent chains around it and remove those left without any.
-        captured, last_captured = 0, PASS
-        for n in neighbours:
-            if color_at[n] == opponent:
-                chain_libs = libs[head[n]]
-                chain_libs.discard(p)  # type: ignore[union-attr]
-                if not chain_libs:
-                    last_captured = n
-                    captured += self._remove(head[n], color)
+        if not dead:
+            self.ko = PASS
+            return
+        captured = 0
+        for n in dead:
+            if color_at[n] == opponent:  # not already removed with another neighbour of the same chain
+                captured += self._remove(head[n], color)
         self.captures[color] += captured
         # Simple ko: a single stone that captured a single stone and now has that point as its only liberty.
         if captured == 1 and len(members[root]) == 1 and len(libs[root]) == 1:  # type: ignore[arg-type]
-            self.ko = last_captured
+            self.ko = dead[0]
         else:
             self.ko = PASS
 

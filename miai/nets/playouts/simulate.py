@@ -233,11 +233,17 @@ class PlayoutBenchmark:
     playouts: int
     moves: int
     seconds: float
+    cpu_seconds: float = 0.0
 
     @property
     def playouts_per_second(self) -> float:
-        """Scored playouts (with ownership) per second of wall time."""
+        """Scored playouts per second of wall time."""
         return self.playouts / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def playouts_per_cpu_second(self) -> float:
+        """Scored playouts per second of this process's CPU time (steadier than wall time on a shared machine)."""
+        return self.playouts / self.cpu_seconds if self.cpu_seconds > 0 else 0.0
 
     @property
     def moves_per_playout(self) -> float:
@@ -257,7 +263,7 @@ def benchmark_playouts(
     template = board_from_position(position)
     rng_random = random.Random(seed).random
     playouts = moves = 0
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     elapsed = 0.0
     while elapsed < seconds:
         for _ in range(10):
@@ -266,4 +272,5 @@ def benchmark_playouts(
             final_score(board, board.owners(), position)
             playouts += 1
         elapsed = time.perf_counter() - start
-    return PlayoutBenchmark(size=size, playouts=playouts, moves=moves, seconds=elapsed)
+    cpu = time.process_time() - cpu_start
+    return PlayoutBenchmark(size=size, playouts=playouts, moves=moves, seconds=elapsed, cpu_seconds=cpu)
