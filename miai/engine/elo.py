@@ -42,7 +42,8 @@ def elo_from_score(score: float) -> float:
         return -ELO_CAP
     if score >= 1.0:
         return ELO_CAP
-    return max(-ELO_CAP, min(ELO_CAP, -400.0 * math.log10(1.0 / score - 1.0)))
+    # + 0.0 turns the -0.0 of an even score into 0.0, which prints as +0 rather than -0.
+    return max(-ELO_CAP, min(ELO_CAP, -400.0 * math.log10(1.0 / score - 1.0))) + 0.0
 
 
 @dataclass(frozen=True)

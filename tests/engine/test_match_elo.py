@@ -12,7 +12,7 @@ from miai.engine.elo import ELO_CAP, SprtConfig, elo_from_score, estimate_elo, s
 
 
 def test_score_elo_round_trip_and_known_points() -> None:
-    assert elo_from_score(0.5) == 0.0
+    assert elo_from_score(0.5) == 0.0 and f"{elo_from_score(0.5):+.0f}" == "+0"
     # 10^(1/2) odds: a 400-point edge is 10:1 odds.
     assert score_from_elo(400) == pytest.approx(10 / 11)
     assert elo_from_score(0.75) == pytest.approx(400 * math.log10(3))

@@ -458,3 +458,15 @@ def test_move_hook_and_terminal_counter() -> None:
     text = screen.getvalue()
     assert "\r  game 1: move 1 " in text and "\r\x1b[K" in text
     assert text.rstrip().splitlines()[-1].split()[0] == "1"  # the game line, not a counter, ends the output
+
+
+# -- miai itself over GTP ------------------------------------------------------------------------------------
+
+
+def test_miai_gtp_plays_a_match_and_accepts_rules_and_visits(capfd: pytest.CaptureFixture[str]) -> None:
+    miai = [sys.executable, "-m", "miai", "gtp", "--model", "uniform"]
+    summary = quiet_match(miai, RANDOM_B, games=2, visits=8, rules="tromp-taylor", komi=7.5)
+    assert summary.engines[0].name == "miai"
+    assert all(g.method in ("count", "final_score", "resign") and g.culprit is None for g in summary.games)
+    warnings = capfd.readouterr().err
+    assert "engine B" in warnings and "engine A" not in warnings  # miai took kata-set-rules and max_visits
