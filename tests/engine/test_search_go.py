@@ -236,3 +236,24 @@ def test_real_transpositions_share_one_node_keyed_by_the_graph_hash() -> None:
             replay.push(move)
         hashes.add(replay.graph_hash)
     assert hashes == {shared.key}
+
+
+@pytest.mark.parametrize("rules", ["tromp-taylor", "japanese", "aga"])
+def test_deep_search_through_ko_fights_stays_consistent(rules: str) -> None:
+    # A ko in the middle of a 5x5 board: playouts run to the end of the game through captures, retakes and passes.
+    rows = [
+        ". . . . .",
+        ". X O . .",
+        "X O . O .",
+        ". X O . .",
+        ". . . . .",
+    ]
+    state = board(rows, rules=rules)
+    search, move = run(state, UniformEvaluator(), max_visits=1500, batch_size=8)
+    assert state.is_legal(move)
+    stats = search.stats()
+    assert stats["terminal_visits"] > 0  # games were played out to two passes
+    for scratch in search._scratch:
+        assert scratch.graph_hash == state.graph_hash and scratch.moves == state.moves
+    for node in [search.root, *search.table]:
+        assert node.virtual_loss == 0 and not node.pending  # type: ignore[union-attr]
