@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from miai.nets.playouts import (
     BLACK,
@@ -528,3 +530,37 @@ def test_padded_geometry_matches_the_grid(size: int) -> None:
             assert {divmod(geometry.flat[q], size)[::-1] for q in indices if q in on_board} == expected
             # Off-board neighbours and diagonals are padding, which reads as the edge.
             assert all(PlayoutBoard(size).color[q] == 3 for q in indices if q not in on_board)
+
+
+# -- properties over random positions -----------------------------------------------------------------------------
+
+
+def _valid(b: PlayoutBoard) -> bool:
+    """No chain without liberties (a position a real game can reach)."""
+    return all(libs for libs in b.libs if libs is not None)
+
+
+@settings(max_examples=40, deadline=None)
+@given(size=st.integers(2, 7), data=st.data())
+def test_any_valid_position_plays_out_consistently(size: int, data: st.DataObject) -> None:
+    stones = data.draw(st.lists(st.sampled_from([0, 0, 1, 2]), min_size=size * size, max_size=size * size))
+    b = PlayoutBoard.from_stones(stones, size)
+    if not _valid(b):
+        return
+    assert_consistent(b)
+    seed = data.draw(st.integers(0, 2**32 - 1))
+    to_play = data.draw(st.sampled_from([BLACK, WHITE]))
+    tactical = data.draw(st.booleans())
+    position = PlayoutPosition(size=size, stones=tuple(stones), to_play=to_play, komi=0.5)
+    played = play_out(b, to_play, random.Random(seed).random, tactical=tactical)
+    assert played <= 3 * size * size
+    assert_consistent(b)
+    owners = b.owners()
+    # Every point has one owner or none; the score is the owner difference plus komi.
+    assert len(owners) == size * size
+    assert final_score(b, owners, position) == owners.count(WHITE) - owners.count(BLACK) + 0.5
+    if played < 3 * size * size:
+        # A finished playout leaves no point that either side would still play.
+        for p in b.empties:
+            for mover in (BLACK, WHITE):
+                assert b.is_true_eye(p, mover) or not b.is_legal(p, mover)
