@@ -267,10 +267,9 @@ class SgfGame:
         if rules is not None:
             return rules_cls.preset(rules) if isinstance(rules, str) else rules
         if self.rules:
-            try:
-                return rules_cls.preset(_RU_ALIASES.get(self.rules.strip().lower(), self.rules))
-            except ValueError:
-                pass
+            parsed = parse_rules_text(self.rules)
+            if parsed is not None:
+                return parsed
         return rules_cls.preset("tromp-taylor")
 
     def _komi(self, rules: Any, rules_cls: Any) -> float:
@@ -296,6 +295,50 @@ class SgfGame:
 
 # RU spellings seen in the wild that are not miai preset names.
 _RU_ALIASES = {"jp": "japanese", "cn": "chinese", "kr": "korean", "nz": "new-zealand", "ogs": "chinese-ogs"}
+
+# KataGo writes rules that match no preset as one string, e.g. "koPOSITIONALscoreAREAtaxNONEsui1whbN".
+_KATAGO_RULES = re.compile(
+    r"ko(SIMPLE|POSITIONAL|SITUATIONAL)score(AREA|TERRITORY)tax(NONE|SEKI|ALL)sui([01])"
+    r"(?:button([01]))?(?:whb(0|N|N-1))?(?:fpok([01]))?(?:komi[-+0-9.eE]+)?",
+    re.IGNORECASE,
+)
+
+
+def parse_rules_text(text: str) -> Any:
+    """The ``Rules`` an RU value names: a preset name (or a common alias such as ``NZ``), or KataGo's
+    ``ko..score..tax..sui..`` string; None when it names neither (or needs button Go)."""
+    from miai.go.rules import Rules
+
+    key = text.strip()
+    try:
+        return Rules.preset(_RU_ALIASES.get(key.lower(), key))
+    except ValueError:
+        pass
+    match = _KATAGO_RULES.fullmatch(key)
+    if match is None or match.group(5) == "1":
+        return None
+    ko, scoring, tax, suicide, _, bonus, friendly = match.groups()
+    return Rules.from_json({
+        "ko": ko, "scoring": scoring, "tax": tax, "suicide": suicide == "1",
+        "whiteHandicapBonus": (bonus or "0").upper(), "friendlyPassOk": friendly == "1",
+    })
+
+
+def rules_text(rules: Any) -> str:
+    """RU text for ``rules``: its preset name, or KataGo's string for rules that match no preset."""
+    from miai.go.rules import Rules
+
+    if rules.name != "custom" and Rules.preset(rules.name) == rules:
+        return str(rules.name)
+    preset = rules.matching_preset()
+    if preset is not None:
+        return str(preset)
+    text = f"ko{rules.ko.name}score{rules.scoring.name}tax{rules.tax.name}sui{int(rules.multi_stone_suicide)}"
+    if rules.white_handicap_bonus != "0":
+        text += f"whb{rules.white_handicap_bonus}"
+    if rules.friendly_pass_ok:
+        text += "fpok1"
+    return text
 
 
 def _value_error(node: SgfNode, ident: str, problem: str, text: str) -> SgfError:
@@ -523,7 +566,7 @@ def game_from_state(
     return SgfGame(
         size=state.size,
         komi=float(state.komi),
-        rules=state.rules.name if state.rules.name != "custom" else None,
+        rules=rules_text(state.rules),
         handicap=int(state.handicap),
         setup_black=[int(p) for p, c in enumerate(initial) if c == Color.BLACK],
         setup_white=[int(p) for p, c in enumerate(initial) if c == Color.WHITE],

@@ -3,6 +3,7 @@ trips, and malformed inputs that must raise SgfError naming the problem and its 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,8 +12,17 @@ from hypothesis import strategies as st
 
 from miai.go.coords import PASS, Color, parse_gtp
 from miai.go.errors import SgfError
-from miai.go.rules import Rules
-from miai.go.sgf import SgfGame, format_sgf, load_sgf, parse_collection, read_sgf_file, write_sgf
+from miai.go.rules import KoRule, Rules
+from miai.go.sgf import (
+    SgfGame,
+    format_sgf,
+    load_sgf,
+    parse_collection,
+    parse_rules_text,
+    read_sgf_file,
+    rules_text,
+    write_sgf,
+)
 from miai.go.state import GameState
 
 B, W = Color.BLACK, Color.WHITE
@@ -315,3 +325,17 @@ def test_structured_random_records_load_or_raise_sgf_error(text: str) -> None:
     assert len(state.moves) == len(game.moves)
     again = load_sgf(write_sgf(state))
     assert again.moves == game.moves
+
+
+def test_katago_rules_strings_are_understood_and_written() -> None:
+    custom = replace(Rules.preset("chinese"), ko=KoRule.SITUATIONAL, multi_stone_suicide=True)
+    state = GameState(size=9, rules=custom, komi=6)
+    text = write_sgf(state)
+    assert "RU[koSITUATIONALscoreAREAtaxNONEsui1whbNfpok1]" in text
+    assert load_sgf(text).to_state().rules == custom
+    japanese = load_sgf("(;SZ[9]RU[koSIMPLEscoreTERRITORYtaxSEKIsui0])").to_state().rules
+    assert japanese == Rules.preset("japanese")
+    assert load_sgf("(;SZ[9]RU[NZ])").to_state().rules == Rules.preset("new-zealand")
+    assert parse_rules_text("koSIMPLEscoreAREAtaxNONEsui0button1") is None  # button Go: not supported
+    assert parse_rules_text("koSIMPLEscoreAREAtaxALLsui0fpok1komi7.5") == Rules.preset("stone-scoring")
+    assert rules_text(Rules.preset("aga")) == "aga"
