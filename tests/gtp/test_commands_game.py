@@ -37,7 +37,7 @@ def test_handicap_needs_an_empty_board(driver: Driver) -> None:
     assert driver.fail("fixed_handicap 2") == "board not empty"
 
 
-@pytest.mark.parametrize(("size", "count"), [(19, 2), (19, 9), (19, 17), (19, 50), (9, 12), (9, 80), (5, 7),
+@pytest.mark.parametrize(("size", "count"), [(19, 2), (19, 9), (19, 17), (19, 50), (19, 360), (9, 12), (9, 80), (5, 7),
                                              (2, 3), (3, 8), (10, 6)])
 def test_place_free_handicap_gives_exactly_n_distinct_vertices_on_one_line(size: int, count: int) -> None:
     driver = Driver()

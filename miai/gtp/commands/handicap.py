@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from miai.go.coords import PASS, to_gtp
 from miai.go.errors import GoError
 from miai.go.state import fixed_handicap_points, max_fixed_handicap
@@ -75,25 +77,28 @@ def _player_points(s: GtpSession, count: int) -> list[int] | None:
 
 
 def default_free_points(size: int, count: int) -> list[int]:
-    """``count`` distinct points: GNU Go's fixed points as far as they go, then greedily the point farthest from
-    every stone so far, preferring lines 3-4 and avoiding the edge."""
+    """``count`` distinct points: GNU Go's fixed points as far as they go, then greedily the free point farthest
+    from every stone so far (Chebyshev distance), preferring points off the first line, then near the 4th line
+    (3rd below 13x13), then the lowest index. O(count * size^2): even 360 stones on 19x19 are instant."""
     base = min(count, max_fixed_handicap(size))
     points = fixed_handicap_points(size, base) if base >= 2 else []
-    taken = set(points)
+    ys, xs = np.divmod(np.arange(size * size), size)
+    edge = np.minimum(np.minimum(xs, ys), np.minimum(size - 1 - xs, size - 1 - ys))
+    off_edge = (edge > 0) | (size < 5)
+    line_distance = np.abs(edge - (3 if size >= 13 else 2))
+    free = np.ones(size * size, dtype=bool)
+    nearest = np.full(size * size, 2 * size, dtype=np.int64)
+    for point in points:
+        free[point] = False
+        nearest = np.minimum(nearest, np.maximum(np.abs(ys - ys[point]), np.abs(xs - xs[point])))
     while len(points) < count:
-        best = max((p for p in range(size * size) if p not in taken), key=lambda p: _spread_key(p, points, size))
+        # np.lexsort sorts ascending by the last key first; the best point comes last.
+        order = np.lexsort((-np.arange(size * size), -line_distance, nearest, off_edge, free))
+        best = int(order[-1])
         points.append(best)
-        taken.add(best)
+        free[best] = False
+        nearest = np.minimum(nearest, np.maximum(np.abs(ys - ys[best]), np.abs(xs - xs[best])))
     return points
-
-
-def _spread_key(point: int, placed: list[int], size: int) -> tuple[int, int, int]:
-    """Bigger is better: off the first line, far from placed stones, near the 4th line, then lowest index."""
-    y, x = divmod(point, size)
-    edge = min(x, y, size - 1 - x, size - 1 - y)
-    nearest = min((max(abs(y - py), abs(x - px)) for py, px in (divmod(q, size) for q in placed)), default=size)
-    preferred_line = 3 if size >= 13 else 2
-    return (int(edge > 0 or size < 5), nearest, -abs(edge - preferred_line) * size * size - point)
 
 
 @table.command("set_free_handicap", many(VERTEX), mutates=True)
