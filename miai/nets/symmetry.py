@@ -6,15 +6,18 @@ A symmetry is an int 0..7 whose bits say what happens to a point at row ``y``, c
 =====  ===============================================
  bit    effect
 =====  ===============================================
- 4      transpose, ``(y, x) -> (x, y)``, applied first
  1      flip rows, ``y -> H-1-y``
  2      flip columns, ``x -> W-1-x``
+ 4      transpose, ``(y, x) -> (x, y)``, after the flips
 =====  ===============================================
 
-For example symmetry 5 (transpose, then flip rows) sends ``(y, x)`` to ``(H-1-x, y)``:
+For example symmetry 5 (flip rows, then transpose) sends ``(y, x)`` to ``(x, H-1-y)``:
 
->>> map_point(1, 3, 5)  # (y=0, x=1) on a 3x3 board lands on (y=1, x=0)
-3
+>>> map_point(1, 3, 5)  # (y=0, x=1) on a 3x3 board lands on (y=1, x=2)
+5
+
+This is KataGo's numbering (checked against KataGo's kata-raw-nn output for symmetries 1, 4
+and 6 in tests/nets/test_reference.py).
 
 ``apply_planes`` moves the net's inputs into the symmetric frame; ``invert_points`` brings the
 net's per-point outputs (policy, ownership) back to the board's frame. Symmetries 5 and 6 are each
@@ -51,14 +54,14 @@ def apply_planes(planes: np.ndarray, symmetry: int) -> np.ndarray:
     """
     symmetry = check_symmetry(symmetry)
     out = planes
-    if symmetry & 4:
-        if out.shape[-1] != out.shape[-2]:
-            raise ValueError("transposing symmetries need a square board")
-        out = np.swapaxes(out, -1, -2)
     if symmetry & 1:
         out = out[..., ::-1, :]
     if symmetry & 2:
         out = out[..., :, ::-1]
+    if symmetry & 4:
+        if out.shape[-1] != out.shape[-2]:
+            raise ValueError("transposing symmetries need a square board")
+        out = np.swapaxes(out, -1, -2)
     return out
 
 
@@ -86,10 +89,10 @@ def map_point(move: int, size: int, symmetry: int) -> int:
         return move
     y, x = divmod(move, size)
     symmetry = check_symmetry(symmetry)
-    if symmetry & 4:
-        y, x = x, y
     if symmetry & 1:
         y = size - 1 - y
     if symmetry & 2:
         x = size - 1 - x
+    if symmetry & 4:
+        y, x = x, y
     return y * size + x

@@ -118,3 +118,36 @@ def test_printed_kata_raw_nn_text_matches_katago(net_cache: Path) -> None:
         text = format_raw_nn(raw_nn(evaluator, state, [0]), state.size)
         parsed = parse_raw_nn_block(text, state.size)
         assert compare(parsed, record).within_tolerance(), record["id"]
+
+
+# KataGo's own GTP regression test (cpp/tests/results/gtp/rawnn.txt.log, KataGo 1.8.0, the same
+# b6c96 net on an exact 9x9 buffer): 9x9, chinese rules, komi 7.5, B C3, W C6, then
+# kata-raw-nn 1, 4 and 6. Row 3 of the policy grid (GTP row 6) and the headline numbers.
+KATAGO_SYMMETRY_OUTPUTS = {
+    1: (0.532945, 0.576, [0.000015, 0.000238, None, 0.106903, 0.188649, 0.294320, 0.006735, 0.000030, 0.000019]),
+    4: (0.525360, 0.407, [0.000016, 0.000149, None, 0.206358, 0.242040, 0.282600, 0.006111, 0.000035, 0.000017]),
+    6: (0.549906, 1.019, [0.000012, 0.000112, None, 0.141518, 0.216001, 0.335663, 0.006140, 0.000032, 0.000016]),
+}
+
+
+def test_symmetry_numbering_matches_katago(net_cache: Path) -> None:
+    from miai.go.coords import Color, parse_gtp
+    from miai.go.rules import Rules
+    from miai.go.state import GameState
+
+    model = NETS_DIR / SMALL_NETS["pub_b6.jsonl"]
+    if not model.is_file():
+        pytest.skip(f"{model} not found")
+    state = GameState(size=9, rules=Rules.preset("chinese"), komi=7.5)
+    state.push(parse_gtp("C3", 9), Color.BLACK)
+    state.push(parse_gtp("C6", 9), Color.WHITE)
+    results = raw_nn(evaluator_for(model, net_cache), state, sorted(KATAGO_SYMMETRY_OUTPUTS))
+    for result in results:
+        win, lead, row = KATAGO_SYMMETRY_OUTPUTS[result["symmetry"]]
+        assert result["white_win"] == pytest.approx(win, abs=0.002)
+        assert result["white_lead"] == pytest.approx(lead, abs=0.05)
+        for ours, theirs in zip(result["policy"][27:36], row):
+            if theirs is None:
+                assert ours != ours  # NaN: C6 is occupied
+            else:
+                assert ours == pytest.approx(theirs, abs=0.002)

@@ -17,11 +17,11 @@ def test_bits_are_flip_rows_flip_columns_transpose() -> None:
     assert np.array_equal(symmetry.apply_planes(b, 1), b[::-1, :])
     assert np.array_equal(symmetry.apply_planes(b, 2), b[:, ::-1])
     assert np.array_equal(symmetry.apply_planes(b, 4), b.T)
-    # Transpose happens first, then the flips: symmetry 5 sends (y, x) to (H-1-x, y).
+    # The flips happen first, then the transpose: symmetry 5 sends (y, x) to (x, H-1-y).
     moved = symmetry.apply_planes(b, 5)
     for y in range(3):
         for x in range(3):
-            assert moved[2 - x, y] == b[y, x]
+            assert moved[x, 2 - y] == b[y, x]
 
 
 @pytest.mark.parametrize("sym", range(8))
