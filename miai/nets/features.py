@@ -106,12 +106,13 @@ class Position:
 
 
 def handicap_bonus(state: GameState) -> float:
-    """Points White receives for Black's handicap under the state's rules (area scoring only).
+    """Points White receives for Black's handicap (the rules' ``white_handicap_bonus``: 0, N or
+    N-1 points; the presets give a bonus only under area scoring).
 
     KataGo counts the black stones set up before the game plus an initial run of black moves
     (free placement by repeated black moves), and ignores a single one.
     """
-    stones = int(getattr(state, "handicap", 0) or 0)
+    stones = int(state.handicap)
     for color, move in state.moves:
         if Color(color) != Color.BLACK:
             break
