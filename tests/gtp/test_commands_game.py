@@ -272,3 +272,17 @@ def test_rules_and_komi_changes_keep_sgf_setup_stones(driver: Driver, tmp_path: 
     driver.ok("undo")
     assert driver.fail("undo") == "cannot undo"
     assert driver.ok("list_stones w") == "E5"  # the setup stones stay
+
+
+@pytest.mark.parametrize("name", ["/dev/zero", "/dev/stdin", "/dev/null", "/proc"])
+def test_loadsgf_refuses_devices_and_directories(driver: Driver, name: str) -> None:
+    assert driver.fail(f"loadsgf {name}") == "cannot load file"
+
+
+def test_printsgf_refuses_to_write_into_pipes_and_devices(driver: Driver, tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # writing here would block forever with no reader
+    assert driver.fail(f"printsgf {fifo}") == f"cannot write file '{fifo}'"
+    assert driver.fail("printsgf /proc") == "cannot write file '/proc'"

@@ -122,12 +122,30 @@ def loadsgf(s: GtpSession, filename: str, move_number: int | None) -> str:
     from miai.go.sgf import load_sgf  # late: the SGF module is optional for everything else
 
     try:
-        text = Path(filename).read_text(encoding="utf-8", errors="replace")
+        text = _read_sgf_file(Path(filename))
         state = load_sgf(text).to_state(move_number)
     except (OSError, GoError, ValueError, IndexError, KeyError) as error:
         raise GtpError(CANNOT_LOAD_FILE, f"'{filename}': {error}") from error
     s.state = state
     return state.to_play.name.lower()
+
+
+MAX_SGF_BYTES = 10_000_000  # a game record is kilobytes; a bigger "file" is a mistake (or /dev/zero)
+
+
+def _read_sgf_file(path: Path) -> str:
+    """The text of a regular file of sane size (devices and pipes would block or never end).
+
+    Raises:
+        OSError: not a regular file, too big, or unreadable.
+    """
+    if not path.is_file():
+        raise OSError(f"not a regular file: {path}")
+    with path.open("rb") as handle:
+        data = handle.read(MAX_SGF_BYTES + 1)
+    if len(data) > MAX_SGF_BYTES:
+        raise OSError(f"larger than {MAX_SGF_BYTES} bytes")
+    return data.decode("utf-8", errors="replace")
 
 
 @table.command("printsgf", optional(named(STRING, "filename")))
@@ -138,8 +156,11 @@ def printsgf(s: GtpSession, filename: str | None) -> str:
     text = write_sgf(s.state)
     if filename is None:
         return text
+    path = Path(filename)
     try:
-        Path(filename).write_text(text, encoding="utf-8")
+        if path.exists() and not path.is_file():  # e.g. /dev/stdout would corrupt the protocol stream
+            raise OSError("not a regular file")
+        path.write_text(text, encoding="utf-8")
     except OSError as error:
         raise GtpError(f"cannot write file '{filename}'", str(error)) from error
     return ""
