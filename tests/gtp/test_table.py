@@ -92,3 +92,12 @@ def test_default_table_has_every_required_and_promised_command() -> None:
                                                   "final_score", "final_status_list", "loadsgf", "printsgf",
                                                   "reg_genmove"}:
         assert "-" in name, name
+
+
+def test_docs_mention_every_command() -> None:
+    """docs/gtp.md's command reference stays in step with the table."""
+    from pathlib import Path
+
+    docs = (Path(__file__).parents[2] / "docs" / "gtp.md").read_text(encoding="utf-8")
+    missing = [name for name in default_table().names() if f"`{name}" not in docs]
+    assert not missing
