@@ -6,6 +6,9 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 from miai.nets.decode import PostProcess, decode_batch, masked_softmax, softplus
 
@@ -100,3 +103,24 @@ def test_huge_logits_do_not_overflow() -> None:
 def test_a_row_without_legal_moves_is_an_error() -> None:
     with pytest.raises(ValueError):
         masked_softmax(np.zeros((1, 3)), np.zeros((1, 3), dtype=bool))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    logits=arrays(np.float32, (2, 10), elements=st.floats(-30, 30, width=32)),
+    legal=arrays(np.bool_, 10),
+    optimism=st.floats(0, 1),
+    value=arrays(np.float32, 3, elements=st.floats(-20, 20, width=32)),
+)
+def test_decoded_outputs_are_probabilities(logits, legal, optimism, value) -> None:  # type: ignore[no-untyped-def]
+    legal = legal.copy()
+    legal[-1] = True  # pass
+    out = decode(logits, value, [0.1, 0.2, 0.3, 0.4], legal=legal, optimism=optimism)
+    p = out.policy[0]
+    assert (p >= 0).all() and not p[~legal].any()
+    assert float(p.sum()) == pytest.approx(1.0, abs=1e-5)
+    # A higher blended logit never gets a lower probability.
+    blended = logits[0] + (logits[1] - logits[0]) * optimism
+    order = np.argsort(blended[legal])
+    assert (np.diff(p[legal][order]) >= -1e-6).all()
+    assert out.win[0] + out.loss[0] + out.no_result[0] == pytest.approx(1.0)
