@@ -166,24 +166,25 @@ class _Parser:
         text = self.text
         out = []
         while True:
+            # Copy plain runs in one slice: only ']' and '\\' need attention.
+            match = _VALUE_SPECIAL.search(text, self.pos)
+            if match is None:
+                raise self.error("unterminated property value (missing ']')", start)
+            out.append(text[self.pos : match.start()])
+            self.pos = match.start() + 1
+            if match.group() == "]":
+                return "".join(out)
             if self.pos >= len(text):
                 raise self.error("unterminated property value (missing ']')", start)
-            char = text[self.pos]
-            if char == "]":
-                self.pos += 1
-                return "".join(out)
-            if char == "\\":
-                self.pos += 1
-                if self.pos >= len(text):
-                    raise self.error("unterminated property value (missing ']')", start)
-                escaped = text[self.pos]
-                if escaped == "\r" and text.startswith("\r\n", self.pos):
-                    self.pos += 1  # soft line break: backslash + CRLF vanishes
-                elif escaped not in "\r\n":
-                    out.append(escaped)
-            else:
-                out.append(char)
+            escaped = text[self.pos]
+            if escaped == "\r" and text.startswith("\r\n", self.pos):
+                self.pos += 1  # soft line break: backslash + CRLF vanishes
+            elif escaped not in "\r\n":
+                out.append(escaped)
             self.pos += 1
+
+
+_VALUE_SPECIAL = re.compile(r"[\]\\]")
 
 
 def parse_collection(text: str) -> list[SgfTree]:
