@@ -370,26 +370,26 @@ class CachedEvaluator:
         self._entries.clear()
 
     def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
-        """See ``Evaluator.evaluate``."""
+        """See ``Evaluator.evaluate``. A position counts as a hit when its entry was cached at the
+        start of the call (or it occurred earlier in the same batch); afterwards the entries are
+        refreshed in batch order, so the call acts on the LRU order like one lookup per position."""
         keys = [features.input_key(s) for s in states]
+        values: dict[bytes, Evaluation] = {}
         todo: dict[bytes, GameState] = {}
         for key, state in zip(keys, states):
-            if key in self._entries:
-                self._entries.move_to_end(key)
+            if key in values or key in todo:
                 self.hits += 1
-            elif key not in todo:
+            elif key in self._entries:
+                values[key] = self._entries[key]
+                self.hits += 1
+            else:
                 todo[key] = state
                 self.misses += 1
-            else:
-                self.hits += 1
         if todo:
-            fresh = self.inner.evaluate(list(todo.values()))
-            for key, evaluation in zip(todo, fresh):
-                self._store(key, evaluation)
-            found = dict(zip(todo, fresh))
-        else:
-            found = {}
-        return [found[k] if k in found else self._entries[k] for k in keys]
+            values.update(zip(todo, self.inner.evaluate(list(todo.values()))))
+        for key in dict.fromkeys(keys):
+            self._store(key, values[key])
+        return [values[key] for key in keys]
 
     def _store(self, key: bytes, evaluation: Evaluation) -> None:
         self._entries[key] = evaluation

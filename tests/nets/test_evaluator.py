@@ -238,3 +238,27 @@ def test_score_multipliers_come_from_the_model_metadata(tmp_path: Path) -> None:
     a, b = plain.evaluate([game()])[0], scaled.evaluate([game()])[0]
     assert b.lead == pytest.approx(a.lead / 2, rel=1e-5)
     assert b.score_mean == pytest.approx(a.score_mean, rel=1e-5)
+
+
+def test_cache_behaves_like_an_lru_model() -> None:
+    import random
+    from collections import OrderedDict
+
+    pool = [game(moves=f"b {v}") for v in ("A1", "B2", "C3", "D4", "E5", "F6")]
+    rng = random.Random(7)
+    inner = CountingEvaluator()
+    cache = CachedEvaluator(inner, capacity=3)
+    model: OrderedDict[int, None] = OrderedDict()
+    expected_misses = 0
+    for _ in range(200):
+        picks = [rng.randrange(len(pool)) for _ in range(rng.randint(1, 5))]
+        expected_misses += len(set(picks) - set(model))  # looked up before the batch's updates
+        for i in dict.fromkeys(picks):  # then refreshed in batch order, evicting the oldest
+            model[i] = None
+            model.move_to_end(i)
+            while len(model) > 3:
+                model.popitem(last=False)
+        results = cache.evaluate([pool[i] for i in picks])
+        assert [r.policy.shape for r in results] == [(82,)] * len(picks)
+        assert list(cache._entries) == [features.input_key(pool[i]) for i in model]  # same LRU order
+    assert inner.positions == expected_misses == cache.misses
