@@ -14,6 +14,7 @@ the vertex run (unless the controller asked for pvVisits/movesOwnership, which c
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Literal
@@ -184,7 +185,8 @@ def _kata_segment(info: MoveInfo, order: int, size: int, request: AnalyzeRequest
 
 
 def _field(value: float | int) -> str:
-    return str(value) if isinstance(value, int) else decimal(value)
+    """Counts as integers (numpy's too), everything else as a decimal."""
+    return str(int(value)) if isinstance(value, numbers.Integral) else decimal(float(value))
 
 
 def format_snapshot(snapshot: AnalysisSnapshot, size: int, flavour: Flavour, request: AnalyzeRequest) -> str:

@@ -184,3 +184,16 @@ def test_end_of_input_stops_analysis_and_ends_the_session() -> None:
     live.close_input()
     live.join()
     assert live.out.getvalue().endswith("\n\n") and live.exit_code == 0
+
+
+def test_numpy_numbers_format_like_python_ones() -> None:
+    import numpy as np
+
+    info = MoveInfo(move=np.int64(parse_gtp("C4", 9)), visits=np.int64(47), winrate=np.float32(0.5),
+                    prior=np.float64(0.25), lcb=np.float32(0.375), pv=(np.int64(parse_gtp("C4", 9)),),
+                    edge_visits=np.int32(47), utility=np.float32(-0.125), score_lead=np.float32(1.5))
+    line = format_snapshot(AnalysisSnapshot(moves=(info,)), 9, "kata", AnalyzeRequest())
+    assert line == ("info move C4 visits 47 edgeVisits 47 utility -0.125 winrate 0.5 scoreLead 1.5 prior 0.25 "
+                    "lcb 0.375 order 0 pv C4")
+    assert format_snapshot(AnalysisSnapshot(moves=(info,)), 9, "lz", AnalyzeRequest()) == (
+        "info move C4 visits 47 winrate 5000 prior 2500 lcb 3750 order 0 pv C4")

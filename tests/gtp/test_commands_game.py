@@ -286,3 +286,12 @@ def test_printsgf_refuses_to_write_into_pipes_and_devices(driver: Driver, tmp_pa
     os.mkfifo(fifo)  # writing here would block forever with no reader
     assert driver.fail(f"printsgf {fifo}") == f"cannot write file '{fifo}'"
     assert driver.fail("printsgf /proc") == "cannot write file '/proc'"
+
+
+def test_genmove_accepts_numpy_integers(driver: Driver, player: FakePlayer) -> None:
+    import numpy as np
+
+    player.script[:] = [np.int64(parse_gtp("C3", 19)), np.int32(PASS), True]
+    assert driver.ok("genmove b") == "C3"
+    assert driver.ok("genmove w") == "pass"
+    assert driver.fail("genmove b") == "engine returned an invalid move True"

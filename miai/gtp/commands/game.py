@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,16 +36,26 @@ def generate(
         GtpError: the player answered something that is not a legal move for ``color``; the game is unchanged.
     """
     result = s.player.genmove(s.state.copy(), color, cleanup=cleanup, analysis=analysis, emit=emit)
-    if result == RESIGN:
+    if isinstance(result, str) and result == RESIGN:
         return RESIGN
     size = s.state.size
-    if isinstance(result, bool) or not isinstance(result, int) or not PASS <= result < size * size:
-        raise GtpError(f"engine returned an invalid move {result!r}")
-    if result != PASS and not s.state.is_legal(result, color):
-        raise GtpError(f"engine chose an illegal move {to_gtp(result, size)}")
+    move = _as_move(result, size)
+    if move != PASS and not s.state.is_legal(move, color):
+        raise GtpError(f"engine chose an illegal move {to_gtp(move, size)}")
     if play:
-        s.state.push(result, color)
-    return result
+        s.state.push(move, color)
+    return move
+
+
+def _as_move(result: object, size: int) -> int:
+    """A player's move as a plain int (numpy integers accepted), or GtpError if it is not a move index."""
+    try:
+        move = operator.index(result)  # type: ignore[call-overload]
+    except TypeError:
+        move = None
+    if isinstance(result, bool) or move is None or not PASS <= move < size * size:
+        raise GtpError(f"engine returned an invalid move {result!r}")
+    return move
 
 
 def move_text(move: int | str, size: int) -> str:
