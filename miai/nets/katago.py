@@ -549,12 +549,11 @@ def _trunk(r: _Reader, version: int, num_inputs: int, num_globals: int, meta_ver
 def _policy_head(r: _Reader, version: int, channels: int) -> PolicyHead:
     name = r.token("policy head name")
     r.context = f"policy head {name!r}"
+    declared = None
     if version >= 17:
-        num_policy = r.int("policy channel count", 1)
+        declared = r.int("policy channel count", 1)
         for i in range(3):
             r.int(f"policy head reserved field {i}")
-    else:
-        num_policy = 1 if version <= 11 else 2
     p1 = _conv(r)
     g1 = _conv(r)
     g1_norm = _batch_norm(r)
@@ -570,6 +569,11 @@ def _policy_head(r: _Reader, version: int, channels: int) -> PolicyHead:
         pass_act = _activation(r, version)
         pass_mul2 = _matmul(r)
     r.context = f"policy head {name!r}"
+    # Before version 17 the count is implied: 1 to v11, 2 (normal, optimistic) to v15, and v16
+    # nets may add the two q-value channels; the final convolution tells which.
+    num_policy = declared if declared is not None else p2.out_channels
+    allowed = {2, 4} if version >= 16 else {2} if version >= 12 else {1}
+    _check(r, num_policy in allowed, f"{num_policy} policy channels is not valid for model version {version}")
     _check_conv(r, p1, channels, p1_norm.channels)
     _check_conv(r, g1, channels, g1_norm.channels)
     _check_matmul(r, to_bias, 3 * g1_norm.channels, p1_norm.channels)

@@ -220,3 +220,15 @@ def test_text_model_with_a_bad_number_names_it() -> None:
     expected = r"expected a number in weights of conv 'model.conv_spatial', found '0.5x'"
     with pytest.raises(ModelFormatError, match=expected):
         parse_model_bytes(broken, binary_floats=False)
+
+
+@pytest.mark.parametrize(
+    ("version", "channels", "ok"), [(8, 1, True), (8, 2, False), (14, 2, True), (16, 4, True), (17, 3, False)]
+)
+def test_policy_channel_counts_per_version(version: int, channels: int, ok: bool) -> None:
+    data = write_model(Spec(version=version, policy_channels=channels))
+    if ok:
+        assert parse_model_bytes(data, binary_floats=True).num_policy_channels == channels
+    else:
+        with pytest.raises(ModelFormatError, match=f"{channels} policy channels is not valid"):
+            parse_model_bytes(data, binary_floats=True)
