@@ -46,7 +46,7 @@ class PostProcess:
         values: dict[str, float] = {}
         for field in cls.__dataclass_fields__:
             camel = _camel(field) + "Multiplier"
-            for key in (f"{field}_multiplier", camel, f"post_process.{field}"):
+            for key in (f"{field}_multiplier", camel):
                 if key in metadata:
                     values[field] = float(metadata[key])
                     break
