@@ -34,11 +34,11 @@ def net_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 _evaluators: dict[str, OnnxEvaluator] = {}
 
 
-def evaluator_for(model: Path, cache: Path) -> OnnxEvaluator:
-    """Convert (once per session) and load a KataGo model, dynamic board size."""
-    key = str(model)
+def evaluator_for(model: Path, cache: Path, board_size: int | None = None) -> OnnxEvaluator:
+    """Convert (once per session) and load a KataGo model, with a dynamic or fixed board size."""
+    key = f"{model}:{board_size}"
     if key not in _evaluators:
-        evaluator = load_evaluator(model, directory=cache)
+        evaluator = load_evaluator(model, directory=cache, board_size=board_size)
         assert isinstance(evaluator, OnnxEvaluator)
         _evaluators[key] = evaluator
     return _evaluators[key]
@@ -54,11 +54,11 @@ def katrain_model(version: str) -> Path:
         pytest.skip(f"cannot download the KaTrain {version} net ({exc}); reference test skipped")
 
 
-def check_file(reference: str, model: Path, cache: Path) -> None:
+def check_file(reference: str, model: Path, cache: Path, board_size: int | None = None) -> None:
     records = load_records(reference)
     if not records:
         pytest.skip(f"{reference} not found next to the repository (../shared/reference)")
-    evaluator = evaluator_for(model, cache)
+    evaluator = evaluator_for(model, cache, board_size)
     failures = []
     for record in records:
         result = raw_nn(evaluator, state_from_record(record), [0])[0]
@@ -68,12 +68,14 @@ def check_file(reference: str, model: Path, cache: Path) -> None:
     assert not failures, "\n".join(failures)
 
 
+@pytest.mark.parametrize("board_size", [None, 19], ids=["dynamic", "fixed19"])
 @pytest.mark.parametrize("reference", sorted(SMALL_NETS))
-def test_small_nets_match_katago(reference: str, net_cache: Path) -> None:
+def test_small_nets_match_katago(reference: str, board_size: int | None, net_cache: Path) -> None:
+    """Dynamic-size nets see each board at its size; 19x19 nets see small boards padded."""
     model = NETS_DIR / SMALL_NETS[reference]
     if not model.is_file():
         pytest.skip(f"{model} not found")
-    check_file(reference, model, net_cache)
+    check_file(reference, model, net_cache, board_size)
 
 
 @pytest.mark.download
