@@ -90,18 +90,27 @@ def test_two_chains_sharing_two_eyes_are_both_alive() -> None:
     assert result[1] == 1 and result[5] == 1  # both eyes are Black's territory
 
 
-def test_seki_is_not_pass_alive() -> None:
-    # Black and White each have one eye and share the liberty at E3: a seki, which Benson must not call alive.
+def test_seki_is_not_pass_alive_but_the_surrounding_walls_are() -> None:
+    # Black's B7-C7 + A6-D6 (eye A7) and White's E7-F7 + E6-G6 (eye G7) share the liberty D7 and touch
+    # nothing else: whoever plays D7 puts both in atari and loses the race, so neither does (a seki).
+    # The walls below have two eyes each.
     stones, size = parse("""
-        . X O . O X .
-        X X O O O X X
-        O O X X X O O
-        . O X . . X O
-        O O X X X O O
-        X X O O O X X
-        . X O . O X .
+        . X X . O O .
+        X X X X O O O
+        O O O O X X X
+        O O O O X X X
+        . O . O X . X
+        O O O O X X X
+        . O . O X . X
     """)
-    assert not pass_alive(stones, size).any()
+    result = pass_alive(stones, size)
+    assert not result[:14].any()
+    assert (result[14:] == np.where(np.arange(14, 49) % 7 < 4, 2, 1)).all()
+    board = ScratchBoard(stones, size)
+    for player in (1, 2):  # the shared liberty is self-atari for both sides
+        record = board.play(board.loc(3), player)
+        assert len(board.liberties(board.loc(3))) == 1
+        board.undo(record)
 
 
 def test_big_enclosed_region_is_not_territory_but_area_map_gives_it() -> None:
