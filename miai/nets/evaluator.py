@@ -182,8 +182,14 @@ class OnnxEvaluator:
     def evaluate_with(
         self, states: Sequence[GameState], symmetries: Sequence[Sequence[int]], optimism: float
     ) -> list[Evaluation]:
-        """Evaluate each state under the given symmetries (averaged when several) and optimism."""
-        rows = [(i, sym) for i, syms in enumerate(symmetries) for sym in syms]
+        """Evaluate each state under the given symmetries (averaged when several) and optimism.
+
+        Raises:
+            ValueError: ``symmetries`` does not give a non-empty list of valid symmetries per state.
+        """
+        if len(symmetries) != len(states) or not all(symmetries):
+            raise ValueError("evaluate_with needs a non-empty list of symmetries for every state")
+        rows = [(i, symmetry.check_symmetry(sym)) for i, syms in enumerate(symmetries) for sym in syms]
         encoded = [_Encoded(s) for s in states]
         decoded = self._run_rows(encoded, rows, optimism)
         per_state: list[list[Evaluation]] = [[] for _ in states]

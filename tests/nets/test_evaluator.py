@@ -262,3 +262,10 @@ def test_cache_behaves_like_an_lru_model() -> None:
         assert [r.policy.shape for r in results] == [(82,)] * len(picks)
         assert list(cache._entries) == [features.input_key(pool[i]) for i in model]  # same LRU order
     assert inner.positions == expected_misses == cache.misses
+
+
+def test_evaluate_with_checks_its_symmetry_plan(dynamic_net: Path) -> None:
+    evaluator = OnnxEvaluator(str(dynamic_net))
+    for plan in ([[0]], [[0], []], [[0], [9]]):
+        with pytest.raises(ValueError):
+            evaluator.evaluate_with([game(), game()], plan, 0.0)
