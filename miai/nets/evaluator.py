@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-import logging
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -23,8 +23,6 @@ from miai.nets.decode import DecodedBatch, PostProcess, decode_batch
 
 if TYPE_CHECKING:
     from miai.go.state import GameState
-
-log = logging.getLogger(__name__)
 
 SymmetryMode = Literal["fixed", "random", "average"]
 
@@ -367,13 +365,17 @@ class CachedEvaluator:
         self.hits = 0
         self.misses = 0
         self._entries: OrderedDict[bytes, Evaluation] = OrderedDict()
+        # Guards the table (a GTP thread and a search thread may share the cache); the inner
+        # evaluation runs outside it.
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._entries)
 
     def clear(self) -> None:
         """Forget every entry (e.g. after komi or rules change the meaning of a position)."""
-        self._entries.clear()
+        with self._lock:
+            self._entries.clear()
 
     def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
         """See ``Evaluator.evaluate``. A position counts as a hit when its entry was cached at the
@@ -382,19 +384,21 @@ class CachedEvaluator:
         keys = [features.input_key(s) for s in states]
         values: dict[bytes, Evaluation] = {}
         todo: dict[bytes, GameState] = {}
-        for key, state in zip(keys, states):
-            if key in values or key in todo:
-                self.hits += 1
-            elif key in self._entries:
-                values[key] = self._entries[key]
-                self.hits += 1
-            else:
-                todo[key] = state
-                self.misses += 1
+        with self._lock:
+            for key, state in zip(keys, states):
+                if key in values or key in todo:
+                    self.hits += 1
+                elif key in self._entries:
+                    values[key] = self._entries[key]
+                    self.hits += 1
+                else:
+                    todo[key] = state
+                    self.misses += 1
         if todo:
             values.update(zip(todo, self.inner.evaluate(list(todo.values()))))
-        for key in dict.fromkeys(keys):
-            self._store(key, values[key])
+        with self._lock:
+            for key in dict.fromkeys(keys):
+                self._store(key, values[key])
         return [values[key] for key in keys]
 
     def _store(self, key: bytes, evaluation: Evaluation) -> None:

@@ -269,3 +269,29 @@ def test_evaluate_with_checks_its_symmetry_plan(dynamic_net: Path) -> None:
     for plan in ([[0]], [[0], []], [[0], [9]]):
         with pytest.raises(ValueError):
             evaluator.evaluate_with([game(), game()], plan, 0.0)
+
+
+def test_cache_can_be_shared_by_threads() -> None:
+    import random
+    import threading
+
+    pool = [game(moves=f"b {v}") for v in ("A1", "B2", "C3", "D4", "E5", "F6", "G7")]
+    cache = CachedEvaluator(UniformEvaluator(), capacity=3)
+    errors: list[BaseException] = []
+
+    def worker(seed: int) -> None:
+        rng = random.Random(seed)
+        try:
+            for _ in range(150):
+                picks = [pool[rng.randrange(len(pool))] for _ in range(rng.randint(1, 4))]
+                assert len(cache.evaluate(picks)) == len(picks)
+        except BaseException as exc:  # collected for the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    assert len(cache) <= 3
