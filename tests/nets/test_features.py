@@ -200,10 +200,9 @@ def test_input_key_identifies_equal_net_inputs() -> None:
     assert features.input_key(a) != features.input_key(komi)
 
 
-def test_pass_move_is_not_a_point() -> None:
-    assert PASS < 0
-    state = game(moves="b pass")
-    assert not encode(state)[0][9].any() and encode(state)[1][0] == 1.0
+def test_a_pass_marks_no_point() -> None:
+    spatial, global_ = encode(game(moves="b pass"))
+    assert not spatial[9].any() and global_[0] == 1.0
 
 
 def random_game(size: int, moves: int, seed: int, rules: str = "tromp-taylor") -> GameState:
