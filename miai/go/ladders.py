@@ -289,8 +289,9 @@ class ScratchBoard:
 class _LadderSearch:
     """One ladder search on a scratch board for the chain at ``target`` (defender moves first)."""
 
-    def __init__(self, board: ScratchBoard, target: int) -> None:
+    def __init__(self, board: ScratchBoard, target: int, max_moves: int = MAX_SEARCH_MOVES) -> None:
         self.board = board
+        self.max_moves = max_moves
         self.target = target
         self.defender = board.colors[target]
         self.attacker = 3 - self.defender
@@ -322,7 +323,7 @@ class _LadderSearch:
         """True when the depth limit is hit (counts as captured); raises when over budget."""
         if depth >= self.max_depth - 1:
             return True
-        if self.moves_played >= MAX_SEARCH_MOVES:
+        if self.moves_played >= self.max_moves:
             raise _BudgetExceeded
         return False
 
@@ -416,7 +417,7 @@ class _LadderSearch:
         return False
 
 
-def is_ladder_captured(board: ScratchBoard, loc: int) -> bool:
+def is_ladder_captured(board: ScratchBoard, loc: int, *, max_moves: int = MAX_SEARCH_MOVES) -> bool:
     """Is the one-liberty chain at padded ``loc`` captured in a ladder with the defender moving first?
 
     The simple-ko ban is lifted for the defender at the root. Chains with more liberties answer False.
@@ -426,12 +427,12 @@ def is_ladder_captured(board: ScratchBoard, loc: int) -> bool:
     saved_ko = board.ko
     board.ko = _NO_KO
     try:
-        return _LadderSearch(board, loc).run()
+        return _LadderSearch(board, loc, max_moves).run()
     finally:
         board.ko = saved_ko
 
 
-def ladder_working_moves(board: ScratchBoard, loc: int) -> list[int]:
+def ladder_working_moves(board: ScratchBoard, loc: int, *, max_moves: int = MAX_SEARCH_MOVES) -> list[int]:
     """Padded locations of the attacker's first moves that ladder-capture the two-liberty chain at ``loc``.
 
     An empty list means the chain is not ladder-capturable (or does not have exactly two liberties).
@@ -448,14 +449,14 @@ def ladder_working_moves(board: ScratchBoard, loc: int) -> list[int]:
         if board.is_legal(move, attacker):
             record = board.play(move, attacker)
             try:
-                if is_ladder_captured(board, loc):
+                if is_ladder_captured(board, loc, max_moves=max_moves):
                     working.append(move)
             finally:
                 board.undo(record)
     return working
 
 
-def _iter_ladders(board: ScratchBoard) -> list[tuple[list[int], int, list[int]]]:
+def _iter_ladders(board: ScratchBoard, max_moves: int) -> list[tuple[list[int], int, list[int]]]:
     """Every laddered chain: (its padded stones, its colour, working moves if it has two liberties)."""
     found = []
     solved: set[int] = set()
@@ -465,29 +466,36 @@ def _iter_ladders(board: ScratchBoard) -> list[tuple[list[int], int, list[int]]]
         stones, libs = board.chain(loc)
         solved.update(stones)
         if len(libs) == 1:
-            if is_ladder_captured(board, loc):
+            if is_ladder_captured(board, loc, max_moves=max_moves):
                 found.append((stones, board.colors[loc], []))
         elif len(libs) == 2:
-            working = ladder_working_moves(board, loc)
+            working = ladder_working_moves(board, loc, max_moves=max_moves)
             if working:
                 found.append((stones, board.colors[loc], working))
     return found
 
 
 def ladder_planes(
-    stones: Sequence[int] | np.ndarray, size: int, to_play: int, ko_point: int | None = None
+    stones: Sequence[int] | np.ndarray,
+    size: int,
+    to_play: int,
+    ko_point: int | None = None,
+    *,
+    max_moves: int = MAX_SEARCH_MOVES,
 ) -> tuple[np.ndarray, np.ndarray]:
     """KataGo planes 14 and 17 for a board: (laddered stones, working ladder moves).
 
     ``to_play`` is the player to move (1 Black, 2 White): plane 17 holds the working moves against the
     *opponent's* two-liberty chains. ``ko_point`` is the simple-ko point banned for ``to_play`` if any.
-    Both results are bool arrays of ``size * size`` in flat order.
+    Both results are bool arrays of ``size * size`` in flat order. ``max_moves`` bounds each search (a
+    search over budget answers "not laddered"); the default is KataGo's, lower it to cap the cost of
+    positions built to exhaust it.
     """
     board = ScratchBoard(stones, size, ko_point)
     laddered = np.zeros(size * size, dtype=bool)
     working = np.zeros(size * size, dtype=bool)
     opponent = 3 - int(to_play)
-    for chain_stones, color, moves in _iter_ladders(board):
+    for chain_stones, color, moves in _iter_ladders(board, max_moves):
         laddered[[board.point(s) for s in chain_stones]] = True
         if color == opponent:
             for move in moves:
@@ -495,9 +503,11 @@ def ladder_planes(
     return laddered, working
 
 
-def laddered_stones(stones: Sequence[int] | np.ndarray, size: int, ko_point: int | None = None) -> np.ndarray:
+def laddered_stones(
+    stones: Sequence[int] | np.ndarray, size: int, ko_point: int | None = None, *, max_moves: int = MAX_SEARCH_MOVES
+) -> np.ndarray:
     """Plane 14/15/16 for one board: stones of chains that are laddered (bool, flat order)."""
-    return ladder_planes(stones, size, BLACK, ko_point)[0]
+    return ladder_planes(stones, size, BLACK, ko_point, max_moves=max_moves)[0]
 
 
 def simple_ko_point(
@@ -538,6 +548,6 @@ def state_ko_point(state: Any, moves_ago: int = 0) -> int | None:
     return simple_ko_point(state.board_history(moves_ago + 1), state.board_history(moves_ago), move, state.size)
 
 
-def ladder_features(state: Any) -> tuple[np.ndarray, np.ndarray]:
+def ladder_features(state: Any, *, max_moves: int = MAX_SEARCH_MOVES) -> tuple[np.ndarray, np.ndarray]:
     """Planes 14 and 17 for a ``GameState``: (laddered stones, working moves for the side to move)."""
-    return ladder_planes(state.stones(), state.size, int(state.to_play), state_ko_point(state))
+    return ladder_planes(state.stones(), state.size, int(state.to_play), state_ko_point(state), max_moves=max_moves)

@@ -294,3 +294,13 @@ def test_scratch_board_plays_like_game_state() -> None:
                 board.play(board.loc(move), player)
             assert [board.colors[board.loc(p)] for p in range(size * size)] == state.stones().tolist()
     assert ko_seen > 0
+
+
+def test_search_over_its_move_budget_answers_not_laddered() -> None:
+    stones, size = parse(LADDER)
+    board = ScratchBoard(stones, size)
+    target = board.loc(at(2, 2, size))
+    assert is_ladder_captured(board, target)  # the ladder runs about a dozen moves
+    assert not is_ladder_captured(board, target, max_moves=5)
+    assert not ladder_planes(stones, size, BLACK, max_moves=5)[0].any()
+    assert [board.colors[board.loc(p)] for p in range(size * size)] == stones.tolist()  # board restored
