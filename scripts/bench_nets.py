@@ -7,7 +7,10 @@ Usage (from the repository root):
 
 For each board size the net is converted with the size fixed, then a plain onnxruntime CPU
 session runs random (plausible) inputs at each batch size and thread count for a fixed time.
-evals/s counts positions, so a batch of 8 evaluated 10 times is 80 evals.
+evals/s counts positions, so a batch of 8 evaluated 10 times is 80 evals. Each cell shows wall-clock
+evals/s and, in brackets, evals per CPU-second of this process: on a shared, busy machine the
+latter stays close to what an idle machine would give with one thread (with two threads it
+measures efficiency, not speed).
 """
 
 from __future__ import annotations
@@ -46,7 +49,8 @@ def inputs(size: int, batch: int, rng: np.random.Generator) -> dict[str, np.ndar
     return {"input_spatial": spatial, "input_global": glob}
 
 
-def evals_per_second(path: Path, size: int, batch: int, threads: int, seconds: float) -> float:
+def evals_per_second(path: Path, size: int, batch: int, threads: int, seconds: float) -> tuple[float, float]:
+    """(evals per wall-clock second, evals per CPU second)."""
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
@@ -54,13 +58,14 @@ def evals_per_second(path: Path, size: int, batch: int, threads: int, seconds: f
     feed = inputs(size, batch, np.random.default_rng(0))
     for _ in range(2):  # warm-up: first runs allocate and pick kernels
         sess.run(None, feed)
-    runs, start = 0, time.perf_counter()
+    runs, start, cpu_start = 0, time.perf_counter(), time.process_time()
     while True:
         sess.run(None, feed)
         runs += 1
         elapsed = time.perf_counter() - start
         if elapsed >= seconds and runs >= 3:
-            return runs * batch / elapsed
+            cpu = max(time.process_time() - cpu_start, 1e-9)
+            return runs * batch / elapsed, runs * batch / cpu
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,10 +86,10 @@ def main(argv: list[str] | None = None) -> int:
             took = time.perf_counter() - start
             megabytes = result.bytes_written / 1e6
             print(f"\n{size}x{size}: conversion {took:.2f} s, {megabytes:.1f} MB (model v{result.model_version})")
-            print("  batch " + "".join(f"  threads={t:<2} evals/s" for t in args.threads))
+            print("  batch " + "".join(f"  threads={t:<2} evals/s (per CPU-s)" for t in args.threads))
             for batch in args.batches:
                 cells = [evals_per_second(dst, size, batch, t, args.seconds) for t in args.threads]
-                print(f"  {batch:5d} " + "".join(f"  {c:18.1f}" for c in cells))
+                print(f"  {batch:5d} " + "".join(f"  {wall:16.1f} ({cpu:7.1f})   " for wall, cpu in cells))
                 sys.stdout.flush()
     return 0
 
