@@ -479,14 +479,13 @@ class GameState:
         """int8 per point: 1/2 for Benson pass-alive stones of that colour and the territory they enclose, else 0."""
         from miai.go import benson  # lazy: benson is a sibling module built on stone arrays
 
-        return benson.pass_alive(self.stones(), self.size)
+        return benson.pass_alive(self.stones(), self.size, multi_stone_suicide=self.rules.multi_stone_suicide)
 
     def area_map(self) -> np.ndarray:
         """The area map KataGo's planes 18/19 use (KATAGO.md section 3)."""
         from miai.go import benson
 
-        stones = self.stones()
-        return benson.area_map(stones, self.size, benson.pass_alive(stones, self.size))
+        return benson.area_map_for_rules(self.stones(), self.size, self.rules)
 
 
 def _decrement(counts: dict[int, int], key: int) -> None:
