@@ -54,6 +54,7 @@ def test_multiline_answer_crlf_and_junk_before_the_response() -> None:
         "for line in sys.stdin:\n"
         "    i = line.split()[0]\n"
         "    sys.stdout.write('some banner\\r\\n=' + i + ' first\\r\\nsecond\\r\\n\\r\\n'); sys.stdout.flush()\n"
+        "    if 'quit' in line: break\n"
     )
     with GtpEngine(inline(code)) as engine:
         assert engine.send("list_commands") == "first\nsecond"
@@ -70,7 +71,10 @@ def test_a_wrong_id_is_a_protocol_error() -> None:
 
 
 def test_an_answer_without_id_is_accepted() -> None:
-    code = "import sys\nfor line in sys.stdin:\n    sys.stdout.write('= ok\\n\\n'); sys.stdout.flush()\n"
+    code = (
+        "import sys\nfor line in sys.stdin:\n    sys.stdout.write('= ok\\n\\n'); sys.stdout.flush()\n"
+        "    if 'quit' in line: break\n"
+    )
     with GtpEngine(inline(code)) as engine:
         assert engine.send("name") == "ok"
 
