@@ -534,7 +534,9 @@ def _trunk(r: _Reader, version: int, num_inputs: int, num_globals: int, meta_ver
     blocks = tuple(_block(r, version, channels) for _ in range(num_blocks))
     if norm_kind == 0:
         tip_norm: Norm = _batch_norm(r)
-    elif norm_kind == 1:
+    elif norm_kind in (1, 2, 3):
+        # 1 RMSNorm; KataGo's exporter also reserves 2 (spatial) and 3 (grouped spatial). The
+        # record itself carries the spatial flag and group size, so all three read the same.
         tip_norm = _rmsnorm(r)
     else:
         raise UnsupportedModelError(f"trunk norm kind {norm_kind} is not supported (at byte offset {r.pos})")

@@ -232,3 +232,10 @@ def test_policy_channel_counts_per_version(version: int, channels: int, ok: bool
     else:
         with pytest.raises(ModelFormatError, match=f"{channels} policy channels is not valid"):
             parse_model_bytes(data, binary_floats=True)
+
+
+def test_unknown_trunk_norm_kind_is_unsupported() -> None:
+    data = write_model(Spec(version=17, blocks=(FFN(),), tip=("rms", True, 4)))
+    data = data.replace(b"\n1 0 0 0 0 0\n", b"\n7 0 0 0 0 0\n", 1)
+    with pytest.raises(UnsupportedModelError, match="trunk norm kind 7"):
+        parse_model_bytes(data, binary_floats=True)
