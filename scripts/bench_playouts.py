@@ -16,8 +16,10 @@ import argparse
 from miai.nets.playouts import PlayoutEvaluator, benchmark_playouts
 
 
-def search_rate(size: int, seconds: float, seed: int, rule: str, tactical: bool) -> tuple[int, float]:
-    """(visits, seconds) of one search from the empty board with the playout evaluator."""
+def search_rate(size: int, seconds: float, seed: int, rule: str, tactical: bool) -> tuple[int, float, float]:
+    """(visits, wall seconds, CPU seconds) of one search from the empty board with the playout evaluator."""
+    import time
+
     from miai.engine.config import SearchConfig
     from miai.engine.search import Search
     from miai.go.rules import Rules
@@ -26,8 +28,9 @@ def search_rate(size: int, seconds: float, seed: int, rule: str, tactical: bool)
     config = SearchConfig(selection=rule, max_visits=0, max_time=seconds, seed=seed)
     search = Search(PlayoutEvaluator(seed=seed, tactical=tactical), config)
     search.set_root(GameState(size, Rules.preset("chinese"), 7.5))
+    cpu_start = time.process_time()
     snapshot = search.run()
-    return snapshot.root.visits, seconds
+    return snapshot.root.visits, seconds, time.process_time() - cpu_start
 
 
 def main() -> None:
@@ -47,9 +50,9 @@ def main() -> None:
               f"{result.playouts_per_second * result.moves_per_playout:9.0f} moves/s "
               f"({result.playouts} playouts in {result.seconds:.1f} s)")
         if args.search:
-            visits, seconds = search_rate(size, args.seconds, args.seed, args.search, args.tactical)
+            visits, seconds, cpu = search_rate(size, args.seconds, args.seed, args.search, args.tactical)
             print(f"{size}x{size}: search {args.search} with playouts: {visits / seconds:8.1f} visits/s "
-                  f"({visits} visits in {seconds:.1f} s)")
+                  f"({visits / cpu:.1f} per CPU second; {visits} visits in {seconds:.1f} s)")
 
 
 if __name__ == "__main__":
