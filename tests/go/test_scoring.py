@@ -1,0 +1,85 @@
+"""Scoring: area, territory with dead stones, Tromp-Taylor, komi, handicap bonus, tax, result strings."""
+
+from __future__ import annotations
+
+import pytest
+
+from miai.go.coords import parse_gtp
+from miai.go.rules import Rules, Tax
+from miai.go.scoring import area, empty_regions, territory
+from miai.go.state import GameState
+from tests.go.fixtures import parse_board, state_from_board
+
+# A White stone (B4) dead in Black's area and a Black stone (F3) dead in White's area.
+BOARD = """
+6 . . X O . .
+5 . . X O . .
+4 . O X O . .
+3 X X X O . X
+2 . . X O . .
+1 . . X O . .
+  A B C D E F
+"""
+DEAD = [parse_gtp("B4", 6), parse_gtp("F3", 6)]
+
+
+def test_tromp_taylor_counts_every_stone_alive() -> None:
+    state = state_from_board(BOARD, "tromp-taylor", komi=7.5)
+    # Black: 9 stones + the 4 points A1-B2; the top left touches the White stone, the right side the Black one.
+    assert state.tromp_taylor_score() == 7 - 13 + 7.5
+    assert state.score() == state.tromp_taylor_score()
+
+
+def test_area_scoring_with_dead_stones() -> None:
+    state = state_from_board(BOARD, "chinese", komi=7.5)
+    assert state.score(DEAD) == 18 - 18 + 7.5
+    assert GameState.result_string(state.score(DEAD)) == "W+7.5"
+
+
+def test_territory_scoring_counts_dead_stones_as_prisoners() -> None:
+    state = state_from_board(BOARD, "japanese", komi=6.5)
+    # Black: 10 points + 1 prisoner; White: 12 points + 1 prisoner.
+    assert state.score(DEAD) == (12 + 1) - (10 + 1) + 6.5
+
+
+def test_territory_scoring_counts_captures() -> None:
+    state = state_from_board(". X O .\nX O . O\n. X O .\n. . . .", "japanese", komi=0)
+    before = state.score()
+    state.push(parse_gtp("C3", 4))  # Black takes the ko stone on B3
+    assert state.captures(1) == 1
+    # One prisoner, B3 becomes Black territory, and C3 is no longer White territory.
+    assert state.score() == before - 3
+
+
+@pytest.mark.parametrize(("komi", "result"), [(0, "0"), (-3, "B+3"), (0.5, "W+0.5"), (-0.5, "B+0.5"), (2.25, "W+2.25")])
+def test_komi_and_result_strings(komi: float, result: str) -> None:
+    state = state_from_board(BOARD, "chinese", komi=komi)
+    assert GameState.result_string(state.score(DEAD)) == result
+
+
+@pytest.mark.parametrize(("preset", "bonus"), [("chinese", 3), ("aga", 2), ("tromp-taylor", 0), ("japanese", 0)])
+def test_handicap_bonus(preset: str, bonus: int) -> None:
+    state = GameState(9, Rules.preset(preset), komi=0.5)
+    state.fixed_handicap(3)
+    if preset == "japanese":
+        assert state.score() == -78 + 0.5  # territory: the 78 empty points, no bonus
+    else:
+        assert state.score() == -81 + 0.5 + bonus
+        assert state.tromp_taylor_score() == -81 + 0.5 + bonus
+
+
+def test_tax_all_charges_each_group_up_to_two_eyes() -> None:
+    _, colors = parse_board(BOARD)
+    for move in DEAD:
+        colors[move] = 0
+    assert area(colors, 6) == (18, 18)
+    # Black's group encloses two regions (pays 2), White's group one (pays 1).
+    assert area(colors, 6, Tax.ALL) == (16, 17)
+    assert territory(colors, 6, Tax.ALL) == (8, 11)
+
+
+def test_empty_regions_and_neutral_points() -> None:
+    size, colors = parse_board("X . O\n. . .\n. . .")
+    regions = empty_regions(colors, size)
+    assert len(regions) == 1 and regions[0][1] == 0 and len(regions[0][0]) == 7
+    assert area([0] * 4, 2) == (0, 0)  # an empty board belongs to nobody

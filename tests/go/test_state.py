@@ -1,0 +1,198 @@
+"""GameState behaviour: push/pop, errors, setup and handicap, history boards, copies."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from miai.go.coords import PASS, Color, parse_gtp, to_gtp
+from miai.go.errors import IllegalMoveError, IllegalReason, InvalidMoveError, SetupError
+from miai.go.rules import Rules
+from miai.go.state import GameState, fixed_handicap_points, max_fixed_handicap
+from tests.go.fixtures import render, state_from_board
+
+B, W = Color.BLACK, Color.WHITE
+
+
+def play(state: GameState, *vertices: str) -> GameState:
+    for v in vertices:
+        state.push(parse_gtp(v, state.size))
+    return state
+
+
+def test_push_pop_round_trip_and_errors() -> None:
+    state = GameState(9)
+    with pytest.raises(IndexError):
+        state.pop()
+    play(state, "E5")
+    with pytest.raises(IllegalMoveError) as err:
+        play(state, "E5")
+    assert err.value.reason is IllegalReason.OCCUPIED
+    with pytest.raises(InvalidMoveError):
+        state.push(81)
+    with pytest.raises(InvalidMoveError):
+        state.legality(-2)
+    assert state.pop() == (B, parse_gtp("E5", 9))
+    assert state.moves == [] and state.to_play is B
+    assert not state.stones().any()
+
+
+def test_same_colour_may_play_twice() -> None:
+    state = GameState(9)
+    state.push(parse_gtp("C3", 9), B)
+    state.push(parse_gtp("G7", 9), B)
+    assert state.to_play is W
+    assert state.moves == [(B, parse_gtp("C3", 9)), (B, parse_gtp("G7", 9))]
+    with pytest.raises(InvalidMoveError):
+        state.push(parse_gtp("E5", 9), Color.EMPTY)
+
+
+def test_passes_end_the_game_and_a_move_resets_the_count() -> None:
+    state = GameState(9)
+    state.push(PASS)
+    assert state.consecutive_passes == 1 and not state.is_over()
+    play(state, "E5")
+    assert state.consecutive_passes == 0
+    state.push(PASS)
+    state.push(PASS)
+    assert state.is_over()
+    state.pop()
+    assert not state.is_over()
+
+
+def test_board_reads() -> None:
+    state = play(GameState(5), "B2", "C2", "B3")
+    stones = state.stones()
+    assert stones.dtype == np.int8 and stones.shape == (25,)
+    assert state.color_at(parse_gtp("C2", 5)) is W
+    assert state.chain(parse_gtp("B2", 5)) == sorted([parse_gtp("B2", 5), parse_gtp("B3", 5)])
+    assert state.chain(parse_gtp("A1", 5)) == []
+    libs = state.liberties()
+    assert libs.dtype == np.int16
+    assert libs[parse_gtp("B2", 5)] == 5 and libs[parse_gtp("C2", 5)] == 3 and libs[parse_gtp("A1", 5)] == 0
+
+
+def test_captures_and_board_history() -> None:
+    state = state_from_board(
+        """
+        . X O .
+        X O . O
+        . X O .
+        . . . .
+        """,
+        "chinese",
+    )
+    start = state.stones().copy()
+    play(state, "C3")  # Black takes the ko stone at B3
+    after_capture = state.stones().copy()
+    play(state, "D1", "C1")
+    assert state.captures(B) == 1 and state.captures(W) == 0
+    assert np.array_equal(state.board_history(0), state.stones())
+    assert np.array_equal(state.board_history(2), after_capture)
+    assert np.array_equal(state.board_history(3), start)
+    assert np.array_equal(state.board_history(50), start)  # before the start: the earliest board
+
+
+def test_board_history_restores_suicided_stones() -> None:
+    state = state_from_board(". X O .\nX X O .\nO O O .\n. . . .", "tromp-taylor")
+    before = state.stones().copy()
+    play(state, "A4")  # multi-stone suicide
+    assert np.array_equal(state.board_history(1), before)
+
+
+def test_legal_moves_for_either_colour() -> None:
+    state = state_from_board(". X .\nX . .\n. . .", "chinese")
+    corner = parse_gtp("A3", 3)
+    assert corner in state.legal_moves(B) and corner not in state.legal_moves(W)
+    assert state.is_legal(corner, B) and not state.is_legal(corner, W)
+    assert len(state.legal_moves()) == 7  # Black may fill its own eye
+    assert len(state.legal_moves(W)) == 6
+
+
+GNUGO_19 = {
+    2: "Q16 D4",
+    3: "D16 Q16 D4",
+    4: "D16 Q16 D4 Q4",
+    5: "D16 Q16 K10 D4 Q4",
+    6: "D16 Q16 D10 Q10 D4 Q4",
+    7: "D16 Q16 D10 K10 Q10 D4 Q4",
+    8: "D16 K16 Q16 D10 Q10 D4 K4 Q4",
+    9: "D16 K16 Q16 D10 K10 Q10 D4 K4 Q4",
+}
+
+
+@pytest.mark.parametrize("n", range(2, 10))
+def test_fixed_handicap_19x19_matches_gnugo(n: int) -> None:
+    state = GameState(19)
+    points = state.fixed_handicap(n)
+    assert " ".join(to_gtp(m, 19) for m in points) == GNUGO_19[n]
+    assert state.handicap == n and state.to_play is W
+    assert sorted(int(m) for m in np.flatnonzero(state.stones() == 1)) == points
+
+
+def test_fixed_handicap_other_sizes() -> None:
+    def names(size: int, n: int) -> str:
+        return " ".join(to_gtp(m, size) for m in fixed_handicap_points(size, n))
+
+    assert names(9, 2) == "G7 C3"
+    assert names(9, 3) == "C7 G7 C3"
+    assert names(9, 9) == "C7 E7 G7 C5 E5 G5 C3 E3 G3"
+    assert names(13, 4) == "D10 K10 D4 K4"
+    assert names(13, 5) == "D10 K10 G7 D4 K4"
+    assert names(7, 4) == "C5 E5 C3 E3"
+    assert [max_fixed_handicap(n) for n in (5, 6, 7, 8, 9, 10, 19, 25)] == [0, 0, 4, 4, 9, 4, 9, 9]
+
+
+@pytest.mark.parametrize(("size", "n"), [(19, 1), (19, 10), (7, 5), (10, 5), (5, 2), (19, 0)])
+def test_invalid_fixed_handicap(size: int, n: int) -> None:
+    with pytest.raises(SetupError, match="invalid handicap"):
+        GameState(size).fixed_handicap(n)
+
+
+def test_handicap_needs_an_empty_board() -> None:
+    state = play(GameState(9), "E5")
+    with pytest.raises(SetupError, match="board not empty"):
+        state.fixed_handicap(2)
+    state = GameState(9)
+    state.set_stones([parse_gtp("E5", 9)], [])
+    with pytest.raises(SetupError, match="board not empty"):
+        state.set_handicap([parse_gtp("C3", 9)])
+
+
+def test_free_handicap() -> None:
+    state = GameState(9)
+    points = [parse_gtp(v, 9) for v in ("C3", "G7", "E5")]
+    state.set_handicap(points)
+    assert state.handicap == 3 and state.to_play is W and state.moves == []
+    for bad in ([], [points[0], points[0]]):
+        with pytest.raises(SetupError):
+            GameState(9).set_handicap(bad)
+
+
+def test_set_stones_rules() -> None:
+    state = GameState(5)
+    with pytest.raises(SetupError):
+        state.set_stones([0], [0])
+    with pytest.raises(SetupError):
+        state.set_stones([1, 5], [0])  # the white corner stone would have no liberty
+    play(state, "C3")
+    with pytest.raises(SetupError):
+        state.set_stones([0], [])
+    with pytest.raises(SetupError):
+        state.set_to_play(W)
+
+
+def test_copy_is_independent_and_identical() -> None:
+    state = GameState(9, Rules.preset("aga"), komi=0.5)
+    state.fixed_handicap(2)
+    play(state, "E5", "D5", "pass")
+    copy = state.copy()
+    assert (copy.graph_hash, copy.situation_hash, copy.position_hash) == (
+        state.graph_hash,
+        state.situation_hash,
+        state.position_hash,
+    )
+    assert copy.moves == state.moves and copy.handicap == 2 and copy.to_play is state.to_play
+    play(copy, "C5")
+    assert render(copy) != render(state)
+    assert len(state.moves) == 3
