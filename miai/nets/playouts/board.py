@@ -39,6 +39,7 @@ class _Geometry:
 
     @staticmethod
     def build(size: int) -> _Geometry:
+        """The tables for a ``size`` board (cached per size by :func:`_geometry`)."""
         width = size + 1
         length = (size + 2) * width + 1
         points = tuple((y + 1) * width + x + 1 for y in range(size) for x in range(size))
