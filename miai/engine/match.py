@@ -52,7 +52,7 @@ from miai.go.coords import PASS, Color, parse_gtp, to_gtp
 from miai.go.errors import InvalidMoveError
 from miai.go.rules import Rules
 from miai.go.sgf import format_sgf, game_from_state, load_sgf
-from miai.go.state import GameState
+from miai.go.state import GameState, max_fixed_handicap
 
 if TYPE_CHECKING:  # only the interface; the caller picks and loads the net
     from miai.nets.evaluator import Evaluator
@@ -164,6 +164,7 @@ class MatchConfig:
     visits: int | None = None  # sent as `kata-set-param maxVisits V` (or max_visits) where kata-set-param is listed
     max_moves: int | None = None  # move limit; default 4 * size * size
     openings: str | None = None  # file of openings (see load_openings)
+    handicap: int = 0  # fixed handicap stones for Black (GNU Go's points); White then moves first
     sgf_dir: str | None = None  # one SGF per game is written here
     sprt: SprtConfig | None = None  # run an SPRT for A against B ...
     sprt_stop: bool = True  # ... and stop as soon as it accepts H0 or H1
@@ -177,6 +178,15 @@ class MatchConfig:
         if min(self.move_timeout, self.command_timeout, self.start_timeout) <= 0:
             raise ValueError("timeouts must be positive")
         Rules.preset(self.rules)  # fail early on an unknown preset name
+        if self.handicap and not 2 <= self.handicap <= max_fixed_handicap(self.size):
+            raise ValueError(f"handicap on {self.size}x{self.size} is 0 or 2..{max_fixed_handicap(self.size)}")
+
+    def new_state(self) -> GameState:
+        """The referee's empty game for this match, with the handicap stones placed."""
+        state = GameState(self.size, Rules.preset(self.rules), self.komi)
+        if self.handicap:
+            state.fixed_handicap(self.handicap)
+        return state
 
     @property
     def move_limit(self) -> int:
@@ -187,16 +197,17 @@ class MatchConfig:
 # -- openings and clock ---------------------------------------------------------------------
 
 
-def load_openings(path: str | Path, size: int, rules: str = "chinese", komi: float = 7.5) -> list[list[int]]:
-    """Read openings: one per line, GTP vertices separated by spaces or commas, Black first, colours alternating.
+def load_openings(path: str | Path, config: MatchConfig) -> list[list[int]]:
+    """Read openings: one per line, GTP vertices separated by spaces or commas, colours alternating from Black
+    (from White after handicap stones).
 
     `#` starts a comment; blank lines are skipped. A `.sgf` file, or a directory of them, gives one opening per
-    file (its main line, via miai.go.sgf). Every opening is replayed under the match rules.
+    file (its main line, via miai.go.sgf). Every opening is replayed under the match's rules, komi and handicap.
 
     Raises:
         MatchError: an unreadable vertex, an illegal move, a wrong board size or an empty file.
     """
-    source = Path(path)
+    source, size = Path(path), config.size
     if source.is_dir() or source.suffix.lower() == ".sgf":
         openings = _sgf_openings(source, size)
     else:
@@ -211,7 +222,7 @@ def load_openings(path: str | Path, size: int, rules: str = "chinese", komi: flo
     if not openings:
         raise MatchError(f"no openings in {source}")
     for index, opening in enumerate(openings, 1):
-        _check_opening(opening, size, rules, komi, f"{source} opening {index}")
+        _check_opening(opening, config, f"{source} opening {index}")
     return openings
 
 
@@ -226,12 +237,12 @@ def _sgf_openings(source: Path, size: int) -> list[list[int]]:
     return openings
 
 
-def _check_opening(opening: list[int], size: int, rules: str, komi: float, where: str) -> None:
-    state = GameState(size, Rules.preset(rules), komi)
+def _check_opening(opening: list[int], config: MatchConfig, where: str) -> None:
+    state = config.new_state()
     for number, move in enumerate(opening, 1):
         reason = state.legality(move) if move != PASS else None
         if reason is not None:
-            raise MatchError(f"{where}: move {number} {to_gtp(move, size)} is illegal ({reason.value})")
+            raise MatchError(f"{where}: move {number} {to_gtp(move, config.size)} is illegal ({reason.value})")
         state.push(move)
 
 
@@ -415,6 +426,9 @@ def _setup(game: _Game, opening: Sequence[int]) -> None:
             player.new_game()
         except GtpClientError as exc:
             raise _engine_failure(color, player, exc, "game setup") from None
+    if game.config.handicap:
+        for color, player in game.players.items():
+            _place_handicap(game, color, player)
     for move in opening:
         color = game.state.to_play
         game.state.push(move)
@@ -422,6 +436,29 @@ def _setup(game: _Game, opening: Sequence[int]) -> None:
         _tell_opponent(game, color, move)
     if opening:
         game.notes[len(opening)] = f"end of opening ({len(opening)} moves)"
+
+
+def _place_handicap(game: _Game, color: Color, player: _Player) -> None:
+    """Put the referee's handicap stones on the engine's board: set_free_handicap if listed, else fixed_handicap
+    (checked to give the same points)."""
+    engine = player.engine
+    assert engine is not None
+    size, timeout = game.config.size, game.config.command_timeout
+    points = sorted(m for m in range(size * size) if game.state.color_at(m) == Color.BLACK)
+    try:
+        if engine.knows("set_free_handicap"):
+            engine.send("set_free_handicap " + " ".join(to_gtp(p, size) for p in points), timeout)
+            return
+        answer = engine.send(f"fixed_handicap {game.config.handicap}", timeout)
+    except GtpClientError as exc:
+        raise _engine_failure(color, player, exc, "handicap placement") from None
+    try:
+        placed = sorted(parse_gtp(v, size) for v in answer.split())
+    except InvalidMoveError:
+        placed = []
+    if placed != points:
+        raise _forfeit(color, player, CRASH, f"fixed_handicap placed {answer!r}, the referee "
+                       + " ".join(to_gtp(p, size) for p in points))
 
 
 def _tell_opponent(game: _Game, color: Color, move: int) -> None:
@@ -542,7 +579,7 @@ def play_game(
     on_move: Callable[[int, int], None] | None = None,
 ) -> GameRecord:
     """Play one game between two engine slots and return its record (also written as SGF if configured)."""
-    state = GameState(config.size, Rules.preset(config.rules), config.komi)
+    state = config.new_state()
     game = _Game(number, {Color.BLACK: black, Color.WHITE: white}, config, state, on_move=on_move)
     if config.time is not None:
         game.clocks = {Color.BLACK: Clock(config.time), Color.WHITE: Clock(config.time)}
@@ -613,7 +650,7 @@ def run_match(
         MatchError: an engine cannot be started or fails the GTP handshake, or the openings file is bad.
     """
     config = config or MatchConfig()
-    openings = load_openings(config.openings, config.size, config.rules, config.komi) if config.openings else [[]]
+    openings = load_openings(config.openings, config) if config.openings else [[]]
     if progress is None:
         printer = ProgressPrinter()
         progress, on_move = printer, on_move or printer.move

@@ -201,11 +201,12 @@ def test_sgf_records_result_rules_komi_and_timings(tmp_path: Path) -> None:
 def test_openings_are_played_with_both_colours(tmp_path: Path) -> None:
     openings = tmp_path / "openings.txt"
     openings.write_text("# two openings\nC3 C4\nB2, D4  # comment\n")
-    assert load_openings(openings, 5) == [[parse_gtp("C3", 5), parse_gtp("C4", 5)],
+    assert load_openings(openings, MatchConfig(size=5)) == [[parse_gtp("C3", 5), parse_gtp("C4", 5)],
                                           [parse_gtp("B2", 5), parse_gtp("D4", 5)]]
     summary = quiet_match(PASSER, PASSER, games=4, openings=str(openings), sgf_dir=str(tmp_path / "sgf"))
     starts = [load_sgf(Path(g.sgf_path).read_text()).moves[:2] for g in summary.games if g.sgf_path]
-    assert [[m for _c, m in s] for s in starts] == [load_openings(openings, 5)[i // 2] for i in range(4)]
+    expected = load_openings(openings, MatchConfig(size=5))
+    assert [[m for _c, m in s] for s in starts] == [expected[i // 2] for i in range(4)]
     assert [(g.black, g.moves) for g in summary.games] == [("A", 4), ("B", 4), ("A", 4), ("B", 4)]
 
 
@@ -213,10 +214,10 @@ def test_bad_openings_are_rejected(tmp_path: Path) -> None:
     bad = tmp_path / "bad.txt"
     bad.write_text("C3 C3\n")
     with pytest.raises(MatchError, match="occupied"):
-        load_openings(bad, 5)
+        load_openings(bad, MatchConfig(size=5))
     bad.write_text("C3 Z1\n")
     with pytest.raises(MatchError, match="bad.txt:1"):
-        load_openings(bad, 5)
+        load_openings(bad, MatchConfig(size=5))
 
 
 def test_summary_json_and_text(tmp_path: Path) -> None:
@@ -435,10 +436,11 @@ def test_summary_text_names_forfeits() -> None:
 def test_openings_from_a_directory_of_sgf_files(tmp_path: Path) -> None:
     (tmp_path / "b.sgf").write_text("(;GM[1]FF[4]SZ[5];B[cc];W[bb])")
     (tmp_path / "a.sgf").write_text("(;GM[1]FF[4]SZ[5];B[dd])")
-    assert load_openings(tmp_path, 5) == [[parse_gtp("D2", 5)], [parse_gtp("C3", 5), parse_gtp("B4", 5)]]
+    assert load_openings(tmp_path, MatchConfig(size=5)) == [[parse_gtp("D2", 5)],
+                                                            [parse_gtp("C3", 5), parse_gtp("B4", 5)]]
     (tmp_path / "c.sgf").write_text("(;GM[1]FF[4]SZ[9];B[dd])")
     with pytest.raises(MatchError, match="board size 9"):
-        load_openings(tmp_path, 5)
+        load_openings(tmp_path, MatchConfig(size=5))
 
 
 def test_move_hook_and_terminal_counter() -> None:
@@ -470,3 +472,44 @@ def test_miai_gtp_plays_a_match_and_accepts_rules_and_visits(capfd: pytest.Captu
     assert all(g.method in ("count", "final_score", "resign") and g.culprit is None for g in summary.games)
     warnings = capfd.readouterr().err
     assert "engine B" in warnings and "engine A" not in warnings  # miai took kata-set-rules and max_visits
+
+
+# -- handicap ------------------------------------------------------------------------------------------------
+
+
+def test_handicap_stones_reach_both_engines_and_white_starts(tmp_path: Path) -> None:
+    log_a, log_b = tmp_path / "a.log", tmp_path / "b.log"
+    summary = quiet_match(engine("--random", "1", "--free-handicap", "--log", str(log_a)),
+                          engine("--random", "2", "--fixed-handicap", "C3 E5", "--log", str(log_b)),
+                          games=1, size=7, handicap=2, komi=0.5, sgf_dir=str(tmp_path / "sgf"))
+    (game,) = summary.games
+    assert game.method == "count"
+    # GNU Go's fixed 2-stone handicap on 7x7 is E5 and C3 (the third line), top-left to bottom-right.
+    assert "set_free_handicap E5 C3" in _commands(log_a)
+    b = _commands(log_b)
+    assert "fixed_handicap 2" in b and b[b.index("fixed_handicap 2") + 1] == "genmove W"
+    sgf = load_sgf(Path(game.sgf_path or "").read_text())
+    assert sgf.handicap == 2 and sorted(sgf.setup_black) == sorted(parse_gtp(v, 7) for v in ("E5", "C3"))
+    assert sgf.moves[0][0] == Color.WHITE
+
+
+def test_an_engine_placing_other_handicap_points_forfeits() -> None:
+    summary = quiet_match(engine("--free-handicap"), engine("--fixed-handicap", "C5 E3"), games=1, size=7, handicap=2)
+    (game,) = summary.games
+    assert (game.method, game.culprit) == ("crash", "B")
+    assert "fixed_handicap placed 'C5 E3', the referee E5 C3" in game.reason
+    # An engine with neither handicap command cannot take part in a handicap game.
+    summary = quiet_match(RANDOM_A, engine("--free-handicap"), games=1, size=7, handicap=2)
+    assert (summary.games[0].method, summary.games[0].culprit) == ("crash", "A")
+    assert "handicap placement" in summary.games[0].reason
+
+
+def test_handicap_is_validated_and_shifts_openings(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="handicap"):
+        MatchConfig(size=5, handicap=2)
+    with pytest.raises(ValueError, match="handicap"):
+        MatchConfig(size=9, handicap=1)
+    openings = tmp_path / "o.txt"
+    openings.write_text("E5\n")  # White's first move on a handicap stone
+    with pytest.raises(MatchError, match="occupied"):
+        load_openings(openings, MatchConfig(size=7, handicap=2))

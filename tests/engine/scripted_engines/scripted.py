@@ -18,6 +18,8 @@ It keeps its own flood-fill board, so a referee bug in miai cannot hide behind s
     --name NAME            the name it reports
     --log FILE             append every command line it receives to FILE
     --kata KEY             also list kata-set-rules and kata-set-param; the latter accepts only the name KEY
+    --free-handicap        also list set_free_handicap (placing the given Black stones)
+    --fixed-handicap VS    also list fixed_handicap, answering it with the vertices VS ("C3 E5") and placing them
 
 Genmove counts start at 1 and run across games (they are not reset by clear_board), so `--crash-at 3` crashes in
 the first game and the restarted engine plays normally until its own third genmove.
@@ -173,6 +175,8 @@ class Engine:
         if name == "version":
             return "1.0"
         commands = COMMANDS + (["kata-set-rules", "kata-set-param"] if self.args.kata else [])
+        commands += ["set_free_handicap"] if self.args.free_handicap else []
+        commands += ["fixed_handicap"] if self.args.fixed_handicap else []
         if name == "list_commands":
             return "\n".join(commands)
         if name == "known_command":
@@ -196,6 +200,11 @@ class Engine:
             return ""
         if name == "genmove":
             return self.genmove(1 if args[0].lower().startswith("b") else 2)
+        if name in ("set_free_handicap", "fixed_handicap") and name in commands:
+            vertices = args if name == "set_free_handicap" else self.args.fixed_handicap.split()
+            for v in vertices:
+                self.board.play(parse_vertex(v, self.size), 1)
+            return "" if name == "set_free_handicap" else " ".join(vertices)
         if name == "kata-set-rules" and self.args.kata:
             return ""
         if name == "kata-set-param" and self.args.kata:
@@ -229,6 +238,8 @@ def main() -> None:
     parser.add_argument("--name", default="scripted")
     parser.add_argument("--log", default=None)
     parser.add_argument("--die-on", default=None)
+    parser.add_argument("--free-handicap", action="store_true")
+    parser.add_argument("--fixed-handicap", default=None)
     parser.add_argument("--kata", default=None)
     args = parser.parse_args()
     engine = Engine(args)
