@@ -564,3 +564,24 @@ def test_any_valid_position_plays_out_consistently(size: int, data: st.DataObjec
         for p in b.empties:
             for mover in (BLACK, WHITE):
                 assert b.is_true_eye(p, mover) or not b.is_legal(p, mover)
+
+
+def test_draw_is_uniform_over_acceptable_points() -> None:
+    # 22 empty points; the corner is Black's true eye, so 21 are acceptable, each with probability 1/21.
+    b = board("""
+        . X . . .
+        X X . . .
+        . . . . .
+        . . . . .
+        . . . . .
+    """)
+    rng = random.Random(21)
+    counts: dict[int, int] = {}
+    draws = 21 * 300
+    for _ in range(draws):
+        trial = b.copy()
+        p = trial.draw_move(BLACK, rng.random)
+        counts[p] = counts.get(p, 0) + 1
+    assert len(counts) == 21 and pt(b, 0, 0) not in counts
+    # 300 expected per point; a binomial standard deviation is about 17, so 5 sigma each way.
+    assert all(215 < n < 385 for n in counts.values())

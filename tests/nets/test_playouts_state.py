@@ -7,6 +7,8 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from miai.go.coords import PASS, Color, parse_gtp
 from miai.go.rules import Rules
@@ -158,3 +160,30 @@ def test_playout_board_agrees_with_game_state_move_by_move(size: int, seed: int)
         board.play(points[move], color)
         assert [board.color[p] for p in points] == [int(v) for v in state.stones()]
         assert board.captures[1:] == [state.captures(Color.BLACK), state.captures(Color.WHITE)]
+
+
+@settings(max_examples=15, deadline=None)
+@given(size=st.integers(3, 7), seed=st.integers(0, 2**32 - 1), pass_rate=st.sampled_from([0.0, 0.05]))
+def test_playout_board_agrees_with_game_state_on_random_games(size: int, seed: int, pass_rate: float) -> None:
+    from miai.nets.playouts import PASS as BOARD_PASS
+    from miai.nets.playouts import PlayoutBoard
+
+    rng = random.Random(seed)
+    state = GameState(size, Rules.preset("chinese"), 7.5)
+    board = PlayoutBoard(size)
+    points = board.geometry.points
+    for _ in range(3 * size * size):
+        color = int(state.to_play)
+        banned = set(state.banned_points())
+        legal = [m for m in range(size * size) if m not in banned and board.is_legal(points[m], color)]
+        assert legal == state.legal_moves()
+        if not legal or rng.random() < pass_rate:
+            state.push(PASS)
+            board.play(BOARD_PASS, color)
+            if state.is_over():
+                break
+            continue
+        move = rng.choice(legal)
+        state.push(move)
+        board.play(points[move], color)
+    assert [board.color[p] for p in points] == [int(v) for v in state.stones()]
