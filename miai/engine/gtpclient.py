@@ -138,6 +138,8 @@ class GtpEngine:
             )
         except OSError as exc:
             self._dead = True
+            if self._stderr_log is not None:
+                self._stderr_log.close()
             raise GtpEngineDied(self.name, None, [str(exc)]) from exc
         self._threads = [
             threading.Thread(target=self._read_stdout, name=f"gtp-stdout-{self.name}", daemon=True),
