@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from miai.nets.katago import (
     AttentionBlock,
@@ -239,3 +241,30 @@ def test_unknown_trunk_norm_kind_is_unsupported() -> None:
     data = data.replace(b"\n1 0 0 0 0 0\n", b"\n7 0 0 0 0 0\n", 1)
     with pytest.raises(UnsupportedModelError, match="trunk norm kind 7"):
         parse_model_bytes(data, binary_floats=True)
+
+
+_SMALL = write_model(
+    Spec(version=17, act="silu", blocks=(Nested(inner=(Attn(), FFN())), GPool()), tip=("rms", True, 0))
+)
+_SMALL_TEXT = write_model(Spec(version=12, act="mish", blocks=(GPool(),)), binary=False)
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_damaged_files_raise_only_model_format_errors(data: st.DataObject) -> None:
+    """Whatever the damage (cut, overwritten bytes, inserted bytes), the reader either still
+    reads a model (damage inside weights) or raises ModelFormatError, never anything else."""
+    binary = data.draw(st.booleans())
+    stream = bytearray(_SMALL if binary else _SMALL_TEXT)
+    kind = data.draw(st.sampled_from(["cut", "overwrite", "insert"]))
+    at = data.draw(st.integers(0, len(stream) - 1))
+    if kind == "cut":
+        stream = stream[:at]
+    elif kind == "overwrite":
+        stream[at : at + 4] = data.draw(st.binary(min_size=1, max_size=4))
+    else:
+        stream[at:at] = data.draw(st.binary(min_size=1, max_size=8))
+    try:
+        parse_model_bytes(bytes(stream), binary_floats=binary)
+    except ModelFormatError:
+        pass
