@@ -30,14 +30,17 @@ B6 = NETS_DIR / "g170-b6c96-s175395328-d26788732.bin.gz"
 T7A = NETS_DIR / "b7c96h3tfrs-test5-cnorm.bin.gz"
 T7B = NETS_DIR / "b7c96h6kv3qk32v16tflrs-fson-bnh.bin.gz"
 
-pytestmark = pytest.mark.skipif(not B6.exists(), reason="shared test nets not found at ../shared/nets")
+needs_nets = pytest.mark.skipif(not B6.exists(), reason="shared test nets not found at ../shared/nets")
 
 
 @pytest.fixture(scope="module")
 def b6_bytes() -> bytes:
+    if not B6.exists():
+        pytest.skip("shared test nets not found at ../shared/nets")
     return gzip.decompress(B6.read_bytes())
 
 
+@needs_nets
 def test_b6_resnet_structure() -> None:
     desc = load_model(B6)
     assert (desc.name, desc.version) == ("g170-b6c96-s175395328-d26788732", 8)
@@ -53,6 +56,7 @@ def test_b6_resnet_structure() -> None:
     assert {b.pre_act.kind for b in desc.trunk.blocks} == {"relu"}
 
 
+@needs_nets
 def test_transformer_structures() -> None:
     a, b = load_model(T7A), load_model(T7B)
     for desc in (a, b):
@@ -142,6 +146,7 @@ def test_truncated_stream_names_layer_and_offset(tmp_path: Path, b6_bytes: bytes
     assert "in " in message  # names the layer (or header) being read
 
 
+@needs_nets
 def test_truncated_gzip_file(tmp_path: Path) -> None:
     data = B6.read_bytes()
     path = tmp_path / "cut.bin.gz"
