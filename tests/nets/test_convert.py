@@ -329,3 +329,15 @@ def test_layer_names_that_look_generated_do_not_collide() -> None:
     onnx.checker.check_model(model)
     outputs = [o for node in model.graph.node for o in node.output]
     assert len(outputs) == len(set(outputs))
+
+
+@needs_nets
+def test_fixed_size_graph_serves_smaller_boards_like_katago() -> None:
+    """KataGo evaluates small boards in its fixed-size buffer; a graph converted for 11x11 does the
+    same for a 7x7 board at the top-left (learnable RoPE tables built for 11x11 included)."""
+    desc = load_model(SHARED_NETS["pub_t7b.jsonl"])
+    spatial, glob = random_inputs(7, batch=2, seed=9, tensor_size=11)
+    padded = on_board(run(session(build_onnx(desc, 11)), spatial, glob), 7, 11)
+    exact = run(session(build_onnx(desc, 7)), np.ascontiguousarray(spatial[:, :, :7, :7]), glob)
+    for key in exact:
+        np.testing.assert_allclose(padded[key], exact[key], rtol=1e-4, atol=5e-4, err_msg=key)
