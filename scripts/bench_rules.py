@@ -8,7 +8,12 @@ Random legal games are generated first (not timed); then every game is replayed 
 * graph-hash update: the time of the S+E test plus the chaining mix per move;
 * legality: ``GameState.legality`` on every empty point of positions along the games.
 
-Usage: python scripts/bench_rules.py [--games N] [--rules tromp-taylor] [--sizes 19,9] [--seed 1]
+Times are CPU time of this process (time.process_time), so other load on the machine disturbs them less.
+
+With ``--kifu PATH`` (e.g. ../shared/data/tom/all.kifu: one game a line, ``id<TAB>;B[pd];W[dd]...``) the 19x19
+figures also come from the first N real games, which capture far less than random games.
+
+Usage: python scripts/bench_rules.py [--games N] [--rules tromp-taylor] [--sizes 19,9] [--seed 1] [--kifu PATH]
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import random
 import time
 
 from miai.go import zobrist
-from miai.go.coords import PASS
+from miai.go.coords import PASS, parse_sgf
 from miai.go.rules import Rules
 from miai.go.state import GameState
 
@@ -43,11 +48,41 @@ def random_game(size: int, rules: Rules, rng: random.Random, max_moves: int) -> 
     return moves
 
 
+def kifu_games(path: str, count: int, rules: Rules) -> list[list[int]]:
+    """The first ``count`` games of a kifu file that replay legally under ``rules`` (19x19)."""
+    games: list[list[int]] = []
+    with open(path, encoding="utf-8") as lines:
+        for line in lines:
+            _, _, record = line.rstrip("\n").partition("\t")
+            moves = [parse_sgf(token[2:-1], 19) for token in record.split(";") if token[1:2] == "["]
+            state = GameState(19, rules)
+            try:
+                for m in moves:
+                    state.push(m)
+            except ValueError:
+                continue
+            games.append(moves)
+            if len(games) == count:
+                break
+    return games
+
+
+def report(size: int, rules: Rules, games: list[list[int]], repeat: int, label: str) -> None:
+    """Print the four figures for one set of games."""
+    n_moves = sum(len(g) for g in games)
+    print(f"{size}x{size} rules={rules.name}: {len(games)} {label}, {n_moves} moves")
+    print(f"  board play+undo : {time_board(size, games, repeat):10,.0f} moves/s")
+    print(f"  state play+pop  : {time_state(size, rules, games, repeat):10,.0f} moves/s")
+    test_us, mix_us = time_graph_update(size, rules, games)
+    print(f"  graph hash      : S+E test {test_us:.2f} us/move, chaining mix {mix_us:.2f} us/move")
+    print(f"  legality        : {time_legality(size, rules, games):10,.0f} checks/s")
+
+
 def time_state(size: int, rules: Rules, games: list[list[int]], repeat: int) -> float:
     """Moves per second for play_unchecked + pop over the games."""
     state = GameState(size, rules)
     total = 0
-    start = time.perf_counter()
+    start = time.process_time()
     for _ in range(repeat):
         for moves in games:
             play, pop = state.play_unchecked, state.pop
@@ -56,7 +91,7 @@ def time_state(size: int, rules: Rules, games: list[list[int]], repeat: int) -> 
             for _ in moves:
                 pop()
             total += len(moves)
-    return total / (time.perf_counter() - start)
+    return total / (time.process_time() - start)
 
 
 def time_board(size: int, games: list[list[int]], repeat: int) -> float:
@@ -64,7 +99,7 @@ def time_board(size: int, games: list[list[int]], repeat: int) -> float:
     state = GameState(size)
     board = state.board
     total = 0
-    start = time.perf_counter()
+    start = time.process_time()
     for _ in range(repeat):
         for moves in games:
             records = []
@@ -76,7 +111,7 @@ def time_board(size: int, games: list[list[int]], repeat: int) -> float:
                 if rec is not None:
                     board.undo(rec)
             total += len(moves)
-    return total / (time.perf_counter() - start)
+    return total / (time.process_time() - start)
 
 
 def time_graph_update(size: int, rules: Rules, games: list[list[int]]) -> tuple[float, float]:
@@ -92,11 +127,11 @@ def time_graph_update(size: int, rules: Rules, games: list[list[int]]) -> tuple[
             state.play_unchecked(m)
             if m == PASS:
                 continue
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             board.exceeds_repetition_bound(m, bound)
-            t1 = time.perf_counter()
+            t1 = time.process_time()
             h = zobrist.chain_graph_hash(h, state.situation_hash)
-            t2 = time.perf_counter()
+            t2 = time.process_time()
             test_time += t1 - t0
             mix_time += t2 - t1
             count += 1
@@ -115,10 +150,10 @@ def time_legality(size: int, rules: Rules, games: list[list[int]]) -> float:
             state.play_unchecked(m)
             if i % 10 == 0:
                 empties = [p for p in range(size * size) if state.board.color_at(p) == 0]
-                t0 = time.perf_counter()
+                t0 = time.process_time()
                 for p in empties:
                     state.legality(p)
-                elapsed += time.perf_counter() - t0
+                elapsed += time.process_time() - t0
                 checks += len(empties)
         for _ in moves:
             state.pop()
@@ -132,18 +167,15 @@ def main() -> None:
     parser.add_argument("--rules", default="tromp-taylor")
     parser.add_argument("--sizes", default="19,9")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--kifu", help="a kifu file of real 19x19 games to replay as well")
     args = parser.parse_args()
     rules = Rules.preset(args.rules)
     for size in (int(s) for s in args.sizes.split(",")):
         rng = random.Random(args.seed)
         games = [random_game(size, rules, rng, 3 * size * size) for _ in range(args.games)]
-        n_moves = sum(len(g) for g in games)
-        print(f"{size}x{size} rules={rules.name}: {args.games} random games, {n_moves} moves")
-        print(f"  board play+undo : {time_board(size, games, args.repeat):10,.0f} moves/s")
-        print(f"  state play+pop  : {time_state(size, rules, games, args.repeat):10,.0f} moves/s")
-        test_us, mix_us = time_graph_update(size, rules, games)
-        print(f"  graph hash      : S+E test {test_us:.2f} us/move, chaining mix {mix_us:.2f} us/move")
-        print(f"  legality        : {time_legality(size, rules, games):10,.0f} checks/s")
+        report(size, rules, games, args.repeat, "random games")
+    if args.kifu:
+        report(19, rules, kifu_games(args.kifu, args.games, rules), args.repeat, "real games")
 
 
 if __name__ == "__main__":

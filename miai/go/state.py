@@ -213,19 +213,16 @@ class GameState:
 
     def _play(self, move: int, c: int) -> None:
         board = self.board
-        entry_head = (move, c)
         if move == PASS:
             record: Any = board.clear_ko()
             passes = self.consecutive_passes + 1
         else:
             record = board.play(move, c)
             passes = 0
-            removed = record[9]
-            if removed:
-                self._captures[3 - c if record[8] else c] += removed
+            if record[9]:  # stones removed: by a capture, or by a suicide (then they are the opponent's prisoners)
+                self._captures[3 - c if record[8] else c] += record[9]
         self._stack.append(
-            entry_head
-            + (record, self._to_play, self.consecutive_passes, self._state_hash, self._graph_hash, self._bans)
+            (move, c, record, self._to_play, self.consecutive_passes, self._state_hash, self._graph_hash, self._bans)
         )
         self._to_play = 3 - c
         self.consecutive_passes = passes
@@ -279,32 +276,44 @@ class GameState:
             h ^= ban_keys[move]
         return h
 
-    def _superko_key(self) -> int:
-        key = self.board.hash
-        return key ^ zobrist.TO_PLAY[self._to_play] if self._situational else key
-
     def _remember_position(self) -> None:
-        key = self._superko_key()
+        """Add the current position to the superko history, its stone-count bucket and the count indexes."""
+        board = self.board
+        key = board.hash ^ zobrist.TO_PLAY[self._to_play] if self._situational else board.hash
         counts = self._sk_counts
         counts[key] = counts.get(key, 0) + 1
-        black, white = self.board.count[1], self.board.count[2]
-        bucket = self._sk_buckets.setdefault((black, white), {})
-        bucket[key] = bucket.get(key, 0) + 1
-        for own, other, index in ((black, white, self._count_index[1]), (white, black, self._count_index[2])):
-            seen = index.setdefault(own, {})
-            seen[other] = seen.get(other, 0) + 1
+        black, white = board.count[1], board.count[2]
+        bucket = self._sk_buckets.get((black, white))
+        if bucket is None:
+            self._sk_buckets[(black, white)] = {key: 1}
+        else:
+            bucket[key] = bucket.get(key, 0) + 1
+        by_black, by_white = self._count_index[1], self._count_index[2]
+        seen = by_black.get(black)
+        if seen is None:
+            by_black[black] = {white: 1}
+        else:
+            seen[white] = seen.get(white, 0) + 1
+        seen = by_white.get(white)
+        if seen is None:
+            by_white[white] = {black: 1}
+        else:
+            seen[black] = seen.get(black, 0) + 1
 
     def _forget_position(self) -> None:
-        key = self._superko_key()
+        """Remove the current position from the superko history (the inverse of ``_remember_position``)."""
+        board = self.board
+        key = board.hash ^ zobrist.TO_PLAY[self._to_play] if self._situational else board.hash
         _decrement(self._sk_counts, key)
-        black, white = self.board.count[1], self.board.count[2]
+        black, white = board.count[1], board.count[2]
         bucket = self._sk_buckets[(black, white)]
         _decrement(bucket, key)
         if not bucket:
             del self._sk_buckets[(black, white)]
         for own, other, index in ((black, white, self._count_index[1]), (white, black, self._count_index[2])):
-            _decrement(index[own], other)
-            if not index[own]:
+            seen = index[own]
+            _decrement(seen, other)
+            if not seen:
                 del index[own]
 
     def _superko_bans(self) -> tuple[int, ...]:
