@@ -64,7 +64,10 @@ def bench(model: str | None, sizes: str, seconds: float, config_path: str | None
 @click.option("--white", "white_cmd", required=True, help="Engine B's command line.")
 @click.option("--games", default=2, show_default=True, type=click.IntRange(1))
 @click.option("--size", default=9, show_default=True, type=click.IntRange(2, 25))
-@click.option("--komi", default=7.0, show_default=True, type=float)
+@click.option("--komi", default=7.5, show_default=True, type=float)
+@click.option("--handicap", default=0, show_default=True, type=click.IntRange(0), help="Fixed handicap stones for Black.")
+@click.option("--max-moves", default=None, type=click.IntRange(1), help="Score the game after this many moves.")
+@click.option("--sprt", default=None, metavar="ELO0,ELO1", help="Run an SPRT of engine A and stop when it decides.")
 @click.option("--rules", default="chinese", show_default=True, help="Rules preset (referee and engines).")
 @click.option("--time", "time_spec", default=None, help="Clock per engine: MAIN[+BYOYOMI/STONES] in seconds.")
 @click.option("--visits", default=None, type=click.IntRange(1), help="Sent as kata-set-param maxVisits.")
@@ -77,14 +80,21 @@ def bench(model: str | None, sizes: str, seconds: float, config_path: str | None
               help="Net whose ownership marks dead stones when the engines' scores disagree (default: all alive).")
 @click.option("--json", "json_path", default=None, type=click.Path(dir_okay=False), help="Write the summary as JSON.")
 @click.option("--log-dir", default=None, type=click.Path(file_okay=False), help="Keep the engines' stderr here.")
-def match(black_cmd: str, white_cmd: str, games: int, size: int, komi: float, rules: str, time_spec: str | None,
+def match(black_cmd: str, white_cmd: str, games: int, size: int, komi: float, handicap: int, max_moves: int | None,
+          sprt: str | None, rules: str, time_spec: str | None,
           visits: int | None, openings: str | None, sgf_dir: str | None, alternate: bool, move_timeout: float,
           dead_model: str | None, json_path: str | None, log_dir: str | None) -> None:
     """Play GTP engines against each other and report wins, Elo with a 95% interval and how games ended."""
+    from miai.engine.elo import SprtConfig
     from miai.engine.match import MatchConfig, MatchError, TimeControl, ownership_dead_stones, run_match
 
     try:
-        config = MatchConfig(games=games, size=size, komi=komi, rules=rules, alternate=alternate,
+        sprt_config = None
+        if sprt:
+            elo0, _, elo1 = sprt.partition(",")
+            sprt_config = SprtConfig(float(elo0), float(elo1))
+        config = MatchConfig(games=games, size=size, komi=komi, handicap=handicap, max_moves=max_moves,
+                             sprt=sprt_config, rules=rules, alternate=alternate,
                              time=TimeControl.parse(time_spec) if time_spec else None, visits=visits,
                              openings=openings, sgf_dir=sgf_dir, move_timeout=move_timeout, log_dir=log_dir)
     except ValueError as exc:
