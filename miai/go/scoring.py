@@ -68,8 +68,11 @@ def remove_dead(colors: Sequence[int], dead: Iterable[int]) -> tuple[list[int], 
 def territory(colors: Sequence[int], size: int, tax: Tax = Tax.NONE) -> tuple[int, int]:
     """Empty points surrounded by black and by white, after the tax."""
     counts = [0, 0, 0]
-    for region, owner in empty_regions(colors, size):
-        counts[owner] += len(region)
+    regions = empty_regions(colors, size)
+    seki_eyes = _seki_eyes(colors, size, regions) if tax is Tax.SEKI else set()
+    for index, (region, owner) in enumerate(regions):
+        if index not in seki_eyes:
+            counts[owner] += len(region)
     if tax is Tax.ALL:
         taxes = group_taxes(colors, size)
         counts[1] -= taxes[1]
@@ -81,6 +84,66 @@ def area(colors: Sequence[int], size: int, tax: Tax = Tax.NONE) -> tuple[int, in
     """Stones plus surrounded empty points for black and for white, after the tax."""
     black, white = territory(colors, size, tax)
     return black + sum(1 for v in colors if v == 1), white + sum(1 for v in colors if v == 2)
+
+
+def _chains(colors: Sequence[int], size: int) -> tuple[list[int], list[set[int]]]:
+    """Chain id of every stone (-1 on empty points) and the liberties of each chain."""
+    nbrs = _neighbours(size)
+    ids = [-1] * (size * size)
+    libs: list[set[int]] = []
+    for start in range(size * size):
+        if colors[start] and ids[start] < 0:
+            ids[start] = len(libs)
+            chain_libs: set[int] = set()
+            stack = [start]
+            while stack:
+                q = stack.pop()
+                for r in nbrs[q]:
+                    if colors[r] == 0:
+                        chain_libs.add(r)
+                    elif colors[r] == colors[start] and ids[r] < 0:
+                        ids[r] = len(libs)
+                        stack.append(r)
+            libs.append(chain_libs)
+    return ids, libs
+
+
+def _self_atari(colors: Sequence[int], size: int, point: int, color: int, ids: list[int], libs: list[set[int]]) -> bool:
+    """Would ``color`` playing the empty ``point`` leave its chain with one liberty and capture nothing?"""
+    nbrs = _neighbours(size)[point]
+    if any(colors[r] == 3 - color and libs[ids[r]] == {point} for r in nbrs):
+        return False  # it captures
+    own = [ids[r] for r in nbrs if colors[r] == color]
+    if not own:
+        return False
+    after = {r for r in nbrs if colors[r] == 0}
+    for chain in own:
+        after |= libs[chain]
+    after.discard(point)
+    return len(after) <= 1
+
+
+def _seki_eyes(colors: Sequence[int], size: int, regions: list[tuple[list[int], int]]) -> set[int]:
+    """Indexes of one-colour regions that are eyes of groups in seki (Tax.SEKI does not count them).
+
+    Seki is recognised locally: a neutral point that would be self-atari for a player next to it is a shared
+    liberty neither side can fill, and a region surrounded by chains touching such a point is not territory. This
+    needs no filled dame, unlike a rule that drops every region whose groups touch any neutral point.
+    """
+    ids, libs = _chains(colors, size)
+    nbrs = _neighbours(size)
+    shared: set[int] = set()
+    for region, owner in regions:
+        if owner == 0:
+            for point in region:
+                if any(_self_atari(colors, size, point, color, ids, libs) for color in (1, 2)):
+                    shared.add(point)
+    seki_chains = {ids[r] for point in shared for r in nbrs[point] if colors[r]}
+    return {
+        index
+        for index, (region, owner) in enumerate(regions)
+        if owner and any(colors[r] == owner and ids[r] in seki_chains for q in region for r in nbrs[q])
+    }
 
 
 def group_taxes(colors: Sequence[int], size: int) -> list[int]:

@@ -83,3 +83,34 @@ def test_empty_regions_and_neutral_points() -> None:
     regions = empty_regions(colors, size)
     assert len(regions) == 1 and regions[0][1] == 0 and len(regions[0][0]) == 7
     assert area([0] * 4, 2) == (0, 0)  # an empty board belongs to nobody
+
+
+# Black's inner group (A7 eye) and White's inner group (E7 eye) share the liberty C7: a seki with one eye each.
+SEKI_WITH_EYES = """
+7 . X . O . O X
+6 X X X O O O X
+5 O O O X X X X
+4 O . O X . . X
+3 O O O X . . X
+2 . . O X X X X
+1 . . O X . . .
+  A B C D E F G
+"""
+
+
+def test_seki_tax_does_not_count_eyes_of_groups_in_seki() -> None:
+    size, colors = parse_board(SEKI_WITH_EYES)
+    assert territory(colors, size) == (8, 6)
+    assert territory(colors, size, Tax.SEKI) == (7, 5)
+    japanese = state_from_board(SEKI_WITH_EYES, "japanese", komi=0.5)
+    assert japanese.score() == 5 - 7 + 0.5
+
+
+def test_seki_tax_leaves_ordinary_positions_alone() -> None:
+    """Unfilled neutral points between live groups are not seki: nothing is taxed."""
+    size, colors = parse_board(BOARD)
+    assert territory(colors, size, Tax.SEKI) == territory(colors, size)
+    _, no_dead = parse_board(BOARD)
+    for move in DEAD:
+        no_dead[move] = 0
+    assert territory(no_dead, size, Tax.SEKI) == territory(no_dead, size) == (10, 12)
