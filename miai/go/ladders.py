@@ -29,8 +29,9 @@ The search is a plain minimax over "ladder" moves only:
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
@@ -63,7 +64,7 @@ class ScratchBoard:
     (``size`` columns), which only tests use.
     """
 
-    __slots__ = ("size", "height", "stride", "colors", "ko", "offsets", "_chains")
+    __slots__ = ("size", "height", "stride", "colors", "ko", "offsets", "_chains", "reads")
 
     def __init__(
         self, stones: Sequence[int] | np.ndarray, size: int, ko_point: int | None = None, *, height: int | None = None
@@ -82,6 +83,10 @@ class ScratchBoard:
         # Chains of the current position by stone; cleared by every play and undo. Reading asks for the
         # same few chains many times per node (legality, bounds, move generation).
         self._chains: dict[int, tuple[list[int], set[int]]] = {}
+        # Every location whose neighbourhood reading has looked at (flooded stones and candidate move
+        # points). Colours read are always within one step of these, so a reading result stays valid
+        # on any board that agrees on these points and their neighbours (see ``_ChainMemo``).
+        self.reads: set[int] = set()
 
     def loc(self, point: int) -> int:
         """Padded location of a flat point index."""
@@ -121,6 +126,7 @@ class ScratchBoard:
         result = (stones, libs)
         for stone in stones:
             self._chains[stone] = result
+        self.reads.update(stones)
         return result
 
     def liberties(self, loc: int) -> set[int]:
@@ -147,14 +153,17 @@ class ScratchBoard:
                 if c == EMPTY:
                     libs.add(adj)
                     if len(libs) >= limit:
+                        self.reads.update(seen)
                         return limit
                 elif c == color and adj not in seen:
                     seen.add(adj)
                     stack.append(adj)
+        self.reads.update(seen)
         return len(libs)
 
     def immediate_liberties(self, loc: int) -> int:
         """Number of empty neighbours of ``loc``."""
+        self.reads.add(loc)
         return sum(1 for off in self.offsets if self.colors[loc + off] == EMPTY)
 
     # --- moves ----------------------------------------------------------------------------------
@@ -162,6 +171,7 @@ class ScratchBoard:
     def is_legal(self, loc: int, player: int) -> bool:
         """Legal under simple ko with suicide forbidden."""
         colors = self.colors
+        self.reads.add(loc)
         if colors[loc] != EMPTY or loc == self.ko:
             return False
         opponent = 3 - player
@@ -182,6 +192,7 @@ class ScratchBoard:
         opponent = 3 - player
         record_ko = self.ko
         self._chains.clear()
+        self.reads.add(loc)
         colors[loc] = player
         captured: list[int] = []
         for off in self.offsets:
@@ -216,6 +227,7 @@ class ScratchBoard:
         """Cheap lower and upper bounds on the liberties a stone of ``player`` at ``loc`` would have."""
         immediate = caps = cap_stones = conn_sum = conn_max = 0
         opponent = 3 - player
+        self.reads.add(loc)
         for off in self.offsets:
             adj = loc + off
             c = self.colors[adj]
@@ -241,6 +253,7 @@ class ScratchBoard:
 
     def would_be_ko_capture(self, loc: int, player: int) -> bool:
         """``loc`` is empty, surrounded by the opponent or walls, and captures exactly one lone stone."""
+        self.reads.add(loc)
         if self.colors[loc] != EMPTY:
             return False
         opponent = 3 - player
@@ -259,6 +272,7 @@ class ScratchBoard:
     def connection_heuristic_x2(self, loc: int, player: int) -> int:
         """Twice the sum of (liberties - 1.5) over ``player``'s neighbouring chains with 2+ liberties."""
         total = 0
+        self.reads.add(loc)
         for off in self.offsets:
             adj = loc + off
             if self.colors[adj] == player:
@@ -456,22 +470,123 @@ def ladder_working_moves(board: ScratchBoard, loc: int, *, max_moves: int = MAX_
     return working
 
 
-def _iter_ladders(board: ScratchBoard, max_moves: int) -> list[tuple[list[int], int, list[int]]]:
-    """Every laddered chain: (its padded stones, its colour, working moves if it has two liberties)."""
-    found = []
+class _ChainResult(NamedTuple):
+    """The reading of one chain with one or two liberties, and what it depended on."""
+
+    stones: tuple[int, ...]  # padded locations
+    color: int
+    libs: tuple[int, ...]
+    laddered: bool
+    working: tuple[int, ...]  # attacker's working first moves (two-liberty chains only)
+    reads: frozenset[int]  # the board's ``reads`` after the reading: colours within one step decided it
+    ko: int  # the board's simple-ko point during the reading
+
+
+def _still_valid(result: _ChainResult, changed: Sequence[int], ko: int, around: tuple[tuple[int, ...], ...]) -> bool:
+    """Whether ``result``, read on another board, holds on a board differing at ``changed`` locations.
+
+    The reading is a deterministic function of the colours it looked at, all of them within one step of
+    ``result.reads``; so it carries over when no changed point is that close. The simple-ko point matters
+    only for the attacker's first move on a two-liberty chain (the defender's root ko ban is lifted).
+    """
+    reads = result.reads
+    for loc in changed:
+        for near in around[loc]:
+            if near in reads:
+                return False
+    if len(result.libs) == 2 and ko != result.ko and (ko in result.libs or result.ko in result.libs):
+        return False
+    return True
+
+
+def _read_chain(board: ScratchBoard, loc: int, stones: list[int], libs: set[int], max_moves: int) -> _ChainResult:
+    """Ladder-read the chain at ``loc`` (its first stone in scan order), recording what it reads."""
+    # A fresh chain cache makes every flood inside this reading count towards ``reads``; it changes no
+    # result: the target chain is still flooded from ``loc``, and other chains' stone order is never used.
+    board._chains.clear()
+    board.reads = set(stones)
+    if len(libs) == 1:
+        laddered = is_ladder_captured(board, loc, max_moves=max_moves)
+        working: list[int] = []
+    else:
+        working = ladder_working_moves(board, loc, max_moves=max_moves)
+        laddered = bool(working)
+    return _ChainResult(
+        tuple(stones), board.colors[loc], tuple(sorted(libs)), laddered, tuple(working), frozenset(board.reads), board.ko
+    )
+
+
+@lru_cache(maxsize=32)
+def _closed_neighbourhoods(width: int, height: int) -> tuple[tuple[int, ...], ...]:
+    """Per padded location: itself and its four neighbours (clipped to the padded array)."""
+    stride = width + 1
+    total = (height + 2) * stride + 1
+    return tuple(
+        tuple(n for n in (loc, loc - stride, loc - 1, loc + 1, loc + stride) if 0 <= n < total) for loc in range(total)
+    )
+
+
+class LadderMemo:
+    """Per-chain ladder readings of recently seen boards, reused on boards that differ a little.
+
+    A search evaluates positions one move apart: most chains' readings never look near the new stone
+    (or its captures) and are reused as they are; only the others are read again. Keyed by the stones
+    alone (the ko point is checked per chain), least recently used boards are forgotten first.
+    """
+
+    def __init__(self, capacity: int = 4096) -> None:
+        self.capacity = capacity
+        self._boards: OrderedDict[tuple[bytes, int, int, int], dict[int, _ChainResult]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._boards)
+
+    def clear(self) -> None:
+        """Forget every board."""
+        self._boards.clear()
+
+    def get(self, key: tuple[bytes, int, int, int]) -> dict[int, _ChainResult] | None:
+        """The readings of a board, if remembered (and mark it recently used)."""
+        found = self._boards.get(key)
+        if found is not None:
+            self._boards.move_to_end(key)
+        return found
+
+    def put(self, key: tuple[bytes, int, int, int], results: dict[int, _ChainResult]) -> None:
+        """Remember a board's readings."""
+        self._boards[key] = results
+        self._boards.move_to_end(key)
+        while len(self._boards) > self.capacity:
+            self._boards.popitem(last=False)
+
+
+def _iter_ladders(
+    board: ScratchBoard,
+    max_moves: int,
+    known: dict[int, _ChainResult] | None = None,
+    changed: Sequence[int] = (),
+) -> dict[int, _ChainResult]:
+    """The reading of every chain with one or two liberties, by its first stone in scan order.
+
+    ``known`` holds the readings of another board that differs from this one at the padded locations
+    ``changed``; those still valid here are reused instead of read again.
+    """
+    found: dict[int, _ChainResult] = {}
     solved: set[int] = set()
+    colors = board.colors
+    around = _closed_neighbourhoods(board.size, board.height)
     for loc in _loc_table(board.size, board.height):
-        if board.colors[loc] not in (BLACK, WHITE) or loc in solved:
+        if colors[loc] not in (BLACK, WHITE) or loc in solved:
             continue
         stones, libs = board.chain(loc)
         solved.update(stones)
-        if len(libs) == 1:
-            if is_ladder_captured(board, loc, max_moves=max_moves):
-                found.append((stones, board.colors[loc], []))
-        elif len(libs) == 2:
-            working = ladder_working_moves(board, loc, max_moves=max_moves)
-            if working:
-                found.append((stones, board.colors[loc], working))
+        if len(libs) > 2:
+            continue
+        previous = known.get(loc) if known is not None else None
+        if previous is not None and _still_valid(previous, changed, board.ko, around):
+            found[loc] = previous
+        else:
+            found[loc] = _read_chain(board, loc, stones, libs, max_moves)
     return found
 
 
@@ -482,6 +597,8 @@ def ladder_planes(
     ko_point: int | None = None,
     *,
     max_moves: int = MAX_SEARCH_MOVES,
+    memo: LadderMemo | None = None,
+    previous: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """KataGo planes 14 and 17 for a board: (laddered stones, working ladder moves).
 
@@ -490,16 +607,40 @@ def ladder_planes(
     Both results are bool arrays of ``size * size`` in flat order. ``max_moves`` bounds each search (a
     search over budget answers "not laddered"); the default is KataGo's, lower it to cap the cost of
     positions built to exhaust it.
+
+    With a ``memo``, the readings of this board are remembered, and the readings of the board
+    ``previous`` (an int8 stones array of the same size, e.g. one move earlier), if the memo has it,
+    are reused for chains the difference cannot affect. The planes are the same with or without.
     """
-    board = ScratchBoard(stones, size, ko_point)
-    laddered = np.zeros(size * size, dtype=bool)
-    working = np.zeros(size * size, dtype=bool)
+    flat = np.asarray(stones, dtype=np.int8)
+    board = ScratchBoard(flat, size, ko_point)
+    if memo is None:
+        results = _iter_ladders(board, max_moves)
+    else:
+        key = (flat.tobytes(), size, board.height, max_moves)
+        known, changed = memo.get(key), []
+        if known is None and previous is not None:
+            before = np.asarray(previous, dtype=np.int8)
+            known = memo.get((before.tobytes(), size, board.height, max_moves))
+            if known is not None:
+                table = _loc_table(size, board.height)
+                changed = [table[p] for p in np.flatnonzero(before != flat).tolist()]
+        results = _iter_ladders(board, max_moves, known, changed)
+        memo.put(key, results)
+    return _planes(board, results, to_play)
+
+
+def _planes(board: ScratchBoard, results: dict[int, _ChainResult], to_play: int) -> tuple[np.ndarray, np.ndarray]:
+    area = board.size * board.height
+    laddered = np.zeros(area, dtype=bool)
+    working = np.zeros(area, dtype=bool)
     opponent = 3 - int(to_play)
-    for chain_stones, color, moves in _iter_ladders(board, max_moves):
-        laddered[[board.point(s) for s in chain_stones]] = True
-        if color == opponent:
-            for move in moves:
-                working[board.point(move)] = True
+    for result in results.values():
+        if result.laddered:
+            laddered[[board.point(s) for s in result.stones]] = True
+            if result.color == opponent:
+                for move in result.working:
+                    working[board.point(move)] = True
     return laddered, working
 
 

@@ -198,34 +198,75 @@ def _recent_moves(pos: Position) -> np.ndarray:
 
 def _ladders(pos: Position) -> np.ndarray:
     """Planes 14-17: laddered stones on the boards 0, 1, 2 moves ago, and working ladder moves."""
-    laddered_now, working = _board_ladders(pos, 0, pos.pla)
-    # Earlier boards only as far back as the history shown to the net (KataGo's rule).
-    shown = len(pos.history)
-    prev1 = _board_ladders(pos, 1, pos.opp)[0] if shown >= 1 else laddered_now
-    prev2 = _board_ladders(pos, 2, pos.pla)[0] if shown >= 2 else prev1
+    # Earlier boards only as far back as the history shown to the net (KataGo's rule). They are read
+    # oldest first so that each board can reuse the readings of the one before it (see LadderMemo).
+    shown = min(len(pos.history), 2)
+    boards = [pos.stones if k == 0 else np.asarray(pos.state.board_history(k), dtype=np.int8) for k in range(shown + 1)]
+    if shown < 2 and len(pos.state.moves) > shown:
+        boards.append(np.asarray(pos.state.board_history(shown + 1), dtype=np.int8))  # only as a hint
+    planes: list[np.ndarray] = [np.empty(0)] * (shown + 1)
+    working = planes[0]
+    for k in range(shown, -1, -1):
+        previous = boards[k + 1] if k + 1 < len(boards) else None
+        to_play = pos.pla if k % 2 == 0 else pos.opp
+        planes[k], moves = _ladder_planes_cached(boards[k], previous, pos.size, to_play, _ko_point(pos, k))
+        if k == 0:
+            working = moves
+    laddered_now = planes[0]
+    prev1 = planes[1] if shown >= 1 else laddered_now
+    prev2 = planes[2] if shown >= 2 else prev1
     return _points(pos, laddered_now, prev1, prev2, working)
 
 
-def _board_ladders(pos: Position, moves_ago: int, to_play: Color) -> tuple[np.ndarray, np.ndarray]:
-    """Ladder planes of the board ``moves_ago`` moves back, read with its own simple-ko point
-    and the player who was to move on it (so that a search finds its parents' boards cached)."""
+def _ko_point(pos: Position, moves_ago: int) -> int | None:
+    """The simple-ko point of the board ``moves_ago`` moves back, for the player who was to move on it."""
     from miai.go import ladders  # imported here: only real nets need ladder reading
 
-    stones = pos.stones if moves_ago == 0 else np.asarray(pos.state.board_history(moves_ago), dtype=np.int8)
-    ko = ladders.state_ko_point(pos.state, moves_ago)
-    return _ladder_planes_cached(stones.tobytes(), pos.size, int(to_play), ko)
+    return ladders.state_ko_point(pos.state, moves_ago)
 
 
-@lru_cache(maxsize=8192)
-def _ladder_planes_cached(stones: bytes, size: int, to_play: int, ko: int | None) -> tuple[np.ndarray, np.ndarray]:
-    # Ladder reading is the costliest feature (milliseconds on 19x19); in a search, a
-    # position's boards one and two moves ago are its parents' current boards.
-    from miai.go import ladders
+class _LadderPlanesCache:
+    """Ladder planes (14/17) per board, with the per-chain readings behind them.
 
-    laddered, working = ladders.ladder_planes(np.frombuffer(stones, dtype=np.int8), size, to_play, ko)
-    laddered.setflags(write=False)
-    working.setflags(write=False)
-    return laddered, working
+    Two levels: whole boards (stones, player to move, ko point) hit when a search evaluates a leaf
+    whose boards one and two moves ago were its parents' current boards; and ``LadderMemo``'s
+    per-chain readings, reused on a new board for every chain its last move cannot affect.
+    """
+
+    def __init__(self, capacity: int = 8192) -> None:
+        from miai.go import ladders
+
+        self.capacity = capacity
+        self.memo = ladders.LadderMemo(capacity)
+        self._planes: dict[tuple[bytes, int, int, int | None], tuple[np.ndarray, np.ndarray]] = {}
+
+    def __call__(
+        self, stones: np.ndarray, previous: np.ndarray | None, size: int, to_play: int, ko: int | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(laddered stones, working moves) of a board; ``previous`` is the board before it, if any."""
+        from miai.go import ladders
+
+        key = (stones.tobytes(), size, int(to_play), ko)
+        found = self._planes.get(key)
+        if found is None:
+            laddered, working = ladders.ladder_planes(
+                stones, size, int(to_play), ko, memo=self.memo, previous=previous
+            )
+            laddered.setflags(write=False)
+            working.setflags(write=False)
+            found = (laddered, working)
+            if len(self._planes) >= self.capacity:
+                del self._planes[next(iter(self._planes))]  # oldest first (insertion order)
+            self._planes[key] = found
+        return found
+
+    def cache_clear(self) -> None:
+        """Forget every board (benchmarks use this to measure reading from scratch)."""
+        self._planes.clear()
+        self.memo.clear()
+
+
+_ladder_planes_cached = _LadderPlanesCache()
 
 
 def _area(pos: Position) -> np.ndarray:

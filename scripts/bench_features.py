@@ -1,0 +1,160 @@
+"""Benchmark: KataGo input-feature encoding (miai.nets.features.encode) in positions per second.
+
+Usage (from the repository root):
+    python scripts/bench_features.py                          # 19x19 real games + 9x9 random games
+    python scripts/bench_features.py --sizes 19 --positions 300 --mode cold
+    python scripts/bench_features.py --profile 19             # cProfile of the 19x19 run
+    python scripts/bench_features.py --dump /tmp/f.npz        # save every encoding...
+    python scripts/bench_features.py --check /tmp/f.npz       # ...and compare later runs to it exactly
+
+Positions: on 19x19, mid-game positions of real games from ``/work/shared/data/tom/all.kifu`` (a random
+move number between 20 and 200 of each game; never committed); on other sizes, random legal games
+(a fixed seed). Two modes:
+
+- ``cold``: every memo of the feature code is cleared before each position, so each encoding reads
+  the ladders and area of all three boards (now, 1 and 2 moves ago) from scratch: the worst case;
+- ``search``: the position's parent (one move less) is encoded first, untimed, then the position:
+  what a search sees, where a leaf's boards 1 and 2 moves ago are its parents' current boards.
+
+positions/s is wall-clock and, in brackets, per CPU second of this process (robust on a busy machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import random
+import time
+from pathlib import Path
+
+import numpy as np
+
+from miai.go.coords import PASS, parse_sgf
+from miai.go.rules import Rules
+from miai.go.state import GameState
+from miai.nets import features
+
+KIFU = Path("/work/shared/data/tom/all.kifu")
+
+
+def kifu_states(count: int, seed: int) -> list[GameState]:
+    """``count`` mid-game 19x19 positions of real games (one per game, random move number)."""
+    rng = random.Random(seed)
+    states: list[GameState] = []
+    with open(KIFU, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            if len(states) >= count:
+                break
+            moves = _kifu_moves(line)
+            if len(moves) < 40:
+                continue
+            state = GameState(19, Rules.preset("chinese"), 7.5)
+            stop = rng.randint(20, min(200, len(moves) - 1))
+            try:
+                for move in moves[:stop]:
+                    state.push(move)
+            except ValueError:
+                continue
+            states.append(state)
+    return states
+
+
+def _kifu_moves(line: str) -> list[int]:
+    _, _, body = line.rstrip("\n").partition("\t")
+    moves = []
+    for token in body.split(";")[1:]:
+        if len(token) < 5 or token[1] != "[":
+            break
+        try:
+            moves.append(parse_sgf(token[2 : token.index("]")], 19))
+        except ValueError:
+            break
+    return moves
+
+
+def random_states(size: int, count: int, seed: int) -> list[GameState]:
+    """``count`` positions of random legal games (uniform moves, no pass before the board fills up)."""
+    rng = random.Random(seed)
+    states = []
+    for _ in range(count):
+        state = GameState(size, Rules.preset("chinese"), 7.5)
+        length = rng.randint(size * size // 4, size * size)
+        for _ in range(length):
+            legal = state.legal_moves()
+            state.push(rng.choice(legal) if legal else PASS)
+            if state.is_over():
+                break
+        states.append(state)
+    return states
+
+
+def clear_memos() -> None:
+    """Forget every memo the feature code keeps between positions."""
+    for name in dir(features):
+        obj = getattr(features, name)
+        if hasattr(obj, "cache_clear") and name.startswith("_") and not isinstance(obj, type):
+            obj.cache_clear()
+
+
+def run(states: list[GameState], mode: str) -> tuple[float, float, list[tuple[np.ndarray, np.ndarray]]]:
+    """(wall seconds, CPU seconds, encodings) of encoding every state once in ``mode``."""
+    wall = cpu = 0.0
+    outputs = []
+    for state in states:
+        clear_memos()
+        if mode == "search" and state.moves:
+            move = state.pop()
+            features.encode(state)
+            state.push(move[1], move[0])
+        w0, c0 = time.perf_counter(), time.process_time()
+        outputs.append(features.encode(state))
+        wall += time.perf_counter() - w0
+        cpu += time.process_time() - c0
+    return wall, cpu, outputs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[19, 9])
+    parser.add_argument("--positions", type=int, default=200, help="positions per size")
+    parser.add_argument("--mode", choices=["cold", "search", "both"], default="both")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--profile", type=int, default=None, metavar="SIZE", help="cProfile the run of this size")
+    parser.add_argument("--dump", type=Path, default=None, help="save all encodings to this .npz")
+    parser.add_argument("--check", type=Path, default=None, help="compare all encodings to this .npz")
+    args = parser.parse_args()
+
+    modes = ["cold", "search"] if args.mode == "both" else [args.mode]
+    saved: dict[str, np.ndarray] = {}
+    expected = dict(np.load(args.check)) if args.check else None
+    mismatches = 0
+    for size in args.sizes:
+        t0 = time.perf_counter()
+        states = kifu_states(args.positions, args.seed) if size == 19 else random_states(size, args.positions, args.seed)
+        made = time.perf_counter() - t0
+        print(f"{size}x{size}: {len(states)} positions (made in {made:.1f} s)")
+        for mode in modes:
+            if args.profile == size:
+                profiler = cProfile.Profile()
+                profiler.enable()
+            wall, cpu, outputs = run(states, mode)
+            if args.profile == size:
+                profiler.disable()
+                pstats.Stats(profiler).sort_stats("cumulative").print_stats(30)
+            print(f"  {mode:6s}: {len(states) / wall:8.1f} positions/s ({len(states) / cpu:8.1f} per CPU s)")
+            for k, (spatial, global_) in enumerate(outputs):
+                key = f"{size}_{k}"
+                saved[key + "_s"], saved[key + "_g"] = spatial, global_
+                if expected is not None:
+                    same = np.array_equal(expected[key + "_s"], spatial) and np.array_equal(expected[key + "_g"], global_)
+                    mismatches += not same
+    if args.dump:
+        np.savez_compressed(args.dump, **saved)
+    if expected is not None:
+        print(f"check against {args.check}: {mismatches} mismatching encodings")
+        raise SystemExit(1 if mismatches else 0)
+
+
+if __name__ == "__main__":
+    main()
