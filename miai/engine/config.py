@@ -254,7 +254,7 @@ def _split_key(config: Config, key: str) -> tuple[str, str, dataclasses.Field[An
     sections = _sections(type(config))
     if not dot:
         # A bare name is accepted when exactly one section has it (kata-set-param style: "max_visits").
-        owners = [s for s, cls in sections.items() if name_in(cls, section)]
+        owners = [s for s, cls in sections.items() if _has_field(cls, section)]
         if len(owners) != 1:
             raise ConfigError(_unknown(key, _all_keys(config)))
         section, name = owners[0], section
@@ -267,7 +267,7 @@ def _split_key(config: Config, key: str) -> tuple[str, str, dataclasses.Field[An
     raise ConfigError(_unknown(key, _all_keys(config)))
 
 
-def name_in(cls: type, name: str) -> bool:
+def _has_field(cls: type, name: str) -> bool:
     """True if the config dataclass ``cls`` has a field called ``name``."""
     return any(f.name == name for f in dataclasses.fields(cls))
 
