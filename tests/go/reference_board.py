@@ -93,6 +93,7 @@ class ReferenceGame:
     colors: list[int] = field(default_factory=list)
     to_play: int = 1
     history: list[tuple[list[int], int, int, int]] = field(default_factory=list)  # (colors, to_play, move, mover)
+    _memo: tuple[int, set[tuple[int, int]]] | None = None
 
     def __post_init__(self) -> None:
         if not self.colors:
@@ -102,8 +103,11 @@ class ReferenceGame:
         return position_hash(colors, self.size), (to_play if self.rules.ko is KoRule.SITUATIONAL else 0)
 
     def earlier_keys(self) -> set[tuple[int, int]]:
-        keys = {self.superko_key(colors, to_play) for colors, to_play, _, _ in self.history}
-        return keys | {self.superko_key(self.colors, self.to_play)}
+        """Superko keys of every position so far (recomputed from scratch, memoised per history length)."""
+        if self._memo is None or self._memo[0] != len(self.history):
+            keys = {self.superko_key(colors, to_play) for colors, to_play, _, _ in self.history}
+            self._memo = (len(self.history), keys | {self.superko_key(self.colors, self.to_play)})
+        return self._memo[1]
 
     def legality(self, move: int, c: int | None = None) -> str | None:
         """None if legal, else "occupied", "suicide", "ko" or "superko"."""
@@ -132,6 +136,7 @@ class ReferenceGame:
 
     def undo(self) -> None:
         self.colors, self.to_play, _, _ = self.history.pop()
+        self._memo = None
 
     def hash(self) -> int:
         return position_hash(self.colors, self.size)

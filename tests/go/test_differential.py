@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -55,6 +56,18 @@ def _random_moves(state: GameState, rng: random.Random, length: int) -> list[int
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(size=st.integers(2, 6), preset=st.sampled_from(PRESETS), seed=st.integers(0, 2**32 - 1))
 def test_every_move_agrees_with_reference(size: int, preset: str, seed: int) -> None:
+    check_game_against_reference(size, preset, seed)
+
+
+@pytest.mark.slow
+@settings(max_examples=2500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(size=st.integers(2, 5), preset=st.sampled_from(PRESETS), seed=st.integers(0, 2**32 - 1))
+def test_thousands_of_games_agree_with_reference(size: int, preset: str, seed: int) -> None:
+    check_game_against_reference(size, preset, seed)
+
+
+def check_game_against_reference(size: int, preset: str, seed: int) -> None:
+    """Play one random game on both implementations, comparing everything at every move, then unwind it."""
     rules = Rules.preset(preset)
     rng = random.Random(seed)
     state = GameState(size, rules, komi=7.5)
