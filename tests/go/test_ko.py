@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from miai.go.coords import PASS, Color, from_xy
+from miai.go.coords import PASS, Color, from_xy, parse_gtp
 from miai.go.errors import IllegalMoveError, IllegalReason
 from miai.go.state import GameState
 from tests.go.fixtures import render, state_from_board
@@ -108,34 +108,40 @@ def test_positional_and_situational_superko_differ_after_a_pass() -> None:
     assert results == {"chinese-ogs": IllegalReason.SUPERKO, "aga": None, "chinese": None}
 
 
-# A cycle of multi-stone captures (found by exhaustive search over small positions): Black takes two, White takes
-# two back, both refill. No move is a single-stone ko recapture, so simple ko allows the cycle forever.
-TWO_STONE_CYCLE_BOARD = """
-O X X .
-O X X O
-. O X .
-X O . O
+# Send two, return one (the classic corner shape): Black D7 puts two stones in atari ("sends two"), White B7 takes
+# them, Black C7 takes White's two corner stones back, White A7 replays its corner stone ("returns one" point):
+# the start again after four moves, none of them a single-stone ko recapture.
+SEND_TWO_RETURN_ONE = """
+O . X . O . .
+X X O O O . .
+. . . . . . .
+. . . . . . .
+. . . . . . .
+. . . . . . .
+. . . . . . .
 """
-TWO_STONE_CYCLE = [(0, 2), (0, 1), (0, 3), (0, 0)]  # B takes 2, W takes 2, B refills, W refills
+SEND_TWO_CYCLE = ["D7", "B7", "C7", "A7"]
 
 
-def test_two_stone_capture_cycle_repeats_under_simple_ko() -> None:
-    state = state_from_board(TWO_STONE_CYCLE_BOARD, "chinese")
+def test_send_two_return_one_cycles_forever_under_simple_ko() -> None:
+    state = state_from_board(SEND_TWO_RETURN_ONE, "chinese")
     start = render(state)
-    for _ in range(2):
-        for x, y in TWO_STONE_CYCLE:
-            take(state, x, y)
-        assert render(state) == start
-    assert state.captures(B) == state.captures(W) == 4
+    for _ in range(3):
+        for vertex in SEND_TWO_CYCLE:
+            state.push(parse_gtp(vertex, 7))
+        assert render(state) == start and state.to_play is B
+    assert state.captures(B) == state.captures(W) == 6
 
 
-@pytest.mark.parametrize("preset", ["tromp-taylor", "aga"])
-def test_two_stone_capture_cycle_is_cut_by_superko(preset: str) -> None:
-    state = state_from_board(TWO_STONE_CYCLE_BOARD, preset)
-    for x, y in TWO_STONE_CYCLE[:-1]:
-        take(state, x, y)
-    assert state.legality(from_xy(0, 0, 4)) is IllegalReason.SUPERKO
-    assert state.banned_points() == [from_xy(0, 0, 4)]
+@pytest.mark.parametrize("preset", ["tromp-taylor", "chinese-ogs", "aga", "new-zealand"])
+def test_send_two_return_one_is_cut_by_superko(preset: str) -> None:
+    state = state_from_board(SEND_TWO_RETURN_ONE, preset)
+    for vertex in SEND_TWO_CYCLE[:-1]:
+        state.push(parse_gtp(vertex, 7))
+    corner = parse_gtp("A7", 7)
+    assert state.legality(corner) is IllegalReason.SUPERKO
+    assert state.banned_points() == [corner]
+    assert state.legality(parse_gtp("A5", 7)) is None  # only the repeating move is banned
 
 
 def test_snapback_captures_the_capturing_group() -> None:
