@@ -152,7 +152,7 @@ def _benson_alive(regions: list[_Region], num_chains: int) -> tuple[list[bool], 
                 region_spoiled[index] = True
 
 
-def _mark_player(
+def _mark_player_by_flood(
     colors: list[int],
     size: int,
     player: int,
@@ -191,6 +191,88 @@ def _mark_player(
                     result[point] = player
 
 
+def _build_region_fast(
+    start: int,
+    colors: list[int],
+    nbrs: tuple[tuple[int, ...], ...],
+    player: int,
+    chain_of: list[int],
+    region_of: list[int],
+    region_id: int,
+    suicide_legal: bool,
+) -> _Region:
+    """``_build_region`` with one pass over each point's neighbours: the set of adjacent chains is
+    only built while the region can still be vital (most regions stop being so at once)."""
+    points: list[int] = []
+    borders: set[int] = set()
+    vital: set[int] | None = None  # chains every relevant point so far is next to (None: no point yet)
+    internal = 0
+    contains_opponent = False
+    region_of[start] = region_id
+    stack = [start]
+    while stack:
+        point = stack.pop()
+        points.append(point)
+        touching = False
+        for adj in nbrs[point]:
+            c = colors[adj]
+            if c == player:
+                touching = True
+                borders.add(chain_of[adj])
+            elif region_of[adj] == -1:
+                region_of[adj] = region_id
+                stack.append(adj)
+        here = colors[point]
+        if here != EMPTY:
+            contains_opponent = True
+        if not touching:
+            internal += 1
+        # Opponent stones only break vitality when they could be refilled by suicide.
+        if (vital is None or vital) and (suicide_legal or here == EMPTY):
+            around = {chain_of[adj] for adj in nbrs[point] if colors[adj] == player} if touching else set()
+            vital = around if vital is None else vital & around
+    return _Region(points, vital or set(), borders, min(internal, 2), contains_opponent)
+
+
+def _mark_player(
+    colors: list[int],
+    size: int,
+    player: int,
+    result: list[int],
+    *,
+    safe_big_territories: bool,
+    unsafe_big_territories: bool,
+    multi_stone_suicide: bool,
+) -> None:
+    """``_mark_player_by_flood`` with ``_build_region_fast``."""
+    nbrs = neighbor_table(size)
+    chain_of, chains = _label_chains(colors, nbrs, player)
+    if not chains:
+        return  # a player without stones owns nothing
+    region_of = [-1] * len(colors)
+    regions: list[_Region] = []
+    for point, color in enumerate(colors):
+        if color == EMPTY and region_of[point] == -1:
+            regions.append(
+                _build_region_fast(point, colors, nbrs, player, chain_of, region_of, len(regions), multi_stone_suicide)
+            )
+    alive, spoiled = _benson_alive(regions, len(chains))
+    for chain_id, members in enumerate(chains):
+        if alive[chain_id]:
+            for point in members:
+                result[point] = player
+    for region, region_spoiled in zip(regions, spoiled):
+        safe = region.internal_points <= 1 and not region_spoiled
+        safe = safe or (safe_big_territories and not region.contains_opponent and not region_spoiled)
+        if safe:
+            for point in region.points:
+                result[point] = player
+        elif unsafe_big_territories and not region.contains_opponent:
+            for point in region.points:
+                if result[point] == EMPTY:
+                    result[point] = player
+
+
 def calculate_area(
     stones: Sequence[int] | np.ndarray,
     size: int,
@@ -203,11 +285,180 @@ def calculate_area(
     """KataGo's area computation with its four switches (see the module docstring).
 
     Returns an int8 array of ``size * size`` with 1 (Black), 2 (White) or 0 (neither).
+
+    The feature encoder calls this for every evaluated position, and most positions have no
+    pass-alive chain of a colour at all. One flood over the empty points proves that cheaply for a
+    colour (no chain borders two "eye candidates"); then Benson's iteration would remove every chain
+    and spoil every region, leaving only the unsafe big territories. Otherwise the colour goes
+    through the full computation (``_mark_player``, the same as ``calculate_area_by_flood``).
     """
+    colors = _as_list(stones, size)
+    nbrs = neighbor_table(size)
+    empties = _EmptyComponents(colors, nbrs)
+    result = [EMPTY] * len(colors)
+    for player in (BLACK, WHITE):
+        if empties.may_have_pass_alive(player):
+            _mark_player(
+                colors,
+                size,
+                player,
+                result,
+                safe_big_territories=safe_big_territories,
+                unsafe_big_territories=unsafe_big_territories,
+                multi_stone_suicide=multi_stone_suicide,
+            )
+        elif unsafe_big_territories and player in colors:
+            # An empty component touching no opponent stone is a whole region without opponent stones.
+            for points, touches in zip(empties.points, empties.touches):
+                if not touches & (1 << (3 - player)):
+                    for point in points:
+                        if result[point] == EMPTY:
+                            result[point] = player
+    if non_pass_alive_stones:
+        result = [owner if owner != EMPTY else color for owner, color in zip(result, colors)]
+    return np.array(result, dtype=np.int8)
+
+
+class _EmptyComponents:
+    """The connected components of empty points, with what they touch.
+
+    ``touches[i]`` has bit ``1 << c`` set when a point of component ``i`` is next to a stone of colour
+    ``c``; ``every_point_touches[i]`` when *every* point is (the component could be vital to a chain).
+    """
+
+    __slots__ = ("colors", "nbrs", "points", "comp_of", "touches", "every_point_touches")
+
+    def __init__(self, colors: list[int], nbrs: tuple[tuple[int, ...], ...]) -> None:
+        self.colors = colors
+        self.nbrs = nbrs
+        self.points: list[list[int]] = []
+        self.comp_of = [-1] * len(colors)
+        self.touches: list[int] = []
+        self.every_point_touches: list[int] = []
+        comp_of = self.comp_of
+        for start, color in enumerate(colors):
+            if color != EMPTY or comp_of[start] != -1:
+                continue
+            comp = len(self.points)
+            comp_of[start] = comp
+            stack, points = [start], []
+            any_mask, all_mask = 0, 0b110
+            while stack:
+                point = stack.pop()
+                points.append(point)
+                mask = 0
+                for adj in nbrs[point]:
+                    c = colors[adj]
+                    if c == EMPTY:
+                        if comp_of[adj] == -1:
+                            comp_of[adj] = comp
+                            stack.append(adj)
+                    else:
+                        mask |= 1 << c
+                any_mask |= mask
+                all_mask &= mask
+            self.points.append(points)
+            self.touches.append(any_mask)
+            self.every_point_touches.append(all_mask)
+
+    def may_have_pass_alive(self, player: int) -> bool:
+        """False when no chain of ``player`` has two vital regions (so none can be pass-alive).
+
+        A region is vital to a chain when each of its empty points is a liberty of the chain (this
+        ignores the extra condition on opponent stones under multi-stone suicide, which only makes
+        the answer "maybe" more often). Regions are empty components joined through opponent chains.
+        """
+        bit = 1 << player
+        chain_of: dict[int, int] = {}  # stone -> id of its chain, filled lazily by floods
+        vital_count: dict[int, int] = {}
+        done: set[int] = set()  # components whose region has been examined
+        for comp, every in enumerate(self.every_point_touches):
+            if not every & bit or comp in done:
+                continue
+            for chain in self._region_vital_chains(comp, player, chain_of, done):
+                vital_count[chain] = vital_count.get(chain, 0) + 1
+                if vital_count[chain] >= 2:
+                    return True
+        return False
+
+    def _region_vital_chains(self, comp: int, player: int, chain_of: dict[int, int], done: set[int]) -> set[int]:
+        """The chains of ``player`` that the region holding component ``comp`` is vital to.
+
+        Stops at the first component that rules every candidate out; components examined are added
+        to ``done`` (a region stopped early may be examined again from another component: counted twice
+        at worst, which is on the safe side).
+        """
+        colors, nbrs, opponent = self.colors, self.nbrs, 3 - player
+        common = self._chains_next_to_every_point(comp, player, chain_of)
+        done.add(comp)
+        queue = [comp]
+        while queue and common:
+            current = queue.pop()
+            if not self.touches[current] & (1 << opponent):
+                continue
+            for point in self.points[current]:
+                for adj in nbrs[point]:
+                    if colors[adj] != opponent or adj in chain_of:
+                        continue
+                    for stone in self._flood(adj, opponent, chain_of):
+                        for lib in nbrs[stone]:
+                            other = self.comp_of[lib]
+                            if other == -1 or other in done:
+                                continue
+                            done.add(other)
+                            queue.append(other)
+                            if self.every_point_touches[other] & (1 << player):
+                                common &= self._chains_next_to_every_point(other, player, chain_of)
+                            else:
+                                common = set()
+                            if not common:
+                                return common
+        return common
+
+    def _chains_next_to_every_point(self, comp: int, player: int, chain_of: dict[int, int]) -> set[int]:
+        """The chains of ``player`` adjacent to every point of empty component ``comp``."""
+        common: set[int] | None = None
+        colors, nbrs = self.colors, self.nbrs
+        for point in self.points[comp]:
+            around = set()
+            for adj in nbrs[point]:
+                if colors[adj] == player:
+                    around.add(chain_of[adj] if adj in chain_of else self._flood(adj, player, chain_of)[0])
+            common = around if common is None else common & around
+            if not common:
+                return set()
+        return common or set()
+
+    def _flood(self, stone: int, color: int, chain_of: dict[int, int]) -> list[int]:
+        """Flood the chain at ``stone`` (not yet in ``chain_of``), naming it by ``stone``; its stones."""
+        colors, nbrs = self.colors, self.nbrs
+        chain_of[stone] = stone
+        stones = [stone]
+        index = 0
+        while index < len(stones):
+            for adj in nbrs[stones[index]]:
+                if colors[adj] == color and adj not in chain_of:
+                    chain_of[adj] = stone
+                    stones.append(adj)
+            index += 1
+        return stones
+
+
+def calculate_area_by_flood(
+    stones: Sequence[int] | np.ndarray,
+    size: int,
+    *,
+    non_pass_alive_stones: bool = False,
+    safe_big_territories: bool = False,
+    unsafe_big_territories: bool = False,
+    multi_stone_suicide: bool = False,
+) -> np.ndarray:
+    """``calculate_area`` point by point, with plain flood fills: slower, kept as the readable
+    statement of the algorithm that the fast version is tested against."""
     colors = _as_list(stones, size)
     result = [EMPTY] * len(colors)
     for player in (BLACK, WHITE):
-        _mark_player(
+        _mark_player_by_flood(
             colors,
             size,
             player,
