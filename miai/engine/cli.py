@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from miai import __version__
-from miai.engine.config import Config, ConfigError, load_config
+from miai.engine.config import Config, ConfigError, apply_overrides, load_config
 
 log = logging.getLogger("miai")
 
@@ -56,6 +56,23 @@ def build_evaluator(model: str, config: Config, *, progress: bool = True) -> Any
                               progress=_progress_callback("converting") if progress else None)
     except (OSError, EvaluatorError, PlayoutError, ValueError) as exc:
         raise click.ClickException(f"cannot load model {model}: {exc}") from exc
+
+
+def playout_defaults(config: Config, evaluator: Any, config_path: str | None, sets: tuple[str, ...]) -> Config:
+    """Classic Monte-Carlo settings when the evaluator is random playouts, unless the user chose otherwise.
+
+    PUCT trusts the policy, and a playout evaluator's policy is uniform: with noisy one-playout values PUCT then
+    commits to whichever moves got lucky first. UCB1-TUNED tries every move once and explores by the observed
+    variance, and the final move is the most visited one (no LCB), as classic MCTS engines did.
+    """
+    from miai.nets.playouts import PlayoutEvaluator
+
+    if not isinstance(evaluator, PlayoutEvaluator):
+        return config
+    chosen = " ".join(sets) + (Path(config_path).read_text(encoding="utf-8") if config_path else "")
+    overrides = [item for key, item in (("selection", "search.selection=ucb1-tuned"),
+                                         ("use_lcb", "search.use_lcb=false")) if key not in chosen]
+    return apply_overrides(config, overrides)
 
 
 def _progress_callback(label: str) -> Any:
@@ -110,6 +127,7 @@ def gtp(model: str | None, config_path: str | None, sets: tuple[str, ...], size:
 
     config = _load_config(config_path, sets)
     evaluator = build_evaluator(model or config.net.model, config)
+    config = playout_defaults(config, evaluator, config_path, sets)
     player = EnginePlayer(evaluator, config)
     try:
         gtp_config = GtpConfig(name=name, board_size=size, komi=komi, rules=rules, ponder=config.search.ponder)
@@ -136,6 +154,7 @@ def convert(source: str, target: str, board_size: int | None) -> None:
 
 
 from miai.engine import cli_tools  # noqa: E402  (registers bench and match on `main`)
+from miai.engine import cli_train  # noqa: E402,F401  (registers `miai train` on `main`)
 
 __all__ = ["main", "build_evaluator", "default_net", "NO_DEFAULT_NET", "cli_tools"]
 

@@ -67,3 +67,17 @@ def test_gtp_with_a_katago_net_plays_and_answers_kata_raw_nn(tmp_path: Path) -> 
     move = answers[3][2:].strip()
     assert move not in ("pass", "resign", "E5")
     assert answers[4].startswith("= symmetry 0\nwhiteWin ")
+
+
+def test_playout_model_defaults_to_ucb1_tuned_unless_the_user_chose() -> None:
+    from miai.engine.cli import playout_defaults
+    from miai.engine.config import Config, apply_overrides
+    from miai.nets.evaluator import UniformEvaluator
+    from miai.nets.playouts import PlayoutEvaluator
+
+    playouts = PlayoutEvaluator.from_spec("playouts")
+    chosen = playout_defaults(Config(), playouts, None, ())
+    assert chosen.search.selection == "ucb1-tuned" and chosen.search.use_lcb is False
+    mine = apply_overrides(Config(), ["search.selection=ucb1"])
+    assert playout_defaults(mine, playouts, None, ("search.selection=ucb1",)).search.selection == "ucb1"
+    assert playout_defaults(Config(), UniformEvaluator(), None, ()).search.selection == "puct"
