@@ -410,17 +410,18 @@ class Board:
             if len(ch.libs) > budget:
                 return True
             stack = list(ch.libs)
-        seen = set(stack)
-        if len(seen) > budget:
+        count = len(stack)
+        if count > budget:
             return True
+        seen = set(stack)
         color, nbrs = self.color, self.geo.nbrs
         while stack:
-            q = stack.pop()
-            for r in nbrs[q]:
+            for r in nbrs[stack.pop()]:
                 if color[r] == 0 and r not in seen:
-                    seen.add(r)
-                    if len(seen) > budget:
+                    count += 1
+                    if count > budget:
                         return True
+                    seen.add(r)
                     stack.append(r)
         return False
 
