@@ -486,12 +486,12 @@ class GameState:
 
     def pass_alive_area(self) -> np.ndarray:
         """int8 per point: 1/2 for Benson pass-alive stones of that colour and the territory they enclose, else 0."""
-        from miai.go import benson  # lazy: benson is a sibling module built on stone arrays
+        from miai.go import benson  # lazy: benson works on stone arrays and is only needed for net features
 
         return benson.pass_alive(self.stones(), self.size, multi_stone_suicide=self.rules.multi_stone_suicide)
 
     def area_map(self) -> np.ndarray:
-        """The area map KataGo's planes 18/19 use (KATAGO.md section 3)."""
+        """The area map KataGo's planes 18/19 use under these rules (KATAGO.md section 3)."""
         from miai.go import benson
 
         return benson.area_map_for_rules(self.stones(), self.size, self.rules)

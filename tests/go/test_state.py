@@ -196,3 +196,25 @@ def test_copy_is_independent_and_identical() -> None:
     play(copy, "C5")
     assert render(copy) != render(state)
     assert len(state.moves) == 3
+
+
+def test_pass_alive_area_and_area_map_follow_the_rules() -> None:
+    """A Black group with two eyes in the corner is pass-alive with its eyes; the lone White stone is not."""
+    state = state_from_board(
+        """
+        . X . X . .
+        X X X X . .
+        . . . . . .
+        . . . . O .
+        . . . . . .
+        . . . . . .
+        """,
+        "chinese",
+    )
+    alive = state.pass_alive_area()
+    assert alive.dtype == np.int8
+    assert set(np.flatnonzero(alive == 1)) == {0, 1, 2, 3, 6, 7, 8, 9}
+    assert not (alive == 2).any()
+    area = state.area_map()
+    assert area[parse_gtp("E3", 6)] == 2  # under area scoring other stones count as their own colour
+    assert (state_from_board(render(state), "japanese").area_map() == 0).all()  # territory: planes stay empty
