@@ -471,29 +471,31 @@ def ladder_working_moves(board: ScratchBoard, loc: int, *, max_moves: int = MAX_
 
 
 class _ChainResult(NamedTuple):
-    """The reading of one chain with one or two liberties, and what it depended on."""
+    """What ladder reading says about one chain, and what it depended on.
+
+    Chains with three or more liberties are never laddered; they are remembered too (with no
+    liberties listed), so that a board reusing this one need not flood them again.
+    """
 
     stones: tuple[int, ...]  # padded locations
     color: int
-    libs: tuple[int, ...]
+    libs: tuple[int, ...]  # the one or two liberties of a read chain; () for three or more
     laddered: bool
     working: tuple[int, ...]  # attacker's working first moves (two-liberty chains only)
-    reads: frozenset[int]  # the board's ``reads`` after the reading: colours within one step decided it
+    reads: frozenset[int]  # reading looked only at these points and their neighbours
     ko: int  # the board's simple-ko point during the reading
 
 
-def _still_valid(result: _ChainResult, changed: Sequence[int], ko: int, around: tuple[tuple[int, ...], ...]) -> bool:
-    """Whether ``result``, read on another board, holds on a board differing at ``changed`` locations.
+def _still_valid(result: _ChainResult, dirty: set[int], ko: int) -> bool:
+    """Whether ``result``, found on another board, holds on a board that differs from it only at
+    locations next to ``dirty`` (the changed points and their neighbours).
 
     The reading is a deterministic function of the colours it looked at, all of them within one step of
     ``result.reads``; so it carries over when no changed point is that close. The simple-ko point matters
     only for the attacker's first move on a two-liberty chain (the defender's root ko ban is lifted).
     """
-    reads = result.reads
-    for loc in changed:
-        for near in around[loc]:
-            if near in reads:
-                return False
+    if not result.reads.isdisjoint(dirty):
+        return False
     if len(result.libs) == 2 and ko != result.ko and (ko in result.libs or result.ko in result.libs):
         return False
     return True
@@ -566,25 +568,29 @@ def _iter_ladders(
     known: dict[int, _ChainResult] | None = None,
     changed: Sequence[int] = (),
 ) -> dict[int, _ChainResult]:
-    """The reading of every chain with one or two liberties, by its first stone in scan order.
+    """What ladder reading says about every chain, by the chain's first stone in scan order.
 
-    ``known`` holds the readings of another board that differs from this one at the padded locations
-    ``changed``; those still valid here are reused instead of read again.
+    ``known`` holds the results of another board that differs from this one at the padded locations
+    ``changed``; those still valid here are reused instead of flooding and reading the chain again.
     """
     found: dict[int, _ChainResult] = {}
     solved: set[int] = set()
     colors = board.colors
     around = _closed_neighbourhoods(board.size, board.height)
+    dirty = {near for loc in changed for near in around[loc]}
     for loc in _loc_table(board.size, board.height):
         if colors[loc] not in (BLACK, WHITE) or loc in solved:
+            continue
+        previous = known.get(loc) if known is not None else None
+        if previous is not None and _still_valid(previous, dirty, board.ko):
+            found[loc] = previous
+            solved.update(previous.stones)
             continue
         stones, libs = board.chain(loc)
         solved.update(stones)
         if len(libs) > 2:
-            continue
-        previous = known.get(loc) if known is not None else None
-        if previous is not None and _still_valid(previous, changed, board.ko, around):
-            found[loc] = previous
+            # Its liberties are within one step of its stones: the count holds while those are unchanged.
+            found[loc] = _ChainResult(tuple(stones), colors[loc], (), False, (), frozenset(stones), board.ko)
         else:
             found[loc] = _read_chain(board, loc, stones, libs, max_moves)
     return found

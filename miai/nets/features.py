@@ -198,31 +198,31 @@ def _recent_moves(pos: Position) -> np.ndarray:
 
 def _ladders(pos: Position) -> np.ndarray:
     """Planes 14-17: laddered stones on the boards 0, 1, 2 moves ago, and working ladder moves."""
+    from miai.go import ladders  # imported here: only real nets need ladder reading
+
     # Earlier boards only as far back as the history shown to the net (KataGo's rule). They are read
-    # oldest first so that each board can reuse the readings of the one before it (see LadderMemo).
+    # oldest first so that each board can reuse the readings of the one before it (see LadderMemo);
+    # the board before the oldest one shown is fetched only as that hint and for its ko point.
     shown = min(len(pos.history), 2)
-    boards = [pos.stones if k == 0 else np.asarray(pos.state.board_history(k), dtype=np.int8) for k in range(shown + 1)]
-    if shown < 2 and len(pos.state.moves) > shown:
-        boards.append(np.asarray(pos.state.board_history(shown + 1), dtype=np.int8))  # only as a hint
+    played = len(pos.state.moves)
+    boards = [pos.stones] + [
+        np.asarray(pos.state.board_history(k), dtype=np.int8) for k in range(1, min(shown + 1, played) + 1)
+    ]
     planes: list[np.ndarray] = [np.empty(0)] * (shown + 1)
     working = planes[0]
     for k in range(shown, -1, -1):
         previous = boards[k + 1] if k + 1 < len(boards) else None
+        ko = None
+        if previous is not None:  # the simple-ko point left by the move that made board k
+            ko = ladders.simple_ko_point(previous, boards[k], int(pos.state.moves[played - 1 - k][1]), pos.size)
         to_play = pos.pla if k % 2 == 0 else pos.opp
-        planes[k], moves = _ladder_planes_cached(boards[k], previous, pos.size, to_play, _ko_point(pos, k))
+        planes[k], moves = _ladder_planes_cached(boards[k], previous, pos.size, to_play, ko)
         if k == 0:
             working = moves
     laddered_now = planes[0]
     prev1 = planes[1] if shown >= 1 else laddered_now
     prev2 = planes[2] if shown >= 2 else prev1
     return _points(pos, laddered_now, prev1, prev2, working)
-
-
-def _ko_point(pos: Position, moves_ago: int) -> int | None:
-    """The simple-ko point of the board ``moves_ago`` moves back, for the player who was to move on it."""
-    from miai.go import ladders  # imported here: only real nets need ladder reading
-
-    return ladders.state_ko_point(pos.state, moves_ago)
 
 
 class _LadderPlanesCache:
