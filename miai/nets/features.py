@@ -142,61 +142,55 @@ def territory_chill(state: GameState) -> float:
 # Declarative plane families.
 # --------------------------------------------------------------------------------------------
 
-PlaneFn = Callable[[Position], np.ndarray]
+PlaneFn = Callable[[Position, np.ndarray], None]
 
 
 @dataclass(frozen=True)
 class PlaneFamily:
-    """A named group of consecutive planes; ``compute`` returns ``[count, area]`` (spatial) or
-    ``[count]`` (global) float32 values."""
+    """A named group of consecutive planes; ``compute(pos, out)`` writes the family's float32 values
+    into ``out``, a zeroed view of the result: ``[count, area]`` (spatial) or ``[count]`` (global).
+
+    Writing into one preallocated array (rather than returning arrays to concatenate) keeps the
+    encoder cheap next to the net: it runs for every position a search evaluates.
+    """
 
     name: str
     count: int
     compute: PlaneFn
 
 
-def _points(pos: Position, *masks: np.ndarray) -> np.ndarray:
-    return np.stack([np.asarray(m, dtype=np.float32) for m in masks])
+def _on_board(pos: Position, out: np.ndarray) -> None:
+    out[0] = 1.0
 
 
-def _on_board(pos: Position) -> np.ndarray:
-    return np.ones((1, pos.area), dtype=np.float32)
+def _stones(pos: Position, out: np.ndarray) -> None:
+    out[0] = pos.stones == int(pos.pla)
+    out[1] = pos.stones == int(pos.opp)
 
 
-def _stones(pos: Position) -> np.ndarray:
-    return _points(pos, pos.stones == pos.pla, pos.stones == pos.opp)
+def _liberties(pos: Position, out: np.ndarray) -> None:
+    libs = np.asarray(pos.state.liberties())  # 0 on empty points
+    for k in range(3):
+        out[k] = libs == k + 1
 
 
-def _liberties(pos: Position) -> np.ndarray:
-    libs = np.asarray(pos.state.liberties())
-    occupied = pos.stones != Color.EMPTY
-    return _points(pos, *(occupied & (libs == n) for n in (1, 2, 3)))
-
-
-def _ko_bans(pos: Position) -> np.ndarray:
-    plane = np.zeros((1, pos.area), dtype=np.float32)
+def _ko_bans(pos: Position, out: np.ndarray) -> None:
     banned = list(pos.state.banned_points())
     if banned:
-        plane[0, banned] = 1.0
-    return plane
+        out[0, banned] = 1.0
 
 
-def _zeros(count: int) -> PlaneFn:
-    def planes(pos: Position) -> np.ndarray:
-        return np.zeros((count, pos.area), dtype=np.float32)
-
-    return planes
+def _nothing(pos: Position, out: np.ndarray) -> None:
+    """Planes miai always leaves at zero (encore phases, playout doubling, button)."""
 
 
-def _recent_moves(pos: Position) -> np.ndarray:
-    planes = np.zeros((HISTORY_LENGTH, pos.area), dtype=np.float32)
+def _recent_moves(pos: Position, out: np.ndarray) -> None:
     for k, move in enumerate(pos.history):
         if move != PASS:
-            planes[k, move] = 1.0
-    return planes
+            out[k, move] = 1.0
 
 
-def _ladders(pos: Position) -> np.ndarray:
+def _ladders(pos: Position, out: np.ndarray) -> None:
     """Planes 14-17: laddered stones on the boards 0, 1, 2 moves ago, and working ladder moves."""
     from miai.go import ladders  # imported here: only real nets need ladder reading
 
@@ -219,10 +213,10 @@ def _ladders(pos: Position) -> np.ndarray:
         planes[k], moves = _ladder_planes_cached(boards[k], previous, pos.size, to_play, ko)
         if k == 0:
             working = moves
-    laddered_now = planes[0]
-    prev1 = planes[1] if shown >= 1 else laddered_now
-    prev2 = planes[2] if shown >= 2 else prev1
-    return _points(pos, laddered_now, prev1, prev2, working)
+    out[0] = planes[0]
+    out[1] = planes[1] if shown >= 1 else planes[0]
+    out[2] = planes[2] if shown >= 2 else out[1]
+    out[3] = working
 
 
 class _LadderPlanesCache:
@@ -269,46 +263,46 @@ class _LadderPlanesCache:
 _ladder_planes_cached = _LadderPlanesCache()
 
 
-def _area(pos: Position) -> np.ndarray:
+def _area(pos: Position, out: np.ndarray) -> None:
     from miai.go import benson
 
     area = benson.area_map_for_rules(pos.stones, pos.size, pos.state.rules)
-    return _points(pos, area == pos.pla, area == pos.opp)
+    out[0] = area == int(pos.pla)
+    out[1] = area == int(pos.opp)
 
 
-def _previous_passes(pos: Position) -> np.ndarray:
-    out = np.zeros(HISTORY_LENGTH, dtype=np.float32)
+def _previous_passes(pos: Position, out: np.ndarray) -> None:
     for k, move in enumerate(pos.history):
         if move == PASS:
             out[k] = 1.0
-    return out
 
 
-def _komi(pos: Position) -> np.ndarray:
-    return np.array([pos.self_komi / 20.0], dtype=np.float32)
+def _komi(pos: Position, out: np.ndarray) -> None:
+    out[0] = pos.self_komi / 20.0
 
 
-def _ko_rule(pos: Position) -> np.ndarray:
-    ko = pos.state.rules.ko
-    values = {KoRule.SIMPLE: (0.0, 0.0), KoRule.POSITIONAL: (1.0, 0.5), KoRule.SITUATIONAL: (1.0, -0.5)}
-    return np.array(values[ko], dtype=np.float32)
+_KO_RULE_VALUES = {KoRule.SIMPLE: (0.0, 0.0), KoRule.POSITIONAL: (1.0, 0.5), KoRule.SITUATIONAL: (1.0, -0.5)}
 
 
-def _suicide(pos: Position) -> np.ndarray:
-    return np.array([float(pos.state.rules.multi_stone_suicide)], dtype=np.float32)
+def _ko_rule(pos: Position, out: np.ndarray) -> None:
+    out[:] = _KO_RULE_VALUES[pos.state.rules.ko]
 
 
-def _territory(pos: Position) -> np.ndarray:
-    return np.array([float(pos.state.rules.scoring == Scoring.TERRITORY)], dtype=np.float32)
+def _suicide(pos: Position, out: np.ndarray) -> None:
+    out[0] = float(pos.state.rules.multi_stone_suicide)
 
 
-def _tax(pos: Position) -> np.ndarray:
+def _territory(pos: Position, out: np.ndarray) -> None:
+    out[0] = float(pos.state.rules.scoring == Scoring.TERRITORY)
+
+
+def _tax(pos: Position, out: np.ndarray) -> None:
     tax = pos.state.rules.tax
-    return np.array([float(tax != Tax.NONE), float(tax == Tax.ALL)], dtype=np.float32)
+    out[:] = (float(tax != Tax.NONE), float(tax == Tax.ALL))
 
 
-def _pass_ends_game(pos: Position) -> np.ndarray:
-    return np.array([float(pass_would_end_phase(pos))], dtype=np.float32)
+def _pass_ends_game(pos: Position, out: np.ndarray) -> None:
+    out[0] = float(pass_would_end_phase(pos))
 
 
 def pass_would_end_phase(pos: Position) -> bool:
@@ -317,10 +311,9 @@ def pass_would_end_phase(pos: Position) -> bool:
     return int(pos.state.consecutive_passes) >= 1
 
 
-def _komi_wave(pos: Position) -> np.ndarray:
-    if pos.state.rules.scoring != Scoring.AREA:
-        return np.zeros(1, dtype=np.float32)
-    return np.array([komi_parity_wave(pos.self_komi, pos.area)], dtype=np.float32)
+def _komi_wave(pos: Position, out: np.ndarray) -> None:
+    if pos.state.rules.scoring == Scoring.AREA:
+        out[0] = komi_parity_wave(pos.self_komi, pos.area)
 
 
 def komi_parity_wave(self_komi: float, board_area: int) -> float:
@@ -349,11 +342,11 @@ SPATIAL_V7: tuple[PlaneFamily, ...] = (
     PlaneFamily("stones", 2, _stones),
     PlaneFamily("liberties_1_2_3", 3, _liberties),
     PlaneFamily("ko_bans", 1, _ko_bans),
-    PlaneFamily("encore_ko", 2, _zeros(2)),
+    PlaneFamily("encore_ko", 2, _nothing),
     PlaneFamily("recent_moves", HISTORY_LENGTH, _recent_moves),
     PlaneFamily("ladders", 4, _ladders),
     PlaneFamily("area", 2, _area),
-    PlaneFamily("second_encore_stones", 2, _zeros(2)),
+    PlaneFamily("second_encore_stones", 2, _nothing),
 )
 
 GLOBAL_V7: tuple[PlaneFamily, ...] = (
@@ -363,10 +356,10 @@ GLOBAL_V7: tuple[PlaneFamily, ...] = (
     PlaneFamily("multi_stone_suicide", 1, _suicide),
     PlaneFamily("territory_scoring", 1, _territory),
     PlaneFamily("tax", 2, _tax),
-    PlaneFamily("encore_phase", 2, lambda pos: np.zeros(2, dtype=np.float32)),
+    PlaneFamily("encore_phase", 2, _nothing),
     PlaneFamily("pass_ends_game", 1, _pass_ends_game),
-    PlaneFamily("playout_doubling", 2, lambda pos: np.zeros(2, dtype=np.float32)),
-    PlaneFamily("button", 1, lambda pos: np.zeros(1, dtype=np.float32)),
+    PlaneFamily("playout_doubling", 2, _nothing),
+    PlaneFamily("button", 1, _nothing),
     PlaneFamily("komi_parity_wave", 1, _komi_wave),
 )
 
@@ -388,14 +381,11 @@ def check_model_inputs(spatial_channels: int, global_channels: int) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _run(families: Sequence[PlaneFamily], pos: Position, shape: tuple[int, ...]) -> np.ndarray:
-    parts = []
+def _run(families: Sequence[PlaneFamily], pos: Position, out: np.ndarray) -> None:
+    start = 0
     for family in families:
-        values = np.asarray(family.compute(pos), dtype=np.float32)
-        if values.shape != (family.count, *shape):
-            raise AssertionError(f"plane family {family.name} returned shape {values.shape}")
-        parts.append(values)
-    return np.concatenate(parts, axis=0)
+        family.compute(pos, out[start : start + family.count])
+        start += family.count
 
 
 def encode(state: GameState) -> tuple[np.ndarray, np.ndarray]:
@@ -404,9 +394,11 @@ def encode(state: GameState) -> tuple[np.ndarray, np.ndarray]:
     Returns ``(spatial, global)``: float32 ``[22, size, size]`` and ``[19]``.
     """
     pos = Position(state)
-    spatial = _run(SPATIAL_V7, pos, (pos.area,)).reshape(NUM_SPATIAL, pos.size, pos.size)
-    global_ = _run(GLOBAL_V7, pos, ())
-    return spatial, global_
+    spatial = np.zeros((NUM_SPATIAL, pos.area), dtype=np.float32)
+    global_ = np.zeros(NUM_GLOBAL, dtype=np.float32)
+    _run(SPATIAL_V7, pos, spatial)
+    _run(GLOBAL_V7, pos, global_)
+    return spatial.reshape(NUM_SPATIAL, pos.size, pos.size), global_
 
 
 def place(spatial: np.ndarray, nn_len: int, out: np.ndarray | None = None) -> np.ndarray:
