@@ -163,12 +163,19 @@ class GameState:
         c = self._to_play if color is None else int(color)
         reason = self.board.legality(move, c, self._suicide)
         if reason is None and self._superko:
-            key = self.board.hash_after(move, c)
-            if self._situational:
-                key ^= zobrist.TO_PLAY[3 - c]
-            if key in self._sk_counts:
+            # The mover's bans are already known (computed after the last move); other colours are checked directly.
+            if move in self._bans if c == self._to_play else self.repeats_history(move, c):
                 return IllegalReason.SUPERKO
         return reason
+
+    def repeats_history(self, move: int, color: Color | int) -> bool:
+        """Would ``color`` playing the (pseudo-legal) ``move`` recreate an earlier position (or situation, under
+        situational superko)? Checked directly from the hash after the move, whatever the ko rule."""
+        c = int(color)
+        key = self.board.hash_after(move, c)
+        if self._situational:
+            key ^= zobrist.TO_PLAY[3 - c]
+        return key in self._sk_counts
 
     def is_legal(self, move: int, color: Color | int | None = None) -> bool:
         """True if ``color`` (default: the player to move) may play ``move``."""

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from miai.go.coords import PASS
 from miai.go.errors import IllegalReason
-from miai.go.rules import Rules
+from miai.go.rules import KoRule, Rules
 from miai.go.state import GameState
 from tests.go.reference_board import ReferenceGame
 from tests.go.reference_hash import reference_situation_hash, replay_hashes
@@ -126,7 +126,9 @@ def test_long_games_on_9x9_round_trip(preset: str, seed: int) -> None:
     start = _snapshot(state)
     for _ in range(250):
         legal = state.legal_moves()
-        brute = [m for m in range(81) if state.legality(m) is None]
+        brute = [m for m in range(81) if state.board.legality(m, state.to_play, rules.multi_stone_suicide) is None]
+        if rules.ko is not KoRule.SIMPLE:
+            brute = [m for m in brute if not state.repeats_history(m, state.to_play)]
         assert legal == brute
         banned = state.banned_points()
         assert all(state.legality(m) in (IllegalReason.KO, IllegalReason.SUPERKO) for m in banned)
@@ -161,6 +163,8 @@ def test_random_walk_with_undo_keeps_superko_bans_exact(size: int, preset: str, 
             state.play_unchecked(rng.choice(legal) if legal and rng.random() > 0.05 else PASS)
             if state.is_over():
                 state.pop()
-        expected = [m for m in range(size * size) if state.legality(m) is IllegalReason.SUPERKO]
+        board, mover = state.board, state.to_play
+        pseudo_legal = [m for m in range(size * size) if board.legality(m, mover, rules.multi_stone_suicide) is None]
+        expected = [m for m in pseudo_legal if state.repeats_history(m, state.to_play)]
         assert [m for m in state.banned_points() if state.legality(m) is IllegalReason.SUPERKO] == expected
-        assert state.legal_moves() == [m for m in range(size * size) if state.legality(m) is None]
+        assert state.legal_moves() == [m for m in pseudo_legal if m not in expected]
