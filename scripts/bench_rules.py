@@ -6,7 +6,8 @@ Random legal games are generated first (not timed); then every game is replayed 
 * board play+undo: ``Board.play`` / ``Board.undo`` only (stones, chains, captures, simple ko, position hash);
 * state play+pop: the full ``GameState`` path (superko history, situation hash H, graph hash G);
 * graph-hash update: the time of the S+E test plus the chaining mix per move;
-* legality: ``GameState.legality`` on every empty point of positions along the games.
+* legality: ``GameState.legality`` on every empty point of positions along the games;
+* legal_moves(): the full list of legal moves after every move.
 
 Times are CPU time of this process (time.process_time), so other load on the machine disturbs them less.
 
@@ -76,6 +77,7 @@ def report(size: int, rules: Rules, games: list[list[int]], repeat: int, label: 
     test_us, mix_us = time_graph_update(size, rules, games)
     print(f"  graph hash      : S+E test {test_us:.2f} us/move, chaining mix {mix_us:.2f} us/move")
     print(f"  legality        : {time_legality(size, rules, games):10,.0f} checks/s")
+    print(f"  legal_moves()   : {time_legal_moves(size, rules, games):10,.0f} calls/s")
 
 
 def time_state(size: int, rules: Rules, games: list[list[int]], repeat: int) -> float:
@@ -158,6 +160,23 @@ def time_legality(size: int, rules: Rules, games: list[list[int]]) -> float:
         for _ in moves:
             state.pop()
     return checks / elapsed
+
+
+def time_legal_moves(size: int, rules: Rules, games: list[list[int]]) -> float:
+    """``legal_moves()`` calls per second, after every move of the games."""
+    state = GameState(size, rules)
+    calls = 0
+    elapsed = 0.0
+    for moves in games:
+        for m in moves:
+            state.play_unchecked(m)
+            t0 = time.process_time()
+            state.legal_moves()
+            elapsed += time.process_time() - t0
+            calls += 1
+        for _ in moves:
+            state.pop()
+    return calls / elapsed
 
 
 def main() -> None:

@@ -156,6 +156,29 @@ class Board:
             return None
         return IllegalReason.SUICIDE
 
+    def legal_moves(self, c: int, multi_stone_suicide: bool) -> list[int]:
+        """Flat moves ``c`` may play under simple ko (``legality`` on every point, in one tight loop)."""
+        color, chain, nbrs, outer = self.color, self.chain, self.geo.nbrs, self.geo.outer
+        ko = self.ko_point if self.ko_color == c else NO_POINT
+        result = []
+        for p in self.geo.points:
+            if color[p] or p == ko:
+                continue
+            for q in nbrs[p]:
+                v = color[q]
+                if v == 0:
+                    break
+                if v == c:
+                    if len(chain[q].libs) > 1:  # type: ignore[union-attr]
+                        break
+                elif len(chain[q].libs) == 1:  # type: ignore[union-attr]
+                    break  # captures
+            else:  # no liberty for the new stone: legal only as a multi-stone suicide
+                if not (multi_stone_suicide and any(color[q] == c for q in nbrs[p])):
+                    continue
+            result.append(outer[p])
+        return result
+
     def hash_after(self, move: int, c: int) -> int:
         """The position hash after ``c`` plays a pseudo-legal ``move`` (captures and suicide included)."""
         geo = self.geo

@@ -184,11 +184,12 @@ class GameState:
     def legal_moves(self, color: Color | int | None = None) -> list[int]:
         """All legal board points (pass, always legal, is not listed)."""
         c = self._to_play if color is None else int(color)
+        moves = self.board.legal_moves(c, self._suicide)
+        if not self._superko:
+            return moves
         if c == self._to_play:
-            legal = self.board.legality
-            banned = set(self._bans)
-            return [m for m in range(self.size * self.size) if legal(m, c, self._suicide) is None and m not in banned]
-        return [m for m in range(self.size * self.size) if self.legality(m, c) is None]
+            return [m for m in moves if m not in self._bans] if self._bans else moves
+        return [m for m in moves if not self.repeats_history(m, c)]
 
     def banned_points(self) -> list[int]:
         """Empty points the player to move may not play because of ko or superko (KataGo plane 6)."""
