@@ -8,6 +8,7 @@ consecutive passes, the superko history, and the hashes of shared/KATAGO.md sect
   move, komi from the mover's view, the rules, and the pass state;
 * ``graph_hash`` (G): H chained through recent history until a move with S + E > ``rep_bound``.
 
+>>> from miai.go.coords import parse_gtp
 >>> s = GameState(9, komi=7.5)
 >>> s.push(parse_gtp("E5", 9)); s.push(PASS)
 >>> s.to_play, s.consecutive_passes, len(s.moves)
@@ -25,7 +26,7 @@ import numpy as np
 
 from miai.go import scoring, zobrist
 from miai.go.board import NO_POINT, Board
-from miai.go.coords import PASS, Color, check_size, parse_gtp  # noqa: F401  (parse_gtp used by the doctest)
+from miai.go.coords import PASS, Color, check_size
 from miai.go.errors import IllegalMoveError, IllegalReason, InvalidMoveError, SetupError
 from miai.go.rules import KoRule, Rules, Scoring
 
@@ -53,9 +54,9 @@ class GameState:
         check_size(size)
         if not 3 <= rep_bound <= 50:
             raise ValueError("rep_bound must be in 3..50")
-        self.size = size
-        self.rules = rules
-        self.rep_bound = rep_bound
+        self._size = size
+        self._rules = rules
+        self._rep_bound = rep_bound
         self._komi = float(komi)
         self._superko = rules.ko is not KoRule.SIMPLE
         self._situational = rules.ko is KoRule.SITUATIONAL
@@ -75,6 +76,21 @@ class GameState:
         self._reset_history()
 
     # ----------------------------------------------------------------- simple reads
+    @property
+    def size(self) -> int:
+        """Board size (fixed for the life of the state)."""
+        return self._size
+
+    @property
+    def rules(self) -> Rules:
+        """The rules (fixed: build a new state, e.g. by replaying ``moves``, to change them)."""
+        return self._rules
+
+    @property
+    def rep_bound(self) -> int:
+        """The graph hash's repetition bound (KATAGO.md section 1)."""
+        return self._rep_bound
+
     @property
     def komi(self) -> float:
         """Komi (points added to White's score). Setting it recomputes the hashes of the whole history."""
@@ -158,8 +174,8 @@ class GameState:
         """
         if move == PASS:
             return None
-        if not 0 <= move < self.size * self.size:
-            raise InvalidMoveError(f"move {move} is off the {self.size}x{self.size} board")
+        if not 0 <= move < self._size * self._size:
+            raise InvalidMoveError(f"move {move} is off the {self._size}x{self._size} board")
         c = self._to_play if color is None else int(color)
         reason = self.board.legality(move, c, self._suicide)
         if reason is None and self._superko:
@@ -240,7 +256,7 @@ class GameState:
             self._bans = self._superko_bans()
         state_hash = self._compute_state_hash()
         self._state_hash = state_hash
-        if move != PASS and board.exceeds_repetition_bound(move, self.rep_bound):
+        if move != PASS and board.exceeds_repetition_bound(move, self._rep_bound):
             self._graph_hash = state_hash
         else:
             self._graph_hash = zobrist.chain_graph_hash(self._graph_hash, state_hash)
