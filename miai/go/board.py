@@ -246,7 +246,14 @@ class Board:
 
     # ----------------------------------------------------------------- play / undo
     def play(self, move: int, c: int) -> tuple[Any, ...]:
-        """Play a stone (caller guarantees legality) and return the undo record."""
+        """Play a stone (caller guarantees legality) and return the undo record.
+
+        The record is ``(point, colour, enemy chains touched, captured chains or None, merge info or None,
+        previous ko point, previous ko colour, previous hash, suicide?, stones removed)``.
+
+        One long function on purpose: this is the search's innermost loop, and in CPython every helper call costs
+        as much as a few lines of inlined work.
+        """
         geo = self.geo
         p = geo.inner[move]
         color, chain, nbrs = self.color, self.chain, geo.nbrs
