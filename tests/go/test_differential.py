@@ -168,3 +168,21 @@ def test_random_walk_with_undo_keeps_superko_bans_exact(size: int, preset: str, 
         expected = [m for m in pseudo_legal if state.repeats_history(m, state.to_play)]
         assert [m for m in state.banned_points() if state.legality(m) is IllegalReason.SUPERKO] == expected
         assert state.legal_moves() == [m for m in pseudo_legal if m not in expected]
+
+
+@pytest.mark.parametrize("size", [19, 25])
+def test_large_boards_agree_with_reference(size: int) -> None:
+    """A few dozen random moves (and a capture race in one corner) on the biggest boards."""
+    rules = Rules.preset("tromp-taylor")
+    rng = random.Random(size)
+    state, ref = GameState(size, rules), ReferenceGame(size, rules)
+    corner = [m for m in range(size * size) if m % size < 3 and m // size < 3]
+    for i in range(40):
+        pool = corner if i % 2 else list(range(size * size))
+        move = rng.choice([m for m in pool if state.is_legal(m)] or [PASS])
+        assert state.legality(move) is None and ref.legality(move) is None
+        state.push(move)
+        ref.play(move)
+        assert state.position_hash == ref.hash()
+        assert list(state.stones()) == ref.colors
+    assert state.legal_moves() == [m for m in range(size * size) if ref.legality(m) is None]
