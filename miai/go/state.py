@@ -170,13 +170,15 @@ class GameState:
         """Why ``color`` (default: the player to move) may not play ``move``; None if it may.
 
         Raises:
-            InvalidMoveError: for a move off the board.
+            InvalidMoveError: for a move off the board or a colour other than black or white.
         """
+        c = self._to_play if color is None else int(color)
+        if c not in (1, 2):
+            raise InvalidMoveError(f"cannot play for colour {color!r}")
         if move == PASS:
             return None
         if not 0 <= move < self._size * self._size:
             raise InvalidMoveError(f"move {move} is off the {self._size}x{self._size} board")
-        c = self._to_play if color is None else int(color)
         reason = self.board.legality(move, c, self._suicide)
         if reason is None and self._superko:
             # The mover's bans are already known (computed after the last move); other colours are checked directly.
@@ -221,11 +223,9 @@ class GameState:
 
         Raises:
             IllegalMoveError: if the rules forbid the move (``reason`` says why).
-            InvalidMoveError: for a move off the board.
+            InvalidMoveError: for a move off the board or a colour other than black or white.
         """
         c = self._to_play if color is None else int(color)
-        if c not in (1, 2):
-            raise InvalidMoveError(f"cannot play for colour {color!r}")
         reason = self.legality(move, c)
         if reason is not None:
             raise IllegalMoveError(reason)

@@ -45,6 +45,8 @@ def test_same_colour_may_play_twice() -> None:
     assert state.moves == [(B, parse_gtp("C3", 9)), (B, parse_gtp("G7", 9))]
     with pytest.raises(InvalidMoveError):
         state.push(parse_gtp("E5", 9), Color.EMPTY)
+    with pytest.raises(InvalidMoveError):
+        state.push(PASS, Color.EMPTY)
 
 
 def test_passes_end_the_game_and_a_move_resets_the_count() -> None:
