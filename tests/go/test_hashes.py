@@ -149,3 +149,24 @@ def test_rep_bound_is_validated() -> None:
         GameState(9, rep_bound=2)
     with pytest.raises(ValueError):
         GameState(9, rep_bound=51)
+
+
+def test_random_transpositions_share_every_hash() -> None:
+    """Black's and White's moves played in shuffled orders (colours still alternating) on an open 19x19 board:
+    same position, situation and graph hash, because open-board moves all reset the graph hash."""
+    import random
+
+    rng = random.Random(7)
+    for _ in range(20):
+        points = rng.sample([m for m in range(361) if (m // 19) % 2 == 0 and m % 2 == 0], 12)  # never adjacent
+        black, white = points[:6], points[6:]
+        results = set()
+        for _ in range(3):
+            rng.shuffle(black)
+            rng.shuffle(white)
+            state = GameState(19)
+            for b, w in zip(black, white):
+                state.push(b)
+                state.push(w)
+            results.add((state.position_hash, state.situation_hash, state.graph_hash))
+        assert len(results) == 1
