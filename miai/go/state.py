@@ -345,7 +345,8 @@ class GameState:
 
         Stone counts filter the history first: a plain move adds one stone, a capture removes opponent stones and a
         suicide own stones, so only earlier positions with matching counts can repeat. Plain moves are then found
-        by inverting the Zobrist key; captures and suicides by scanning for chains in atari, only when needed.
+        by inverting the Zobrist key; captures and suicides come from the board's atari set, and only when an
+        earlier position has stone counts that a capture or a suicide could reach.
         """
         board = self.board
         c = self._to_play
