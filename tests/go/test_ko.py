@@ -239,3 +239,19 @@ def test_seki_shared_liberties_are_neutral_in_area_scoring() -> None:
     state = state_from_board(SEKI, "chinese", komi=0)
     # Black: 5 stones. White: 8 stones + the 10 empty points of columns D-E. The two shared points count for nobody.
     assert state.score() == 18 - 5
+
+
+@pytest.mark.parametrize(("preset", "expected"), [("tromp-taylor", IllegalReason.SUPERKO), ("new-zealand", None)])
+def test_plain_move_can_repeat_a_position_after_a_suicide(preset: str, expected: IllegalReason | None) -> None:
+    """Black suicides three stones, then puts them back one by one while White passes. The last, non-capturing
+    stone recreates the start (with White to move): positional superko forbids it, situational superko does not
+    (the start had Black to move)."""
+    state = state_from_board(SUICIDE_BOARD, preset)
+    state.push(from_xy(0, 0, 4))  # multi-stone suicide
+    for x, y in ((1, 0), (0, 1)):
+        state.push(PASS)
+        state.push(from_xy(x, y, 4), B)
+    state.push(PASS)
+    last = from_xy(1, 1, 4)
+    assert state.legality(last) is expected
+    assert (last in state.banned_points()) is (expected is not None)
