@@ -1,0 +1,139 @@
+"""``miai train``: distil a KataGo teacher into miai's own small net (data, fit, export).
+
+Every file goes under ``~/.cache/miai/train`` (or ``$MIAI_TRAIN_DIR``), never into the repository;
+``export`` writes the ONNX net and its manifest where you ask. See docs/training.md.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import click
+
+from miai.engine.cli import main
+
+DEFAULT_TEACHER = "/work/shared/nets/g170-b6c96-s175395328-d26788732.bin.gz"
+DEFAULT_KIFU = "/work/shared/data/tom/all.kifu"
+
+
+@main.group()
+def train() -> None:
+    """Train miai's own net by distilling a KataGo teacher (needs the `train` extra: torch)."""
+
+
+@train.command("gen")
+@click.option("--data", "data_name", default="default", show_default=True, help="Data set name (a directory).")
+@click.option("--teacher", default=DEFAULT_TEACHER, show_default=True, help="Teacher net (.bin.gz or .onnx).")
+@click.option("--source", type=click.Choice(["selfplay", "kifu"]), default="selfplay", show_default=True)
+@click.option("--size", default=9, show_default=True, type=click.IntRange(5, 19), help="Board size.")
+@click.option("--positions", default=100_000, show_default=True, type=click.IntRange(1), help="Positions to add.")
+@click.option("--minutes", default=0.0, show_default=True, type=click.FloatRange(0), help="Time limit (0 = none).")
+@click.option("--kifu", default=DEFAULT_KIFU, show_default=True, help="Real games for --source kifu.")
+@click.option("--parallel", default=32, show_default=True, type=click.IntRange(1), help="Positions per teacher call.")
+@click.option("--temperature", default=0.8, show_default=True, type=click.FloatRange(0.05), help="Self-play.")
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--threads", default=1, show_default=True, type=click.IntRange(1), help="onnxruntime threads.")
+def gen(data_name: str, teacher: str, source: str, size: int, positions: int, minutes: float, kifu: str,
+        parallel: int, temperature: float, seed: int, threads: int) -> None:
+    """Add teacher-labelled positions to a data set (resumable: it only adds shards)."""
+    from miai.nets.loading import load_evaluator
+    from miai.nets.train import datagen
+    from miai.nets.train.paths import data_dir
+
+    evaluator = load_evaluator(teacher, intra_op_threads=threads, max_batch=max(parallel, 1))
+    labeler = datagen.Teacher(evaluator)  # type: ignore[arg-type]
+    directory = data_dir(data_name)
+    if source == "selfplay":
+        config = datagen.SelfPlayConfig(size=size, parallel_games=parallel, temperature=temperature, seed=seed)
+        batches = datagen.self_play_positions(labeler, config)
+        prefix = f"selfplay-s{seed}"
+    else:
+        batches = datagen.kifu_positions(labeler, datagen.KifuConfig(path=kifu, batch=parallel, seed=seed), size)
+        prefix = f"kifu-s{seed}"
+    writer = datagen.ShardWriter(directory, prefix, size)
+    with click.progressbar(length=positions, label=f"{source} {size}x{size}", file=sys.stderr,
+                           show_pos=True, show_eta=True) as bar:
+        done = 0
+
+        def progress(state: datagen.GenProgress) -> None:
+            nonlocal done
+            bar.update(state.positions - done)
+            done = state.positions
+
+        result = datagen.generate(batches, writer, positions=positions, max_seconds=minutes * 60, progress=progress)
+    click.echo(f"added {result.positions} positions to {directory} in {result.seconds:.0f} s "
+               f"({result.positions / max(result.seconds, 1e-9):.1f}/s)", err=True)
+
+
+@train.command("fit")
+@click.option("--data", "data_name", default="default", show_default=True, help="Data set name.")
+@click.option("--run", "run_name", default="default", show_default=True, help="Run name (checkpoint directory).")
+@click.option("--steps", default=3000, show_default=True, type=click.IntRange(1), help="Optimizer steps.")
+@click.option("--batch-size", default=64, show_default=True, type=click.IntRange(1))
+@click.option("--lr", default=2e-3, show_default=True, type=click.FloatRange(0, min_open=True))
+@click.option("--sizes", default="9:0.7,13:0.15,19:0.15", show_default=True,
+              help="Board sizes and the share of batches of each.")
+@click.option("--blocks", default=5, show_default=True, type=click.IntRange(1))
+@click.option("--channels", default=48, show_default=True, type=click.IntRange(8))
+@click.option("--threads", default=1, show_default=True, type=click.IntRange(1), help="torch threads.")
+@click.option("--minutes", default=0.0, show_default=True, type=click.FloatRange(0),
+              help="Stop after this long (resume by running again); 0 = run all steps.")
+@click.option("--seed", default=0, show_default=True, type=int)
+def fit(data_name: str, run_name: str, steps: int, batch_size: int, lr: float, sizes: str, blocks: int,
+        channels: int, threads: int, minutes: float, seed: int) -> None:
+    """Train the student on a data set; resumes from the run's checkpoint when there is one."""
+    from miai.nets.train.model import ModelConfig
+    from miai.nets.train.paths import data_dir, run_dir
+    from miai.nets.train.trainer import TrainConfig, train as run_training
+
+    config = TrainConfig(steps=steps, batch_size=batch_size, lr=lr, size_weights=_size_weights(sizes),
+                         threads=threads, seed=seed)
+    model = ModelConfig(blocks=blocks, channels=channels, gpool_channels=channels // 4,
+                        head_channels=max(8, channels // 2), value_hidden=channels)
+    directory = run_dir(run_name)
+    interactive = sys.stderr.isatty()
+    with click.progressbar(length=steps, label="training", file=sys.stderr, show_pos=True, show_eta=True,
+                           item_show_func=lambda x: x) as bar:
+        seen = 0
+
+        def progress(step: int, total: int, losses: Mapping[str, float]) -> None:
+            nonlocal seen
+            summary = " ".join(f"{k}={v:.3f}" for k, v in losses.items())
+            bar.update(step - seen, summary)
+            seen = step
+            if not interactive and step % 100 == 0:
+                click.echo(f"step {step}/{total} {summary}", err=True)
+
+        ckpt = run_training(config, data_dir(data_name), directory, model, max_seconds=minutes * 60, progress=progress)
+    click.echo(f"checkpoint: {ckpt}", err=True)
+
+
+@train.command("export")
+@click.option("--run", "run_name", default="default", show_default=True, help="Run name.")
+@click.option("--output", default=None, type=click.Path(dir_okay=False),
+              help="The .onnx file to write (default: <run dir>/<name>.onnx); a manifest goes next to it.")
+@click.option("--name", "net_name", default="miai-student", show_default=True, help="Model name in the metadata.")
+@click.option("--command", "command_text", default="", help="The command(s) that produced the net (manifest).")
+def export(run_name: str, output: str | None, net_name: str, command_text: str) -> None:
+    """Export a run's checkpoint as an ONNX net for `miai gtp --model`, plus its JSON manifest."""
+    from miai.nets.train.manifest import write_manifest
+    from miai.nets.train.paths import run_dir
+    from miai.nets.train.trainer import CHECKPOINT
+
+    directory = run_dir(run_name)
+    target = Path(output) if output else directory / f"{net_name}.onnx"
+    manifest = write_manifest(directory / CHECKPOINT, target, net_name, command_text)
+    click.echo(f"wrote {target} and {manifest}", err=True)
+
+
+def _size_weights(text: str) -> tuple[tuple[int, float], ...]:
+    try:
+        pairs = [part.split(":") for part in text.split(",") if part.strip()]
+        weights = tuple((int(size), float(weight)) for size, weight in pairs)
+    except ValueError:
+        raise click.BadParameter(f"expected sizes like 9:0.7,19:0.3, got {text!r}") from None
+    if not weights or any(not 5 <= s <= 19 or w < 0 for s, w in weights):
+        raise click.BadParameter(f"sizes must be 5..19 with weights >= 0, got {text!r}")
+    return weights

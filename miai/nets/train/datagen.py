@@ -1,0 +1,326 @@
+"""Teacher-labelled training positions (numpy and onnxruntime only; no torch).
+
+Two sources of positions, both labelled by the same teacher net:
+
+- self-play: the teacher plays itself, each move sampled from its policy with a temperature
+  (hotter in the opening), with random komi and rules; every position it sees is stored, so the
+  games cost nothing beyond the labels;
+- real games (``all.kifu``: ``id<TAB>;B[pd];W[dd]...`` one game per line): a random game replayed
+  to a random move number, with random komi and rules.
+
+Each position is stored as the net inputs miai computes (``miai.nets.features``: 22 spatial planes,
+all 0/1 and bit-packed, plus 19 global floats) with the teacher's decoded outputs from the side to
+move's view: policy over ``size*size + 1`` moves (0 on illegal moves), (win, loss, no result),
+(score mean, score stdev, lead) in points, and ownership in [-1, 1].
+
+Shards are ``.npz`` files of one board size each, written atomically, so a run can be stopped at
+any time and resumed (it only adds shards) and training can read shards while they are produced.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from miai.go.coords import PASS, parse_sgf
+from miai.go.errors import GoError
+from miai.go.rules import Rules
+from miai.go.state import GameState
+from miai.nets import features
+from miai.nets.decode import decode_batch
+from miai.nets.evaluator import OnnxEvaluator, legal_mask
+from miai.nets.train import TrainError
+
+__all__ = [
+    "Labels",
+    "Teacher",
+    "ShardWriter",
+    "SelfPlayConfig",
+    "KifuConfig",
+    "self_play_positions",
+    "kifu_positions",
+    "generate",
+    "read_kifu_games",
+]
+
+RULE_CHOICES = ("tromp-taylor", "chinese", "japanese")
+
+
+@dataclass
+class Labels:
+    """A batch of labelled positions of one board size (arrays share their first axis)."""
+
+    size: int
+    spatial: np.ndarray  # uint8 [N, packed bytes of 22*size*size bits]
+    global_: np.ndarray  # float32 [N, 19]
+    policy: np.ndarray  # float16 [N, size*size + 1]
+    value: np.ndarray  # float32 [N, 3] win, loss, no result
+    score: np.ndarray  # float32 [N, 3] score mean, score stdev, lead (points)
+    ownership: np.ndarray  # float16 [N, size*size]
+
+    def __len__(self) -> int:
+        return int(self.spatial.shape[0])
+
+    @staticmethod
+    def concat(parts: Sequence[Labels]) -> Labels:
+        """One batch holding ``parts`` in order (all of one size)."""
+        sizes = {p.size for p in parts}
+        if len(sizes) != 1:
+            raise TrainError(f"cannot concatenate labels of several board sizes {sorted(sizes)}")
+        names = ("spatial", "global_", "policy", "value", "score", "ownership")
+        arrays = {n: np.concatenate([getattr(p, n) for p in parts]) for n in names}
+        return Labels(size=parts[0].size, **arrays)
+
+
+def pack_spatial(spatial: np.ndarray) -> np.ndarray:
+    """[22, s, s] 0/1 planes -> packed uint8 bits (checks that the planes are binary)."""
+    bits = spatial.reshape(-1)
+    if not np.all((bits == 0.0) | (bits == 1.0)):
+        raise TrainError("spatial feature planes are expected to be 0/1")
+    return np.packbits(bits.astype(np.uint8))
+
+
+def unpack_spatial(packed: np.ndarray, size: int) -> np.ndarray:
+    """Packed bits [N, B] -> float32 [N, 22, size, size]."""
+    count = features.NUM_SPATIAL * size * size
+    bits = np.unpackbits(packed, axis=-1, count=count)
+    return bits.reshape(-1, features.NUM_SPATIAL, size, size).astype(np.float32)
+
+
+class Teacher:
+    """The teacher net (an ``OnnxEvaluator`` with a dynamic board size) labelling positions.
+
+    It encodes each position once and keeps the inputs it fed the net, which become the student's
+    inputs: the features stored are exactly the ones the teacher saw.
+    """
+
+    def __init__(self, evaluator: OnnxEvaluator) -> None:
+        if evaluator.info.nn_len is not None:
+            raise TrainError("the teacher must be converted with a dynamic board size")
+        self.evaluator = evaluator
+        self.evaluations = 0
+
+    def label(self, states: Sequence[GameState]) -> Labels:
+        """Labels ``states`` (all of one board size) in one onnxruntime call."""
+        size = int(states[0].size)
+        encoded = [features.encode(s) for s in states]
+        spatial = np.stack([e[0] for e in encoded])
+        global_ = np.stack([e[1] for e in encoded])
+        outputs = self.evaluator.session.run(None, {"input_spatial": spatial, "input_global": global_})
+        named = dict(zip(self.evaluator._outputs, outputs))
+        n, area = len(states), size * size
+        legal = np.stack([legal_mask(s) for s in states])
+        allow = np.array([features.allows_no_result(s.rules) for s in states])
+        decoded = decode_batch(
+            named["policy"],
+            named["value"],
+            named["miscvalue"],
+            named["ownership"].reshape(n, area),
+            legal,
+            allow,
+            self.evaluator.info.post,
+        )
+        self.evaluations += n
+        assert decoded.ownership is not None
+        return Labels(
+            size=size,
+            spatial=np.stack([pack_spatial(e[0]) for e in encoded]),
+            global_=global_.astype(np.float32),
+            policy=decoded.policy.astype(np.float16),
+            value=np.stack([decoded.win, decoded.loss, decoded.no_result], axis=1).astype(np.float32),
+            score=np.stack([decoded.score_mean, decoded.score_stdev, decoded.lead], axis=1).astype(np.float32),
+            ownership=decoded.ownership.astype(np.float16),
+        )
+
+
+class ShardWriter:
+    """Accumulates labels of one board size and writes ``<prefix>-<size>-<index>.npz`` shards."""
+
+    def __init__(self, directory: Path, prefix: str, size: int, shard_size: int = 2048) -> None:
+        self.directory = Path(directory)
+        self.prefix = f"{prefix}-{size:02d}"
+        self.size = size
+        self.shard_size = shard_size
+        self._pending: list[Labels] = []
+        self._count = 0
+        self.written = 0
+        existing = sorted(self.directory.glob(f"{self.prefix}-*.npz"))
+        self._index = len(existing)
+
+    def add(self, labels: Labels) -> None:
+        """Queue ``labels``; writes a shard whenever ``shard_size`` positions are pending."""
+        self._pending.append(labels)
+        self._count += len(labels)
+        if self._count >= self.shard_size:
+            self.flush()
+
+    def flush(self) -> Path | None:
+        """Write whatever is pending as one shard (None when nothing is)."""
+        if not self._pending:
+            return None
+        batch = Labels.concat(self._pending)
+        path = self.directory / f"{self.prefix}-{self._index:05d}.npz"
+        tmp = path.with_name(path.name + ".tmp.npz")
+        np.savez(
+            tmp,
+            size=np.array(batch.size),
+            spatial=batch.spatial,
+            global_=batch.global_,
+            policy=batch.policy,
+            value=batch.value,
+            score=batch.score,
+            ownership=batch.ownership,
+        )
+        tmp.rename(path)  # atomic: readers never see half a shard
+        self._index += 1
+        self.written += len(batch)
+        self._pending, self._count = [], 0
+        return path
+
+
+def random_game(size: int, rng: np.random.Generator, komi_range: tuple[float, float]) -> GameState:
+    """An empty game with random rules and a random komi (a multiple of 0.5 in ``komi_range``)."""
+    name = str(rng.choice(RULE_CHOICES))
+    low, high = komi_range
+    komi = float(rng.integers(int(low * 2), int(high * 2) + 1)) / 2.0
+    return GameState(size=size, rules=Rules.preset(name), komi=komi)
+
+
+def sample_move(policy: np.ndarray, temperature: float, rng: np.random.Generator) -> int:
+    """A move drawn from ``policy ** (1 / temperature)`` (pass is the last entry)."""
+    p = policy.astype(np.float64)
+    if temperature != 1.0:
+        p = np.where(p > 0, p ** (1.0 / temperature), 0.0)
+    p /= p.sum()
+    index = int(rng.choice(p.size, p=p))
+    return PASS if index == p.size - 1 else index
+
+
+@dataclass(frozen=True)
+class SelfPlayConfig:
+    """Teacher self-play settings."""
+
+    size: int = 9
+    parallel_games: int = 32
+    temperature: float = 0.8
+    opening_temperature: float = 1.2
+    opening_moves: int = 8
+    komi_range: tuple[float, float] = (5.5, 8.5)
+    max_moves_per_area: float = 1.6  # games stop after size*size*this moves at the latest
+    seed: int = 0
+
+
+def self_play_positions(teacher: Teacher, config: SelfPlayConfig) -> Iterator[Labels]:
+    """Endless labelled batches from ``parallel_games`` concurrent teacher self-play games."""
+    rng = np.random.default_rng(config.seed)
+    size = config.size
+    limit = int(size * size * config.max_moves_per_area)
+    games = [random_game(size, rng, config.komi_range) for _ in range(config.parallel_games)]
+    while True:
+        labels = teacher.label(games)
+        yield labels
+        for k, game in enumerate(games):
+            hot = len(game.moves) < config.opening_moves
+            temperature = config.opening_temperature if hot else config.temperature
+            move = sample_move(labels.policy[k], temperature, rng)
+            game.push(move)
+            if game.is_over() or len(game.moves) >= limit:
+                games[k] = random_game(size, rng, config.komi_range)
+
+
+def read_kifu_games(path: Path, size: int = 19) -> list[list[int]]:
+    """Move lists of every game in a kifu file (``id<TAB>;B[pd];W[dd]...`` per line).
+
+    Games whose moves do not alternate B/W from Black are cut where they stop alternating.
+    """
+    games: list[list[int]] = []
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            _, _, body = line.rstrip("\n").partition("\t")
+            moves: list[int] = []
+            for k, token in enumerate(body.split(";")[1:]):
+                expected = "B" if k % 2 == 0 else "W"
+                if len(token) < 3 or token[0] != expected or token[1] != "[":
+                    break
+                try:
+                    moves.append(parse_sgf(token[2 : token.index("]")], size))
+                except (GoError, ValueError):
+                    break
+            if len(moves) >= 10:
+                games.append(moves)
+    if not games:
+        raise TrainError(f"no usable games in {path}")
+    return games
+
+
+@dataclass(frozen=True)
+class KifuConfig:
+    """Real-game position sampling settings."""
+
+    path: str = "/work/shared/data/tom/all.kifu"
+    batch: int = 32
+    komi_range: tuple[float, float] = (5.5, 8.5)
+    seed: int = 0
+
+
+def _replay(moves: list[int], upto: int, game: GameState) -> GameState:
+    """``game`` after the first ``upto`` moves (stops early at an illegal move)."""
+    for move in moves[:upto]:
+        try:
+            game.push(move)
+        except GoError:
+            break
+    return game
+
+
+def kifu_positions(teacher: Teacher, config: KifuConfig, size: int = 19) -> Iterator[Labels]:
+    """Endless labelled batches of positions from random real games at random move numbers."""
+    rng = np.random.default_rng(config.seed)
+    games = read_kifu_games(Path(config.path), size)
+    while True:
+        states = []
+        for _ in range(config.batch):
+            moves = games[int(rng.integers(len(games)))]
+            upto = int(rng.integers(0, len(moves) + 1))
+            states.append(_replay(moves, upto, random_game(size, rng, config.komi_range)))
+        yield teacher.label(states)
+
+
+@dataclass
+class GenProgress:
+    """Counters a progress callback receives."""
+
+    positions: int = 0
+    seconds: float = 0.0
+    shards: list[Path] = field(default_factory=list)
+
+
+def generate(
+    batches: Iterator[Labels],
+    writer: ShardWriter,
+    *,
+    positions: int,
+    max_seconds: float = 0.0,
+    progress: Callable[[GenProgress], None] | None = None,
+) -> GenProgress:
+    """Pull labelled batches into ``writer`` until ``positions`` are written or time runs out
+    (``max_seconds`` 0 = no limit); flushes the last partial shard."""
+    state = GenProgress()
+    start = time.monotonic()
+    while state.positions < positions:
+        labels = next(batches)
+        writer.add(labels)
+        state.positions += len(labels)
+        state.seconds = time.monotonic() - start
+        if progress is not None:
+            progress(state)
+        if max_seconds and state.seconds >= max_seconds:
+            break
+    last = writer.flush()
+    if last is not None:
+        state.shards.append(last)
+    return state

@@ -1,0 +1,105 @@
+"""The JSON manifest that goes next to every exported net (``<net>.json`` beside ``<net>.onnx``).
+
+It records what the net is (architecture, parameter count, file size and sha256), what it was
+trained on (positions per board size, teacher), how (training config, steps, wall time, final
+losses) and the command that reproduces it. Measured strength and speed figures are added under
+``measured`` once they exist. ``verify_manifest`` checks a manifest against its file (numpy-free,
+torch-free: the tests and the engine may call it).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from miai.nets.train import TrainError
+
+__all__ = ["write_manifest", "verify_manifest", "manifest_path", "TEACHER"]
+
+TEACHER = "g170-b6c96-s175395328-d26788732.bin.gz (KataGo, MIT licence)"
+
+
+def manifest_path(onnx_path: Path) -> Path:
+    """``foo.onnx`` -> ``foo.json``."""
+    return Path(onnx_path).with_suffix(".json")
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _last_log(run_directory: Path) -> dict[str, Any]:
+    log = run_directory / "log.jsonl"
+    if not log.is_file():
+        return {}
+    lines = [line for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return json.loads(lines[-1]) if lines else {}
+
+
+def write_manifest(checkpoint: Path, onnx_path: Path, name: str, command: str = "") -> Path:
+    """Export ``checkpoint`` to ``onnx_path`` and write its manifest; returns the manifest path.
+
+    Measured figures of an existing manifest for the same file name are kept only when the new
+    file has the same sha256 (otherwise they described another net).
+    """
+    from miai.nets.train.export import export_onnx
+    from miai.nets.train.trainer import load_checkpoint
+
+    net, data = load_checkpoint(checkpoint)
+    sha = export_onnx(net, onnx_path, name, {"miai_trained_by": "miai train", "miai_teacher": TEACHER})
+    target = manifest_path(onnx_path)
+    previous: dict[str, Any] = {}
+    if target.is_file():
+        previous = json.loads(target.read_text(encoding="utf-8"))
+    last = _last_log(Path(checkpoint).parent)
+    manifest: dict[str, Any] = {
+        "name": name,
+        "file": Path(onnx_path).name,
+        "sha256": sha,
+        "bytes": Path(onnx_path).stat().st_size,
+        "format": "ONNX, KataGo model version 8 layout (converter interface, dynamic board size)",
+        "architecture": {
+            **data["model_config"],  # type: ignore[dict-item]
+            "parameters": sum(p.numel() for p in net.parameters()),
+            "activation": "relu",
+            "norm": "batch norm (running statistics)",
+        },
+        "teacher": TEACHER,
+        "data": {"positions_per_size": {str(k): v for k, v in data["data"].items()}},  # type: ignore[union-attr]
+        "training": {
+            **data["train_config"],  # type: ignore[dict-item]
+            "steps_done": data["step"],
+            "wall_seconds": round(float(data["elapsed"]), 1),  # type: ignore[arg-type]
+            "final_losses": {k: round(v, 4) for k, v in last.items() if isinstance(v, float) and k != "lr"},
+        },
+        "exported": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "command": command,
+        "measured": previous.get("measured", {}) if previous.get("sha256") == sha else {},
+    }
+    target.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return target
+
+
+def verify_manifest(onnx_path: Path) -> dict[str, Any]:
+    """The manifest of ``onnx_path`` after checking that it names the file and its sha256.
+
+    Raises:
+        TrainError: no manifest, or it does not match the file.
+    """
+    target = manifest_path(onnx_path)
+    if not target.is_file():
+        raise TrainError(f"{onnx_path} has no manifest {target.name}")
+    manifest = json.loads(target.read_text(encoding="utf-8"))
+    if manifest.get("file") != Path(onnx_path).name:
+        raise TrainError(f"{target.name} describes {manifest.get('file')!r}, not {Path(onnx_path).name!r}")
+    actual = _sha256(Path(onnx_path))
+    if manifest.get("sha256") != actual:
+        raise TrainError(f"{target.name}: sha256 {manifest.get('sha256')} does not match the file ({actual})")
+    return manifest

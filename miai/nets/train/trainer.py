@@ -1,0 +1,216 @@
+"""The training loop: distillation losses, AdamW with warm-up and cosine decay, resumable
+checkpoints (imports torch).
+
+Losses (each averaged over the batch):
+- policy: cross-entropy between the teacher's move distribution and the student's softmax over
+  all points and pass (illegal moves have target 0, so the student learns to avoid them);
+- value: cross-entropy to the teacher's (win, loss, no result) probabilities;
+- score: Huber loss on score mean, lead (raw units of 20 points, the decoder's multiplier) and
+  on softplus(stdev raw) against the teacher's stdev / 20;
+- ownership: binary cross-entropy per point between (1 + teacher) / 2 and sigmoid(2 * raw), i.e.
+  tanh(raw) against the teacher's ownership, averaged over the board.
+
+A checkpoint (model, optimizer, step, random states, elapsed time) is written to the run directory
+every ``checkpoint_seconds`` and at the end; ``train`` resumes from it when present.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+
+from miai.nets.train import TrainError
+from miai.nets.train.dataset import Batch, ShardSet
+from miai.nets.train.model import ModelConfig, StudentNet
+
+__all__ = ["TrainConfig", "LossWeights", "compute_losses", "train", "load_checkpoint", "CHECKPOINT"]
+
+CHECKPOINT = "checkpoint.pt"
+SCORE_SCALE = 20.0  # the decoder multiplies raw score mean, stdev and lead by 20 (model version 8)
+
+
+@dataclass(frozen=True)
+class LossWeights:
+    """Weights of the loss terms in the total."""
+
+    policy: float = 1.0
+    value: float = 1.0
+    score: float = 0.5
+    ownership: float = 1.0
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """One training run."""
+
+    steps: int = 3000
+    batch_size: int = 64
+    lr: float = 2e-3
+    weight_decay: float = 1e-4
+    warmup: int = 300
+    final_lr_fraction: float = 0.05
+    size_weights: tuple[tuple[int, float], ...] = ((9, 0.7), (13, 0.15), (19, 0.15))
+    threads: int = 1
+    seed: int = 0
+    holdout: int = 512
+    refresh_every: int = 200
+    checkpoint_seconds: float = 120.0
+    log_every: int = 100
+    losses: LossWeights = field(default_factory=LossWeights)
+
+    def to_json(self) -> dict[str, object]:
+        """JSON-ready fields."""
+        data = asdict(self)
+        data["size_weights"] = {str(s): w for s, w in self.size_weights}
+        return data
+
+
+def learning_rate(config: TrainConfig, step: int) -> float:
+    """Linear warm-up to ``lr``, then cosine decay to ``lr * final_lr_fraction`` at ``steps``."""
+    if step < config.warmup:
+        return config.lr * (step + 1) / config.warmup
+    progress = min(1.0, (step - config.warmup) / max(1, config.steps - config.warmup))
+    low = config.final_lr_fraction
+    return config.lr * (low + (1.0 - low) * 0.5 * (1.0 + math.cos(math.pi * progress)))
+
+
+def to_tensors(batch: Batch) -> dict[str, torch.Tensor]:
+    """The batch's arrays as torch tensors."""
+    return {
+        "spatial": torch.from_numpy(batch.spatial),
+        "global": torch.from_numpy(batch.global_),
+        "policy": torch.from_numpy(batch.policy),
+        "value": torch.from_numpy(batch.value),
+        "score": torch.from_numpy(batch.score),
+        "ownership": torch.from_numpy(batch.ownership),
+    }
+
+
+def compute_losses(net: StudentNet, batch: Batch, weights: LossWeights) -> dict[str, torch.Tensor]:
+    """The loss terms and their weighted ``total`` for one batch."""
+    t = to_tensors(batch)
+    policy, value, misc, ownership = net(t["spatial"], t["global"])
+    policy_loss = -(t["policy"] * F.log_softmax(policy[:, 0, :], dim=1)).sum(dim=1).mean()
+    value_loss = -(t["value"] * F.log_softmax(value, dim=1)).sum(dim=1).mean()
+    target = t["score"] / SCORE_SCALE
+    score_loss = (
+        F.huber_loss(misc[:, 0], target[:, 0], delta=1.0)
+        + F.huber_loss(misc[:, 2], target[:, 2], delta=1.0)
+        + 0.25 * F.huber_loss(F.softplus(misc[:, 1]), target[:, 1], delta=1.0)
+    )
+    owner_target = (1.0 + t["ownership"]) * 0.5
+    ownership_loss = F.binary_cross_entropy_with_logits(2.0 * ownership[:, 0], owner_target)
+    total = (
+        weights.policy * policy_loss
+        + weights.value * value_loss
+        + weights.score * score_loss
+        + weights.ownership * ownership_loss
+    )
+    return {"total": total, "policy": policy_loss, "value": value_loss, "score": score_loss, "ownership": ownership_loss}
+
+
+def load_checkpoint(path: Path) -> tuple[StudentNet, dict[str, object]]:
+    """The student stored in a checkpoint (in eval mode) and the checkpoint's other fields."""
+    if not Path(path).is_file():
+        raise TrainError(f"no checkpoint at {path}")
+    data = torch.load(path, map_location="cpu", weights_only=False)
+    net = StudentNet(ModelConfig.from_json(data["model_config"]))
+    net.load_state_dict(data["model"])
+    net.eval()
+    return net, data
+
+
+def _save(path: Path, payload: dict[str, object]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save(payload, tmp)
+    tmp.replace(path)  # atomic: a crash never leaves a half-written checkpoint
+
+
+Progress = Callable[[int, int, Mapping[str, float]], None]
+
+
+def train(
+    config: TrainConfig,
+    data_directory: Path,
+    run_directory: Path,
+    model_config: ModelConfig | None = None,
+    *,
+    max_seconds: float = 0.0,
+    progress: Progress | None = None,
+) -> Path:
+    """Train (or resume) the student on the shards in ``data_directory``; returns the checkpoint.
+
+    ``max_seconds`` (0 = none) stops early after a checkpoint; running again resumes.
+    """
+    torch.set_num_threads(config.threads)
+    torch.set_flush_denormal(True)  # decayed weights go subnormal; CPU arithmetic on them is very slow
+    run_directory.mkdir(parents=True, exist_ok=True)
+    ckpt_path = run_directory / CHECKPOINT
+    rng = np.random.default_rng(config.seed)
+    torch.manual_seed(config.seed)
+    net = StudentNet(model_config or ModelConfig())
+    optimizer = torch.optim.AdamW(net.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    step, elapsed = 0, 0.0
+    if ckpt_path.is_file():
+        data = torch.load(ckpt_path, map_location="cpu", weights_only=False)
+        net = StudentNet(ModelConfig.from_json(data["model_config"]))
+        net.load_state_dict(data["model"])
+        optimizer = torch.optim.AdamW(net.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+        optimizer.load_state_dict(data["optimizer"])
+        step, elapsed = int(data["step"]), float(data["elapsed"])
+        rng.bit_generator.state = data["numpy_rng"]
+        torch.set_rng_state(data["torch_rng"])
+    shards = ShardSet(data_directory, dict(config.size_weights), holdout=config.holdout)
+    shards.refresh()
+    log_path = run_directory / "log.jsonl"
+
+    def checkpoint() -> None:
+        _save(ckpt_path, {
+            "model": net.state_dict(), "optimizer": optimizer.state_dict(), "step": step,
+            "elapsed": elapsed, "numpy_rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state(),
+            "model_config": net.config.to_json(), "train_config": config.to_json(), "data": shards.counts(),
+        })
+
+    net.train()
+    started = time.monotonic()
+    last_save = started
+    running: dict[str, float] = {}
+    while step < config.steps:
+        if step % config.refresh_every == 0:
+            shards.refresh()
+        for group in optimizer.param_groups:
+            group["lr"] = learning_rate(config, step)
+        losses = compute_losses(net, shards.sample(config.batch_size, rng), config.losses)
+        optimizer.zero_grad(set_to_none=True)
+        losses["total"].backward()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), 5.0)
+        optimizer.step()
+        step += 1
+        for key, tensor in losses.items():
+            value = float(tensor.detach())
+            running[key] = running.get(key, value) * 0.98 + value * 0.02
+        now = time.monotonic()
+        if step % config.log_every == 0:
+            with open(log_path, "a", encoding="utf-8") as handle:
+                record = {"step": step, "elapsed": round(elapsed + now - started, 1), **running,
+                          "lr": learning_rate(config, step), "data": shards.counts()}
+                handle.write(json.dumps(record) + "\n")
+        if progress is not None:
+            progress(step, config.steps, running)
+        if now - last_save >= config.checkpoint_seconds or step == config.steps:
+            elapsed += now - started
+            started = last_save = now
+            checkpoint()
+            if max_seconds and elapsed >= max_seconds:
+                break
+    elapsed += time.monotonic() - started
+    checkpoint()
+    return ckpt_path
