@@ -75,6 +75,12 @@ class GameState:
         self._rules_key = zobrist.rules_key(rules.to_json())
         self._reset_history()
 
+    def __repr__(self) -> str:
+        return (
+            f"GameState(size={self._size}, rules={self._rules.name!r}, komi={self._komi:g}, "
+            f"moves={len(self.moves)}, to_play={self.to_play.name})"
+        )
+
     # ----------------------------------------------------------------- simple reads
     @property
     def size(self) -> int:
