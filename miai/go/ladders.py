@@ -64,7 +64,7 @@ class ScratchBoard:
     (``size`` columns), which only tests use.
     """
 
-    __slots__ = ("size", "height", "stride", "colors", "ko", "offsets", "_chains", "reads")
+    __slots__ = ("size", "height", "stride", "colors", "ko", "offsets", "_chains", "_counts", "reads")
 
     def __init__(
         self, stones: Sequence[int] | np.ndarray, size: int, ko_point: int | None = None, *, height: int | None = None
@@ -83,6 +83,9 @@ class ScratchBoard:
         # Chains of the current position by stone; cleared by every play and undo. Reading asks for the
         # same few chains many times per node (legality, bounds, move generation).
         self._chains: dict[int, tuple[list[int], set[int]]] = {}
+        # Liberty counts found by ``count_liberties`` floods, per stone: (count, exact). An early stop
+        # at ``limit`` leaves a lower bound on the stones visited. Cleared with ``_chains``.
+        self._counts: dict[int, tuple[int, bool]] = {}
         # Every location whose neighbourhood reading has looked at (flooded stones and candidate move
         # points). Colours read are always within one step of these, so a reading result stays valid
         # on any board that agrees on these points and their neighbours (see ``_ChainMemo``).
@@ -139,6 +142,10 @@ class ScratchBoard:
         cached = self._chains.get(loc)
         if cached is not None:
             return min(len(cached[1]), limit)
+        # Reading asks the same chains again and again between moves ("is this neighbour in atari?").
+        known = self._counts.get(loc)
+        if known is not None and (known[1] or known[0] >= limit):
+            return min(known[0], limit)
         colors = self.colors
         color = colors[loc]
         stack = [loc]
@@ -154,11 +161,17 @@ class ScratchBoard:
                     libs.add(adj)
                     if len(libs) >= limit:
                         self.reads.update(seen)
+                        bound = (limit, False)
+                        for stone in seen:
+                            self._counts[stone] = bound
                         return limit
                 elif c == color and adj not in seen:
                     seen.add(adj)
                     stack.append(adj)
         self.reads.update(seen)
+        exact = (len(libs), True)
+        for stone in seen:
+            self._counts[stone] = exact
         return len(libs)
 
     def immediate_liberties(self, loc: int) -> int:
@@ -192,6 +205,7 @@ class ScratchBoard:
         opponent = 3 - player
         record_ko = self.ko
         self._chains.clear()
+        self._counts.clear()
         self.reads.add(loc)
         colors[loc] = player
         captured: list[int] = []
@@ -203,7 +217,8 @@ class ScratchBoard:
                     colors[stone] = EMPTY
                 captured.extend(stones)
         if captured:
-            self._chains.clear()  # the captured chains' entries are stale now
+            self._chains.clear()  # the captured chains' entries (and their neighbours' counts) are stale now
+            self._counts.clear()
         self.ko = _NO_KO
         if len(captured) == 1:
             lone = all(colors[loc + off] != player for off in self.offsets)
@@ -215,6 +230,7 @@ class ScratchBoard:
         """Undo the move described by ``record`` (moves must be undone in reverse order)."""
         loc, captured, record_ko = record
         self._chains.clear()
+        self._counts.clear()
         opponent = 3 - self.colors[loc]
         self.colors[loc] = EMPTY
         for stone in captured:
@@ -506,6 +522,7 @@ def _read_chain(board: ScratchBoard, loc: int, stones: list[int], libs: set[int]
     # A fresh chain cache makes every flood inside this reading count towards ``reads``; it changes no
     # result: the target chain is still flooded from ``loc``, and other chains' stone order is never used.
     board._chains.clear()
+    board._counts.clear()
     board.reads = set(stones)
     if len(libs) == 1:
         laddered = is_ladder_captured(board, loc, max_moves=max_moves)
