@@ -180,7 +180,7 @@ _PRESETS: dict[str, Rules] = {
     "stone-scoring": _rules(_K.SIMPLE, _S.AREA, _T.ALL, False, "0", True),
 }
 _DEFAULT_KOMI = {name: 7.5 for name in _PRESETS} | {"japanese": 6.5, "korean": 6.5, "new-zealand": 7.0}
-_ALIASES = {name.replace("-", ""): name for name in _PRESETS} | {"nz": "new-zealand", "trompTaylor".lower(): "tromp-taylor"}
+_ALIASES = {name.replace("-", ""): name for name in _PRESETS} | {"nz": "new-zealand"}
 
 
 def _canonical_name(name: str) -> str:

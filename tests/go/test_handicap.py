@@ -19,9 +19,8 @@ COUNTS = range(1, 11)
 def gnugo_answers() -> dict[tuple[int, int], str | None]:
     """GNU Go's ``fixed_handicap`` answer for every size and count (None for a failure), from one batch session."""
     commands = [f"boardsize {size}\nclear_board\nfixed_handicap {n}" for size in SIZES for n in COUNTS]
-    out = subprocess.run(
-        [str(GNUGO), "--mode", "gtp"], input="\n".join(commands) + "\nquit\n", capture_output=True, text=True, timeout=60
-    ).stdout
+    script = "\n".join(commands) + "\nquit\n"
+    out = subprocess.run([str(GNUGO), "--mode", "gtp"], input=script, capture_output=True, text=True, timeout=60).stdout
     responses = [block.strip() for block in out.split("\n\n") if block.strip()]
     answers = {}
     keys = [(size, n) for size in SIZES for n in COUNTS]
