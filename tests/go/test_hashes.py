@@ -170,3 +170,13 @@ def test_random_transpositions_share_every_hash() -> None:
                 state.push(w)
             results.add((state.position_hash, state.situation_hash, state.graph_hash))
         assert len(results) == 1
+
+
+def test_graph_hash_chaining_is_order_sensitive() -> None:
+    """The mixer must not commute: the same states visited in another order give another graph hash."""
+    g, h1, h2 = (zobrist.key(f"test/{i}") for i in range(3))
+    assert zobrist.chain_graph_hash(zobrist.chain_graph_hash(g, h1), h2) != zobrist.chain_graph_hash(
+        zobrist.chain_graph_hash(g, h2), h1
+    )
+    assert zobrist.mix128(g) != g and zobrist.mix128(g) < 2**128
+    assert len({zobrist.mix128(k) >> 64 for k in range(1000)}) == 1000  # small inputs spread over the high half
