@@ -231,6 +231,7 @@ class GameState:
             IllegalMoveError: if the rules forbid the move (``reason`` says why).
             InvalidMoveError: for a move off the board or a colour other than black or white.
         """
+        move = int(move)  # numpy integers would otherwise leak into ``moves``
         c = self._to_play if color is None else int(color)
         reason = self.legality(move, c)
         if reason is not None:

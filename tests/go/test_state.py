@@ -220,3 +220,9 @@ def test_pass_alive_area_and_area_map_follow_the_rules() -> None:
     area = state.area_map()
     assert area[parse_gtp("E3", 6)] == 2  # under area scoring other stones count as their own colour
     assert (state_from_board(render(state), "japanese").area_map() == 0).all()  # territory: planes stay empty
+
+
+def test_numpy_moves_are_stored_as_ints() -> None:
+    state = GameState(9)
+    state.push(np.int64(40))
+    assert state.moves == [(B, 40)] and type(state.moves[0][1]) is int
