@@ -8,11 +8,13 @@ komi, prisoners and the handicap bonus. An empty region counts for a player when
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from miai.go.rules import Tax
 
 
-def _neighbours(size: int) -> list[list[int]]:
+@lru_cache(maxsize=None)
+def _neighbours(size: int) -> tuple[tuple[int, ...], ...]:
     result = []
     for m in range(size * size):
         y, x = divmod(m, size)
@@ -25,8 +27,8 @@ def _neighbours(size: int) -> list[list[int]]:
             nbrs.append(m + 1)
         if y < size - 1:
             nbrs.append(m + size)
-        result.append(nbrs)
-    return result
+        result.append(tuple(nbrs))
+    return tuple(result)
 
 
 def empty_regions(colors: Sequence[int], size: int) -> list[tuple[list[int], int]]:
