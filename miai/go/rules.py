@@ -113,8 +113,9 @@ class Rules:
         rules = base or Rules.preset("tromp-taylor")
         changes: dict[str, Any] = {}
         for key, value in data.items():
+            key = _JSON_ALIASES.get(key, key)
             if key not in _JSON_FIELDS:
-                raise ValueError(f"unknown rules key: {key!r}")
+                raise ValueError(f"unknown rules key: {key!r} (komi is set separately)")
             if key == "hasButton":
                 if value:
                     raise ValueError("button Go is not supported")
@@ -140,13 +141,18 @@ _JSON_FIELDS = {
     "friendlyPassOk": "friendly_pass_ok",
     "hasButton": "",
 }
+# KataGo also accepts its longer internal names in kata-set-rules JSON.
+_JSON_ALIASES = {"koRule": "ko", "scoringRule": "scoring", "taxRule": "tax", "multiStoneSuicideLegal": "suicide"}
 
 
 def _parse_json_value(key: str, value: Any) -> Any:
     enums: dict[str, type[Enum]] = {"ko": KoRule, "scoring": Scoring, "tax": Tax}
     if key in enums:
+        text = str(value).upper()
+        for prefix in ("KO_", "SCORING_", "TAX_"):  # KataGo's long spellings, e.g. KO_POSITIONAL
+            text = text.removeprefix(prefix)
         try:
-            return enums[key](str(value).upper())
+            return enums[key](text)
         except ValueError:
             raise ValueError(f"bad value for {key}: {value!r}") from None
     if key == "whiteHandicapBonus":

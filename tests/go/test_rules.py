@@ -82,3 +82,9 @@ def test_rules_are_frozen_and_hashable() -> None:
     with pytest.raises(AttributeError):
         rules.ko = KoRule.SIMPLE  # type: ignore[misc]
     assert {rules: 1}[Rules.preset("bga")] == 1  # equal rules, different names
+
+
+def test_from_json_accepts_katago_long_names() -> None:
+    rules = Rules.from_json({"koRule": "KO_SITUATIONAL", "scoringRule": "SCORING_AREA", "taxRule": "TAX_NONE",
+                             "multiStoneSuicideLegal": False, "whiteHandicapBonus": "N-1", "friendlyPassOk": True})
+    assert rules == Rules.preset("aga")
