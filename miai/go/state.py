@@ -341,11 +341,15 @@ class GameState:
         _decrement(bucket, key)
         if not bucket:
             del self._sk_buckets[(black, white)]
-        for own, other, index in ((black, white, self._count_index[1]), (white, black, self._count_index[2])):
-            seen = index[own]
-            _decrement(seen, other)
-            if not seen:
-                del index[own]
+        by_black, by_white = self._count_index[1], self._count_index[2]
+        seen = by_black[black]
+        _decrement(seen, white)
+        if not seen:
+            del by_black[black]
+        seen = by_white[white]
+        _decrement(seen, black)
+        if not seen:
+            del by_white[white]
 
     def _superko_bans(self) -> tuple[int, ...]:
         """Points where the player to move would recreate an earlier position (or situation).
