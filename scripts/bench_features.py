@@ -4,6 +4,7 @@ Usage (from the repository root):
     python scripts/bench_features.py                          # 19x19 real games + 9x9 random games
     python scripts/bench_features.py --sizes 19 --positions 300 --mode cold
     python scripts/bench_features.py --profile 19             # cProfile of the 19x19 run
+    python scripts/bench_features.py --mode replay --net /work/shared/nets/g170-b6c96-s175395328-d26788732.bin.gz
     python scripts/bench_features.py --dump /tmp/f.npz        # save every encoding...
     python scripts/bench_features.py --check /tmp/f.npz       # ...and compare later runs to it exactly
 
@@ -14,7 +15,10 @@ move number between 20 and 200 of each game; never committed); on other sizes, r
 - ``cold``: every memo of the feature code is cleared before each position, so each encoding reads
   the ladders and area of all three boards (now, 1 and 2 moves ago) from scratch: the worst case;
 - ``search``: the position's parent (one move less) is encoded first, untimed, then the position:
-  what a search sees, where a leaf's boards 1 and 2 moves ago are its parents' current boards.
+  what a search sees, where a leaf's boards 1 and 2 moves ago are its parents' current boards;
+- ``replay`` (needs ``--net``): the positions a real search with that net evaluates in
+  ``--search-playouts`` playouts (from the position ``miai bench`` starts from), encoded in the same order with
+  the memos warm, as the search's evaluator encodes them. The most realistic figure.
 
 positions/s is wall-clock and, in brackets, per CPU second of this process (robust on a busy machine),
 each the best of ``--repeat`` passes.
@@ -90,6 +94,29 @@ def random_states(size: int, count: int, seed: int) -> list[GameState]:
     return states
 
 
+def searched_states(size: int, net: Path, playouts: int) -> list[GameState]:
+    """Copies of the positions a search with ``net`` sends to the evaluator, in order."""
+    from miai.engine.bench_search import _opening
+    from miai.engine.config import SearchConfig
+    from miai.engine.search import Search
+    from miai.nets import load_evaluator
+
+    evaluator = load_evaluator(str(net))
+    inner = getattr(evaluator, "inner", evaluator)
+    seen: list[GameState] = []
+    evaluate = inner.evaluate
+
+    def recording(states: list[GameState]) -> list:
+        seen.extend(s.copy() for s in states)
+        return evaluate(states)
+
+    inner.evaluate = recording
+    search = Search(inner, SearchConfig())
+    search.set_root(_opening(size, size, 0))
+    search.run(None, None, max_visits=0, max_playouts=playouts)
+    return seen
+
+
 def clear_memos() -> None:
     """Forget every memo the feature code keeps between positions."""
     for name in dir(features):
@@ -102,6 +129,11 @@ def run(states: list[GameState], mode: str) -> tuple[float, float, list[tuple[np
     """(wall seconds, CPU seconds, encodings) of encoding every state once in ``mode``."""
     wall = cpu = 0.0
     outputs = []
+    if mode == "replay":
+        clear_memos()
+        w0, c0 = time.perf_counter(), time.process_time()
+        outputs = [features.encode(state) for state in states]
+        return time.perf_counter() - w0, time.process_time() - c0, outputs
     for state in states:
         clear_memos()
         if mode == "search" and state.moves:
@@ -119,7 +151,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[19, 9])
     parser.add_argument("--positions", type=int, default=200, help="positions per size")
-    parser.add_argument("--mode", choices=["cold", "search", "both"], default="both")
+    parser.add_argument("--mode", choices=["cold", "search", "both", "replay"], default="both")
+    parser.add_argument("--net", type=Path, default=None, help="net for --mode replay")
+    parser.add_argument("--search-playouts", type=int, default=1500, help="search recorded for --mode replay")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=3, help="passes per mode; the fastest is reported")
     parser.add_argument("--profile", type=int, default=None, metavar="SIZE", help="cProfile the run of this size")
@@ -133,7 +167,14 @@ def main() -> None:
     mismatches = 0
     for size in args.sizes:
         t0 = time.perf_counter()
-        states = kifu_states(args.positions, args.seed) if size == 19 else random_states(size, args.positions, args.seed)
+        if args.mode == "replay":
+            if args.net is None:
+                parser.error("--mode replay needs --net")
+            states = searched_states(size, args.net, args.search_playouts)
+        elif size == 19:
+            states = kifu_states(args.positions, args.seed)
+        else:
+            states = random_states(size, args.positions, args.seed)
         made = time.perf_counter() - t0
         print(f"{size}x{size}: {len(states)} positions (made in {made:.1f} s)")
         for mode in modes:
