@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from miai.go.rules import KoRule, Rules, Scoring, Tax
 
@@ -88,3 +90,20 @@ def test_from_json_accepts_katago_long_names() -> None:
     rules = Rules.from_json({"koRule": "KO_SITUATIONAL", "scoringRule": "SCORING_AREA", "taxRule": "TAX_NONE",
                              "multiStoneSuicideLegal": False, "whiteHandicapBonus": "N-1", "friendlyPassOk": True})
     assert rules == Rules.preset("aga")
+
+
+@given(
+    ko=st.sampled_from(list(KoRule)),
+    scoring=st.sampled_from(list(Scoring)),
+    tax=st.sampled_from(list(Tax)),
+    suicide=st.booleans(),
+    bonus=st.sampled_from(["0", "N", "N-1"]),
+    friendly=st.booleans(),
+)
+def test_every_rule_combination_round_trips_through_json(
+    ko: KoRule, scoring: Scoring, tax: Tax, suicide: bool, bonus: str, friendly: bool
+) -> None:
+    rules = Rules(ko, scoring, tax, suicide, bonus, friendly)
+    again = Rules.from_json(rules.to_json())
+    assert again == rules
+    assert (again.name == "custom") is (rules.matching_preset() is None)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from miai.go.coords import parse_gtp
 from miai.go.rules import Rules, Tax
@@ -114,3 +116,18 @@ def test_seki_tax_leaves_ordinary_positions_alone() -> None:
     for move in DEAD:
         no_dead[move] = 0
     assert territory(no_dead, size, Tax.SEKI) == territory(no_dead, size) == (10, 12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(size=st.integers(2, 9), data=st.data())
+def test_area_and_territory_partition_the_board(size: int, data: st.DataObject) -> None:
+    """On any board: black area + white area + neutral points = all points, and area minus territory is the stones."""
+    colors = data.draw(st.lists(st.sampled_from([0, 0, 1, 2]), min_size=size * size, max_size=size * size))
+    black_area, white_area = area(colors, size)
+    black_terr, white_terr = territory(colors, size)
+    neutral = sum(len(region) for region, owner in empty_regions(colors, size) if owner == 0)
+    assert black_area + white_area + neutral == size * size
+    assert black_area - black_terr == colors.count(1) and white_area - white_terr == colors.count(2)
+    for tax in (Tax.SEKI, Tax.ALL):
+        taxed = territory(colors, size, tax)
+        assert 0 <= taxed[0] <= black_terr and 0 <= taxed[1] <= white_terr
