@@ -194,7 +194,8 @@ class GameState:
 
     def repeats_history(self, move: int, color: Color | int) -> bool:
         """Would ``color`` playing the (pseudo-legal) ``move`` recreate an earlier position (or situation, under
-        situational superko)? Checked directly from the hash after the move, whatever the ko rule."""
+        situational superko)? Checked directly from the hash after the move. Always False under simple ko, where
+        no position history is kept."""
         c = int(color)
         key = self.board.hash_after(move, c)
         if self._situational:
@@ -206,8 +207,14 @@ class GameState:
         return self.legality(move, color) is None
 
     def legal_moves(self, color: Color | int | None = None) -> list[int]:
-        """All legal board points (pass, always legal, is not listed)."""
+        """All legal board points (pass, always legal, is not listed).
+
+        Raises:
+            InvalidMoveError: for a colour other than black or white.
+        """
         c = self._to_play if color is None else int(color)
+        if c not in (1, 2):
+            raise InvalidMoveError(f"cannot play for colour {color!r}")
         moves = self.board.legal_moves(c, self._suicide)
         if not self._superko:
             return moves
