@@ -226,3 +226,17 @@ def test_numpy_moves_are_stored_as_ints() -> None:
     state = GameState(9)
     state.push(np.int64(40))
     assert state.moves == [(B, 40)] and type(state.moves[0][1]) is int
+
+
+def test_copy_and_komi_change_keep_the_superko_history() -> None:
+    """Send two, return one under tromp-taylor: after three moves the fourth repeats the start and is banned; the
+    ban survives copy() and a komi change (both rebuild the history)."""
+    state = state_from_board("O . X . O\nX X O O O\n. . . . .\n. . . . .\n. . . . .", "tromp-taylor")
+    for vertex in ("D5", "B5", "C5"):
+        state.push(parse_gtp(vertex, 5))
+    corner = parse_gtp("A5", 5)
+    assert state.legality(corner) is IllegalReason.SUPERKO
+    copy = state.copy()
+    assert copy.legality(corner) is IllegalReason.SUPERKO and copy.banned_points() == [corner]
+    state.komi = 0.5
+    assert state.legality(corner) is IllegalReason.SUPERKO and state.banned_points() == [corner]
