@@ -76,8 +76,9 @@ class ScratchBoard:
             raise ValueError(f"stones has {len(flat)} points, expected {size * self.height} for size {size}")
         self.stride = size + 1
         self.colors = [_WALL] * ((self.height + 2) * self.stride + 1)
-        for loc, color in zip(_loc_table(size, self.height), flat):
-            self.colors[loc] = int(color)
+        for y in range(self.height):  # row by row: slices are much cheaper than one point at a time
+            start = (y + 1) * self.stride + 1
+            self.colors[start : start + size] = [int(c) for c in flat[y * size : (y + 1) * size]]
         self.ko = self.loc(ko_point) if ko_point is not None and ko_point >= 0 else _NO_KO
         self.offsets = (-self.stride, -1, 1, self.stride)
         # Chains of the current position by stone; cleared by every play and undo. Reading asks for the
@@ -88,7 +89,7 @@ class ScratchBoard:
         self._counts: dict[int, tuple[int, bool]] = {}
         # Every location whose neighbourhood reading has looked at (flooded stones and candidate move
         # points). Colours read are always within one step of these, so a reading result stays valid
-        # on any board that agrees on these points and their neighbours (see ``_ChainMemo``).
+        # on any board that agrees on these points and their neighbours (see ``LadderMemo``).
         self.reads: set[int] = set()
 
     def loc(self, point: int) -> int:
