@@ -186,3 +186,27 @@ def test_large_boards_agree_with_reference(size: int) -> None:
         assert state.position_hash == ref.hash()
         assert list(state.stones()) == ref.colors
     assert state.legal_moves() == [m for m in range(size * size) if ref.legality(m) is None]
+
+
+@settings(max_examples=60, deadline=None)
+@given(size=st.integers(2, 5), preset=st.sampled_from(PRESETS), seed=st.integers(0, 2**32 - 1))
+def test_non_alternating_colours_agree_with_reference(size: int, preset: str, seed: int) -> None:
+    """GTP lets a controller play the same colour twice: legality for both colours, stones and hashes must still
+    agree with the reference when the colour of each move is random."""
+    rules = Rules.preset(preset)
+    rng = random.Random(seed)
+    state, ref = GameState(size, rules), ReferenceGame(size, rules)
+    passes = 0
+    for _ in range(3 * size * size):
+        for color in (1, 2):
+            got = [state.legality(m, color) for m in range(size * size)]
+            assert [r.value if r else None for r in got] == [ref.legality(m, color) for m in range(size * size)]
+        color = rng.choice((1, 2))
+        legal = [m for m in range(size * size) if ref.legality(m, color) is None]
+        move = rng.choice(legal) if legal and rng.random() > 0.1 else PASS
+        state.push(move, color)
+        ref.play(move, color)
+        passes = passes + 1 if move == PASS else 0
+        assert state.position_hash == ref.hash() and list(state.stones()) == ref.colors
+        assert state.banned_points() == ref.banned()
+        assert state.situation_hash == reference_situation_hash(ref, 7.5, passes)
