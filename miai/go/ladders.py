@@ -69,16 +69,17 @@ class ScratchBoard:
     def __init__(
         self, stones: Sequence[int] | np.ndarray, size: int, ko_point: int | None = None, *, height: int | None = None
     ) -> None:
-        flat = stones.tolist() if isinstance(stones, np.ndarray) else list(stones)
+        flat = np.asarray(stones, dtype=np.int64)
         self.size = size
         self.height = size if height is None else height
-        if len(flat) != size * self.height:
-            raise ValueError(f"stones has {len(flat)} points, expected {size * self.height} for size {size}")
+        if flat.shape != (size * self.height,):
+            raise ValueError(f"stones has {flat.size} points, expected {size * self.height} for size {size}")
         self.stride = size + 1
-        self.colors = [_WALL] * ((self.height + 2) * self.stride + 1)
-        for y in range(self.height):  # row by row: slices are much cheaper than one point at a time
-            start = (y + 1) * self.stride + 1
-            self.colors[start : start + size] = [int(c) for c in flat[y * size : (y + 1) * size]]
+        # Rows of ``stride`` entries: a wall column, then the row's points; a wall row above and below,
+        # one extra wall at the end. Built in numpy: this runs once per board read.
+        padded = np.full((self.height + 2, self.stride), _WALL, dtype=np.int64)
+        padded[1:-1, 1:] = flat.reshape(self.height, size)
+        self.colors: list[int] = padded.ravel().tolist() + [_WALL]
         self.ko = self.loc(ko_point) if ko_point is not None and ko_point >= 0 else _NO_KO
         self.offsets = (-self.stride, -1, 1, self.stride)
         # Chains of the current position by stone; cleared by every play and undo. Reading asks for the
