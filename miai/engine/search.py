@@ -162,6 +162,11 @@ class Search:
                 self._count.trees_reused += 1
             self._scratch = self._advance_scratch(state)
             self._root_state = state.copy()
+            if self.root is not None:
+                # An edge found illegal on some path (superko) may be legal from the real game's history.
+                for edge in self.root.edges:
+                    if edge.illegal and state.is_legal(edge.move):
+                        edge.illegal = False
             rules = getattr(state, "rules", None)
             self._superko = getattr(getattr(rules, "ko", None), "name", "SIMPLE") != "SIMPLE"
 

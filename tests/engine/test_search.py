@@ -486,3 +486,33 @@ def test_a_node_without_playable_moves_below_the_root_is_counted_not_retried() -
     snap = search.run()
     assert snap.root.visits == 60
     assert_graph_sound(search)
+
+
+def test_reused_root_gets_back_moves_only_illegal_on_another_path() -> None:
+    class PathDependent(ToyState):
+        """Move 0 at "mid" is illegal in games with a ``tainted`` history (a stand-in for superko)."""
+
+        tainted = False
+
+        def is_legal(self, move: int) -> bool:
+            if self.position == "mid" and move == 0 and self.tainted:
+                return False
+            return super().is_legal(move)
+
+        def copy(self) -> PathDependent:
+            other = PathDependent(self.game)
+            other.path, other.moves, other.tainted = list(self.path), list(self.moves), self.tainted
+            return other
+
+    game = ToyGame({"root": {1: "mid"}, "mid": {0: "a", 1: "b"}, "a": {0: "end"}, "b": {0: "end"}}, {"end": 0.0})
+    search = Search(ScriptedEvaluator(priors={"mid": {0: 0.9, 1: 0.1}}), config(max_visits=20))
+    state = PathDependent(game)
+    state.tainted = True
+    search.set_root(state)
+    search.run()
+    mid = search.root.edge_for(1).child  # type: ignore[union-attr]
+    assert mid is not None and mid.edge_for(0).illegal  # type: ignore[union-attr]
+    fresh = PathDependent(game)  # the game goes on to "mid" with a history where move 0 is legal
+    fresh.push(1)
+    search.set_root(fresh)
+    assert search.root is mid and not mid.edge_for(0).illegal  # type: ignore[union-attr]
