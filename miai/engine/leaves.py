@@ -20,6 +20,10 @@ __all__ = ["own_eye_mask", "candidate_moves", "Valuation", "PASS"]
 
 PASS = -1  # miai.go.coords.PASS
 _TWO_OVER_PI = 2.0 / math.pi
+# Gauss-Hermite quadrature: E[f(mean + stdev * Z)] = sum(w * f(mean + stdev * x)) for a standard normal Z.
+_GH_NODES, _GH_WEIGHTS = np.polynomial.hermite.hermgauss(12)
+_GH_OFFSETS = tuple(float(x) * math.sqrt(2.0) for x in _GH_NODES)
+_GH_PROBS = tuple(float(w) / math.sqrt(math.pi) for w in _GH_WEIGHTS)
 
 
 def own_eye_mask(stones: np.ndarray, size: int, color: int) -> np.ndarray:
@@ -71,11 +75,24 @@ class Valuation:
         self.config = config
         self.score_center = score_center
 
-    def utility(self, winloss: float, score: float, size: int) -> float:
-        """``win_loss_factor * winloss`` plus the static and dynamic atan score terms (scales times sqrt(area))."""
+    def utility(self, winloss: float, score: float, size: int, stdev: float = 0.0) -> float:
+        """``win_loss_factor * winloss`` plus the static and dynamic atan score terms (scales times sqrt(area)).
+
+        With ``stdev`` > 0 the score terms are expectations over a normal score distribution, as KataGo's
+        expectedWhiteScoreValue (an uncertain lead is worth less than a sure one of the same mean)."""
         cfg = self.config
-        static = math.atan(score / (cfg.static_score_scale * size))
-        dynamic = math.atan((score - self.score_center) / (cfg.dynamic_score_center_scale * size))
+        static_scale = cfg.static_score_scale * size
+        dynamic_scale = cfg.dynamic_score_center_scale * size
+        if stdev <= 0.0:
+            static = math.atan(score / static_scale)
+            dynamic = math.atan((score - self.score_center) / dynamic_scale)
+        else:
+            static = dynamic = 0.0
+            centre = self.score_center
+            for offset, prob in zip(_GH_OFFSETS, _GH_PROBS):
+                s = score + stdev * offset
+                static += prob * math.atan(s / static_scale)
+                dynamic += prob * math.atan((s - centre) / dynamic_scale)
         return cfg.win_loss_utility_factor * winloss + _TWO_OVER_PI * (
             cfg.static_score_utility_factor * static + cfg.dynamic_score_utility_factor * dynamic)
 
@@ -90,6 +107,6 @@ class Valuation:
         winloss = sign * (float(evaluation.win) - float(evaluation.loss))
         score = sign * float(evaluation.score_mean)
         stdev = float(evaluation.score_stdev)
-        utility = self.utility(winloss, score, size)
+        utility = self.utility(winloss, score, size, stdev)
         return (utility, winloss, score, stdev * stdev + score * score, sign * float(evaluation.lead),
                 utility * utility)
