@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -192,8 +193,6 @@ def _recent_moves(pos: Position, out: np.ndarray) -> None:
 
 def _ladders(pos: Position, out: np.ndarray) -> None:
     """Planes 14-17: laddered stones on the boards 0, 1, 2 moves ago, and working ladder moves."""
-    from miai.go import ladders  # imported here: only real nets need ladder reading
-
     # Earlier boards only as far back as the history shown to the net (KataGo's rule). They are read
     # oldest first so that each board can reuse the readings of the one before it (see LadderMemo);
     # the board before the oldest one shown is fetched only as that hint and for its ko point.
@@ -206,11 +205,9 @@ def _ladders(pos: Position, out: np.ndarray) -> None:
     working = planes[0]
     for k in range(shown, -1, -1):
         previous = boards[k + 1] if k + 1 < len(boards) else None
-        ko = None
-        if previous is not None:  # the simple-ko point left by the move that made board k
-            ko = ladders.simple_ko_point(previous, boards[k], int(pos.state.moves[played - 1 - k][1]), pos.size)
+        move = int(pos.state.moves[played - 1 - k][1]) if previous is not None else PASS  # made board k
         to_play = pos.pla if k % 2 == 0 else pos.opp
-        planes[k], moves = _ladder_planes_cached(boards[k], previous, pos.size, to_play, ko)
+        planes[k], moves = _ladder_planes_cached(boards[k], previous, move, pos.size, to_play)
         if k == 0:
             working = moves
     out[0] = planes[0]
@@ -222,37 +219,41 @@ def _ladders(pos: Position, out: np.ndarray) -> None:
 class _LadderPlanesCache:
     """Ladder planes (14/17) per board, with the per-chain readings behind them.
 
-    Two levels: whole boards (stones, player to move, ko point) hit when a search evaluates a leaf
-    whose boards one and two moves ago were its parents' current boards; and ``LadderMemo``'s
-    per-chain readings, reused on a new board for every chain its last move cannot affect.
+    Two levels: whole boards hit when a search evaluates a leaf whose boards one and two moves ago
+    were its parents' current boards; and ``LadderMemo``'s per-chain readings, reused on a new board
+    for every chain its last move cannot affect. Boards are keyed by their stones, the board before
+    and the move between (which fix the simple-ko point, computed only on a miss) and the player to
+    move. Both levels forget the least recently used boards first; a 19x19 board takes about 4 kB.
     """
 
     def __init__(self, capacity: int = 8192) -> None:
-        from miai.go import ladders
+        from miai.go import ladders  # imported here: only real nets need ladder reading
 
         self.capacity = capacity
         self.memo = ladders.LadderMemo(capacity)
-        self._planes: dict[tuple[bytes, int, int, int | None], tuple[np.ndarray, np.ndarray]] = {}
+        self._planes: OrderedDict[tuple[bytes, bytes, int, int, int], tuple[np.ndarray, np.ndarray]] = OrderedDict()
 
     def __call__(
-        self, stones: np.ndarray, previous: np.ndarray | None, size: int, to_play: int, ko: int | None
+        self, stones: np.ndarray, previous: np.ndarray | None, move: int, size: int, to_play: int
     ) -> tuple[np.ndarray, np.ndarray]:
-        """(laddered stones, working moves) of a board; ``previous`` is the board before it, if any."""
+        """(laddered stones, working moves) of a board, made by ``move`` from ``previous`` (None for
+        the first board of the game; then ``move`` is ignored)."""
         from miai.go import ladders
 
-        key = (stones.tobytes(), size, int(to_play), ko)
+        before = b"" if previous is None else previous.tobytes()
+        key = (stones.tobytes(), before, move if previous is not None else PASS, size, int(to_play))
         found = self._planes.get(key)
-        if found is None:
-            laddered, working = ladders.ladder_planes(
-                stones, size, int(to_play), ko, memo=self.memo, previous=previous
-            )
-            laddered.setflags(write=False)
-            working.setflags(write=False)
-            found = (laddered, working)
-            if len(self._planes) >= self.capacity:
-                del self._planes[next(iter(self._planes))]  # oldest first (insertion order)
-            self._planes[key] = found
-        return found
+        if found is not None:
+            self._planes.move_to_end(key)
+            return found
+        ko = None if previous is None else ladders.simple_ko_point(previous, stones, move, size)
+        laddered, working = ladders.ladder_planes(stones, size, int(to_play), ko, memo=self.memo, previous=previous)
+        laddered.setflags(write=False)
+        working.setflags(write=False)
+        self._planes[key] = (laddered, working)
+        if len(self._planes) > self.capacity:
+            self._planes.popitem(last=False)
+        return laddered, working
 
     def cache_clear(self) -> None:
         """Forget every board (benchmarks use this to measure reading from scratch)."""
