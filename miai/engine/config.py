@@ -106,6 +106,9 @@ class SearchConfig:
     # Selection: PUCT (KataGo) or, for comparison, the classic UCB rules of miai.engine.selection.
     selection: str = option("puct", "child selection rule: puct, ucb1 or ucb1-tuned (untried moves first)",
                             choices=("puct", "ucb1", "ucb1-tuned"))
+    ucb1_exploration: float = option(1.4142135623730951, "UCB1: multiplier of sqrt(ln P / p) (sqrt 2 = textbook)",
+                                     min=0.0)
+    ucb1_tuned_exploration: float = option(1.0, "UCB1-TUNED: multiplier of the whole exploration bonus", min=0.0)
     cpuct_exploration: float = option(1.0, "cpuctExploration", min=0.0)
     cpuct_exploration_log: float = option(0.45, "cpuctExplorationLog: growth of cpuct with visits", min=0.0)
     cpuct_exploration_base: float = option(500.0, "cpuctExplorationBase", min=1.0)

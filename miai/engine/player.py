@@ -168,13 +168,14 @@ class EnginePlayer(Player):
             def on_progress(snapshot: Snapshot) -> None:
                 emit(self._convert(snapshot, root, request))
 
+        allow = _allowed_moves(request, root.to_play, root.size) if request is not None else None
         if unlimited:  # analysis: only stop (or the node cap) ends it
             return self.search.run(stop, on_progress, max_visits=0, max_playouts=0, max_time=0.0,
-                                   progress_interval=interval)
+                                   progress_interval=interval, allow=allow)
         cap = self.config.search.max_time or math.inf
         limit = min(cap, budget)
         return self.search.run(stop, on_progress, max_time=0.0 if math.isinf(limit) else limit,
-                               progress_interval=interval)
+                               progress_interval=interval, allow=allow)
 
     def _convert(self, snapshot: Snapshot, root: GameState, request: AnalyzeRequest) -> AnalysisSnapshot:
         """Engine snapshot -> GTP snapshot; the search reports from the root player's view already."""

@@ -137,7 +137,8 @@ class Search:
                  + config.dynamic_score_utility_factor)
         self._constants = (config.cpuct_exploration, config.cpuct_exploration_log, config.cpuct_exploration_base,
                            config.fpu_reduction, config.root_fpu_reduction, loss)
-        self._selection = SelectionConfig(rule=config.selection)
+        self._selection = SelectionConfig(rule=config.selection, c_ucb1=config.ucb1_exploration,
+                                          c_tuned=config.ucb1_tuned_exploration)
 
     def set_config(self, config: SearchConfig) -> None:
         """Switch to a new config; the graph is cleared when graph/tree mode changes."""
@@ -515,7 +516,7 @@ class Search:
         edges = [e for e in node.edges if not e.illegal and e.child is not None]
         if not edges:
             return None
-        visits, rewards, squares = [], [], []
+        visits, rewards = [], []
         for edge in edges:
             child = edge.child
             assert child is not None
@@ -524,9 +525,9 @@ class Search:
             mean = reward * edge.visits / n if n else 0.0
             visits.append(n)
             rewards.append(mean)
-            squares.append(mean * mean)  # leaves give expected values: their own variance is not observed
         parent = max(1, sum(visits))
-        scores = selection_scores(self._selection, parent, visits, rewards, None, squares)
+        # Rewards are treated as win/loss outcomes, so UCB1-TUNED's variance estimate is r - r^2 (as in the formula).
+        scores = selection_scores(self._selection, parent, visits, rewards, None, None)
         return edges[int(np.argmax(scores))]
 
     def _child_for(self, state: Any) -> Node:

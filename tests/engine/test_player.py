@@ -127,3 +127,21 @@ def test_cleanup_does_not_pass_while_dead_opponent_stones_remain() -> None:
     player = EnginePlayer(PlayoutEvaluator.from_spec("playouts:16", seed=2), _config("search.max_visits=40"))
     move = player.genmove(state, Color.BLACK, cleanup=True)
     assert move != PASS
+
+
+def test_analysis_allow_restricts_the_searched_moves() -> None:
+    from miai.gtp.player import MoveRestriction
+
+    player = EnginePlayer(UniformEvaluator(), _config())
+    stop = threading.Event()
+    allowed = (parse_gtp("C3", 5), parse_gtp("D4", 5))
+    request = AnalyzeRequest(interval_cs=5, allow=(MoveRestriction(Color.BLACK, allowed, 1),))
+    seen = []
+
+    def emit(snapshot):
+        seen.append(snapshot)
+        if sum(m.visits for m in snapshot.moves) > 20:
+            stop.set()
+
+    player.analyze(_state(5), Color.BLACK, request, emit, stop)
+    assert seen[-1].moves and {m.move for m in seen[-1].moves} <= set(allowed)
