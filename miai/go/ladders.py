@@ -149,6 +149,15 @@ class ScratchBoard:
         if known is not None and (known[1] or known[0] >= limit):
             return min(known[0], limit)
         colors = self.colors
+        # Most answers are decided by the stone's own empty neighbours (a chain in a ladder fight is
+        # usually small): no flood then.
+        up = self.stride
+        empties = (
+            (colors[loc - up] == EMPTY) + (colors[loc - 1] == EMPTY) + (colors[loc + 1] == EMPTY) + (colors[loc + up] == EMPTY)
+        )
+        if empties >= limit:
+            self.reads.add(loc)
+            return limit
         color = colors[loc]
         stack = [loc]
         seen = {loc}
