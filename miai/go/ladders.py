@@ -29,6 +29,7 @@ The search is a plain minimax over "ladder" moves only:
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from functools import lru_cache
 from typing import Any, NamedTuple, Sequence
@@ -562,32 +563,37 @@ class LadderMemo:
     A search evaluates positions one move apart: most chains' readings never look near the new stone
     (or its captures) and are reused as they are; only the others are read again. Keyed by the stones
     alone (the ko point is checked per chain), least recently used boards are forgotten first.
+    Safe to share between threads (the entries are immutable; the table is guarded by a lock).
     """
 
     def __init__(self, capacity: int = 4096) -> None:
         self.capacity = capacity
         self._boards: OrderedDict[tuple[bytes, int, int, int], dict[int, _ChainResult]] = OrderedDict()
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._boards)
 
     def clear(self) -> None:
         """Forget every board."""
-        self._boards.clear()
+        with self._lock:
+            self._boards.clear()
 
     def get(self, key: tuple[bytes, int, int, int]) -> dict[int, _ChainResult] | None:
         """The readings of a board, if remembered (and mark it recently used)."""
-        found = self._boards.get(key)
-        if found is not None:
-            self._boards.move_to_end(key)
-        return found
+        with self._lock:
+            found = self._boards.get(key)
+            if found is not None:
+                self._boards.move_to_end(key)
+            return found
 
     def put(self, key: tuple[bytes, int, int, int], results: dict[int, _ChainResult]) -> None:
         """Remember a board's readings."""
-        self._boards[key] = results
-        self._boards.move_to_end(key)
-        while len(self._boards) > self.capacity:
-            self._boards.popitem(last=False)
+        with self._lock:
+            self._boards[key] = results
+            self._boards.move_to_end(key)
+            while len(self._boards) > self.capacity:
+                self._boards.popitem(last=False)
 
 
 def _iter_ladders(

@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import hashlib
 import math
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -231,6 +232,7 @@ class _LadderPlanesCache:
 
         self.capacity = capacity
         self.memo = ladders.LadderMemo(capacity)
+        self._lock = threading.Lock()  # evaluators may encode from several threads
         self._planes: OrderedDict[tuple[bytes, bytes, int, int, int], tuple[np.ndarray, np.ndarray]] = OrderedDict()
 
     def __call__(
@@ -242,22 +244,26 @@ class _LadderPlanesCache:
 
         before = b"" if previous is None else previous.tobytes()
         key = (stones.tobytes(), before, move if previous is not None else PASS, size, int(to_play))
-        found = self._planes.get(key)
-        if found is not None:
-            self._planes.move_to_end(key)
-            return found
+        with self._lock:
+            found = self._planes.get(key)
+            if found is not None:
+                self._planes.move_to_end(key)
+                return found
+        # Read outside the lock: two threads may read the same board, with the same result.
         ko = None if previous is None else ladders.simple_ko_point(previous, stones, move, size)
         laddered, working = ladders.ladder_planes(stones, size, int(to_play), ko, memo=self.memo, previous=previous)
         laddered.setflags(write=False)
         working.setflags(write=False)
-        self._planes[key] = (laddered, working)
-        if len(self._planes) > self.capacity:
-            self._planes.popitem(last=False)
+        with self._lock:
+            self._planes[key] = (laddered, working)
+            if len(self._planes) > self.capacity:
+                self._planes.popitem(last=False)
         return laddered, working
 
     def cache_clear(self) -> None:
         """Forget every board (benchmarks use this to measure reading from scratch)."""
-        self._planes.clear()
+        with self._lock:
+            self._planes.clear()
         self.memo.clear()
 
 
