@@ -22,6 +22,10 @@ KataGo's area computation adds three options on top (``Board::calculateArea`` in
 ``unsafe_big_territories`` (any region free of opponent stones, but only on points still unmarked), and
 ``non_pass_alive_stones`` (every other stone counts for its own colour). Black is processed before White
 and territory marks of the second player may overwrite the first player's *unsafe* marks only.
+
+``calculate_area`` runs for every position the feature encoder sees; it first proves cheaply, for most
+positions, that a colour has no chain with two vital regions, and skips Benson's iteration for it.
+``calculate_area_by_flood`` is the plain version the fast one is tested against.
 """
 
 from __future__ import annotations

@@ -25,6 +25,11 @@ The search is a plain minimax over "ladder" moves only:
 - Limits: at most ``size*size*3/2`` plies deep (deeper counts as captured) and 25,000 moves per search
   (exceeding it counts as *not* captured), as in KataGo.
 - Suicide is never a ladder move: multi-stone suicide is treated as illegal.
+
+Speed: the feature encoder reads every position a search evaluates. ``ladder_planes`` with a
+``LadderMemo`` remembers, per chain, the result and the points its reading looked at, and reuses it on
+a later board (normally one move on) where nothing changed next to those points; only the chains near
+the last move are read again. docs/features-speed.md has the argument for exactness and the figures.
 """
 
 from __future__ import annotations
