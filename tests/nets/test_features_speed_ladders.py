@@ -148,3 +148,27 @@ def test_encoding_from_two_threads_gives_the_same_planes() -> None:
     for mine, theirs in zip(alone, together):
         for (s1, g1), (s2, g2) in zip(mine, theirs):
             assert np.array_equal(s1, s2) and np.array_equal(g1, g2)
+
+
+def test_a_move_far_from_a_ladder_reuses_its_reading_and_a_move_on_its_path_does_not() -> None:
+    size = 9
+    stones = np.zeros(size * size, dtype=np.int8)
+    for x, y in ((2, 1), (3, 1), (1, 2), (2, 3)):  # White C7 in atari, laddered towards the lower right
+        stones[y * size + x] = 1
+    stones[2 * size + 2] = 2
+    memo = LadderMemo()
+    ladder_planes(stones, size, 1, memo=memo)
+    key = lambda board: (board.tobytes(), size, size, 25_000)  # noqa: E731 - the memo's key layout
+    loc = ScratchBoard(stones, size).loc(2 * size + 2)
+    first = memo.get(key(stones))[loc]
+
+    far = stones.copy()
+    far[8 * size + 0] = 1  # A1: nowhere near the ladder
+    ladder_planes(far, size, 2, memo=memo, previous=stones)
+    assert memo.get(key(far))[loc] is first
+
+    breaker = stones.copy()
+    breaker[6 * size + 6] = 2  # G3: a white stone on the ladder's path
+    laddered, _ = ladder_planes(breaker, size, 1, memo=memo, previous=stones)
+    assert memo.get(key(breaker))[loc] is not first
+    assert not laddered[2 * size + 2]  # read again, and the breaker saves the chain
