@@ -5,6 +5,7 @@ Usage (from the repository root):
     python scripts/bench_features.py --sizes 19 --positions 300 --mode cold
     python scripts/bench_features.py --profile 19             # cProfile of the 19x19 run
     python scripts/bench_features.py --mode replay --net /work/shared/nets/g170-b6c96-s175395328-d26788732.bin.gz
+    python scripts/bench_features.py --split --net /work/shared/nets/g170-b6c96-s175395328-d26788732.bin.gz
     python scripts/bench_features.py --dump /tmp/f.npz        # save every encoding...
     python scripts/bench_features.py --check /tmp/f.npz       # ...and compare later runs to it exactly
 
@@ -22,6 +23,10 @@ move number between 20 and 200 of each game; never committed); on other sizes, r
 
 positions/s is wall-clock and, in brackets, per CPU second of this process (robust on a busy machine),
 each the best of ``--repeat`` passes.
+
+``--split`` (with ``--net``) instead runs a search (batch 16, no eval cache) for ``--split-seconds`` per
+size and splits its time: playouts/s, the net's own evaluations/s (onnxruntime's time only, in the same
+run), their ratio (the search's goal), and the CPU time ``features.encode`` takes per evaluation.
 """
 
 from __future__ import annotations
@@ -117,6 +122,48 @@ def searched_states(size: int, net: Path, playouts: int) -> list[GameState]:
     return seen
 
 
+def search_split(size: int, net: Path, seconds: float) -> None:
+    """Print how a search's time splits between the net and feature encoding."""
+    from miai.engine.bench_search import _opening
+    from miai.engine.config import SearchConfig
+    from miai.engine.search import Search
+    from miai.nets import load_evaluator
+
+    evaluator = load_evaluator(str(net))
+    inner = getattr(evaluator, "inner", evaluator)
+    spent = {"net": 0.0, "encode": 0.0}
+    run_net, encode = inner.session.run, features.encode
+
+    def timed_net(*args: object) -> object:
+        start = time.perf_counter()
+        try:
+            return run_net(*args)
+        finally:
+            spent["net"] += time.perf_counter() - start
+
+    def timed_encode(state: GameState) -> tuple[np.ndarray, np.ndarray]:
+        start = time.thread_time()  # the evaluator encodes in a worker thread
+        try:
+            return encode(state)
+        finally:
+            spent["encode"] += time.thread_time() - start
+
+    inner.session.run, features.encode = timed_net, timed_encode
+    try:
+        search = Search(inner, SearchConfig())
+        search.set_root(_opening(size, size, 0))
+        snapshot = search.run(None, None, max_visits=0, max_playouts=0, max_time=seconds)
+    finally:
+        inner.session.run, features.encode = run_net, encode
+    evals = search.stats()["net_evals"]
+    playouts = snapshot.root.playouts / snapshot.root.elapsed
+    net_rate = evals / spent["net"]
+    print(
+        f"{size}x{size}: search {playouts:.0f} playouts/s, net alone {net_rate:.0f} evals/s, "
+        f"ratio {playouts / net_rate:.2f}; encode {spent['encode'] / evals * 1e3:.2f} ms CPU per evaluation"
+    )
+
+
 def clear_memos() -> None:
     """Forget every memo the feature code keeps between positions."""
     for name in dir(features):
@@ -157,10 +204,18 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=3, help="passes per mode; the fastest is reported")
     parser.add_argument("--profile", type=int, default=None, metavar="SIZE", help="cProfile the run of this size")
+    parser.add_argument("--split", action="store_true", help="split a search's time (needs --net)")
+    parser.add_argument("--split-seconds", type=float, default=6.0)
     parser.add_argument("--dump", type=Path, default=None, help="save all encodings to this .npz")
     parser.add_argument("--check", type=Path, default=None, help="compare all encodings to this .npz")
     args = parser.parse_args()
 
+    if args.split:
+        if args.net is None:
+            parser.error("--split needs --net")
+        for size in args.sizes:
+            search_split(size, args.net, args.split_seconds)
+        return
     modes = ["cold", "search"] if args.mode == "both" else [args.mode]
     saved: dict[str, np.ndarray] = {}
     expected = dict(np.load(args.check)) if args.check else None
