@@ -1,0 +1,276 @@
+"""miai train: data shards, symmetries, the torch student, its export and the training loop.
+
+The torch parts are skipped when torch (the `train` extra) is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from miai.go.coords import PASS
+from miai.go.rules import Rules
+from miai.go.state import GameState
+from miai.nets import features
+from miai.nets.evaluator import legal_mask
+from miai.nets.train import TrainError
+from miai.nets.train.datagen import (
+    Labels,
+    ShardWriter,
+    pack_spatial,
+    read_kifu_games,
+    sample_move,
+    unpack_spatial,
+)
+from miai.nets.train.dataset import ShardSet, apply_symmetry, load_shard
+
+
+def random_states(size: int, count: int, seed: int = 0) -> list[GameState]:
+    """Positions after a few random legal moves."""
+    rng = np.random.default_rng(seed)
+    states = []
+    for k in range(count):
+        state = GameState(size=size, rules=Rules.preset("chinese"), komi=7.0)
+        for _ in range(3 + k % 7):
+            state.push(int(rng.choice(state.legal_moves())))
+        states.append(state)
+    return states
+
+
+def fake_labels(states: list[GameState]) -> Labels:
+    """Labels whose policy target is the first legal point after the last move (a learnable,
+    position-dependent rule) and whose value says Black wins."""
+    size = states[0].size
+    area = size * size
+    encoded = [features.encode(s) for s in states]
+    policy = np.zeros((len(states), area + 1), np.float16)
+    for k, state in enumerate(states):
+        legal = np.flatnonzero(legal_mask(state)[:area])
+        policy[k, legal[0] if legal.size else area] = 1.0
+    black = np.array([1.0 if s.to_play == 1 else 0.0 for s in states], np.float32)
+    return Labels(
+        size=size,
+        spatial=np.stack([pack_spatial(e[0]) for e in encoded]),
+        global_=np.stack([e[1] for e in encoded]).astype(np.float32),
+        policy=policy,
+        value=np.stack([black, 1 - black, np.zeros_like(black)], axis=1),
+        score=np.stack([(black - 0.5) * 10, np.full_like(black, 8.0), (black - 0.5) * 10], axis=1),
+        ownership=np.stack([np.where(s.stones() == 0, 0.0, 1.0) for s in states]).astype(np.float16),
+    )
+
+
+# -- numpy parts (no torch needed) ---------------------------------------------------------------
+
+
+def test_spatial_planes_round_trip_through_bit_packing() -> None:
+    state = random_states(9, 1)[0]
+    spatial, _ = features.encode(state)
+    packed = pack_spatial(spatial)
+    assert packed.nbytes == (22 * 81 + 7) // 8
+    assert np.array_equal(unpack_spatial(packed[None], 9)[0], spatial)
+
+
+def test_non_binary_planes_are_refused() -> None:
+    with pytest.raises(TrainError):
+        pack_spatial(np.full((22, 9, 9), 0.5, np.float32))
+
+
+def test_shards_are_written_atomically_and_read_back(tmp_path: Path) -> None:
+    writer = ShardWriter(tmp_path, "t", 9, shard_size=10)
+    labels = fake_labels(random_states(9, 25))
+    writer.add(labels)  # 25 >= 10: written at once
+    writer.add(fake_labels(random_states(9, 3, seed=1)))
+    writer.flush()
+    files = sorted(p.name for p in tmp_path.glob("*.npz"))
+    assert files == ["t-09-00000.npz", "t-09-00001.npz"]
+    back = load_shard(tmp_path / files[0])
+    assert back.size == 9 and len(back) == 25
+    assert np.array_equal(back.spatial, labels.spatial)
+    # A new writer continues the numbering instead of overwriting (resumable generation).
+    assert ShardWriter(tmp_path, "t", 9)._index == 2
+
+
+def test_symmetry_moves_targets_with_the_stones(tmp_path: Path) -> None:
+    """Under every symmetry the policy target and ownership stay on the same stones they
+    marked before, so augmentation never scrambles a label."""
+    states = random_states(7, 12)
+    labels = fake_labels(states)
+    # Target: the point of the last move (always a stone of the opponent of the side to move).
+    labels.policy[:] = 0
+    for k, state in enumerate(states):
+        labels.policy[k, state.moves[-1][1]] = 1
+    ShardWriter(tmp_path, "s", 7).add(labels)
+    ShardWriter(tmp_path, "s", 7, shard_size=1).add(labels)
+    shards = ShardSet(tmp_path)
+    assert shards.refresh() == 1 and shards.counts() == {7: 12}
+    rng = np.random.default_rng(3)
+    seen = set()
+    for _ in range(40):
+        batch = shards.sample(6, rng)
+        opp_stones = batch.spatial[:, 2].reshape(6, -1)
+        target = batch.policy[:, :49].argmax(axis=1)
+        assert np.all(opp_stones[np.arange(6), target] == 1.0)
+        stones = batch.spatial[:, 1] + batch.spatial[:, 2]
+        assert np.array_equal(batch.ownership != 0, stones != 0)
+        seen.add(batch.spatial[:, 1:3].tobytes())
+    assert len(seen) > 8  # symmetries and rows really vary
+
+
+def test_apply_symmetry_gives_the_eight_distinct_images() -> None:
+    board = np.arange(9).reshape(3, 3)
+    images = {apply_symmetry(board, s).tobytes() for s in range(8)}
+    assert len(images) == 8
+
+
+def test_holdout_rows_never_reach_training_batches(tmp_path: Path) -> None:
+    labels = fake_labels(random_states(5, 20))
+    labels.global_[:, 0] = np.arange(20)  # tag rows
+    ShardWriter(tmp_path, "h", 5, shard_size=1).add(labels)
+    shards = ShardSet(tmp_path, holdout=8)
+    shards.refresh()
+    rng = np.random.default_rng(0)
+    tags = np.concatenate([shards.sample(16, rng).global_[:, 0] for _ in range(20)])
+    assert tags.min() >= 8
+    validation = shards.validation(5, 100)
+    assert validation is not None and list(validation.global_[:, 0]) == list(range(8))
+
+
+def test_kifu_lines_are_parsed_into_moves(tmp_path: Path) -> None:
+    kifu = tmp_path / "games.kifu"
+    moves = ";B[pd];W[dp];B[pq];W[dd];B[fq];W[cn];B[jp];W[qf];B[nc];W[rd];B[qc];W[tt]"
+    kifu.write_text(f"1\t{moves}\n2\t;B[aa];B[bb]\n3\t{moves};X[zz]\n", encoding="utf-8")
+    games = read_kifu_games(kifu, 19)
+    assert len(games) == 2  # game 2 is too short after the colours stop alternating
+    assert games[0][0] == 3 * 19 + 15  # pd: column p (15), row d (3)
+    assert games[0][-1] == PASS
+    assert games[1] == games[0]
+
+
+def test_sample_move_follows_the_policy() -> None:
+    rng = np.random.default_rng(0)
+    policy = np.zeros(10, np.float32)
+    policy[[2, 9]] = [0.75, 0.25]
+    moves = [sample_move(policy, 1.0, rng) for _ in range(400)]
+    assert set(moves) == {2, PASS}
+    assert 0.65 < moves.count(2) / 400 < 0.85
+    cold = [sample_move(policy, 0.1, rng) for _ in range(100)]
+    assert cold.count(2) >= 98
+
+
+# -- torch parts ----------------------------------------------------------------------------------
+
+torch = pytest.importorskip("torch")
+# Two cores shared with other work: more than one intra-op thread makes torch spin-wait (measured
+# 20x slower under load).
+torch.set_num_threads(1)
+
+from miai.nets.loading import load_evaluator  # noqa: E402
+from miai.nets.train.export import export_onnx, sha256_of  # noqa: E402
+from miai.nets.train.manifest import verify_manifest, write_manifest  # noqa: E402
+from miai.nets.train.model import ModelConfig, StudentNet  # noqa: E402
+from miai.nets.train.trainer import LossWeights, TrainConfig, compute_losses, load_checkpoint, train  # noqa: E402
+
+TINY = ModelConfig(blocks=2, channels=16, gpool_channels=4, gpool_blocks=(1,), head_channels=8, value_hidden=16)
+
+
+def randomized(net: StudentNet) -> StudentNet:
+    """Non-trivial batch-norm statistics and weights, so that export errors would show."""
+    gen = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for module in net.modules():
+            if isinstance(module, torch.nn.BatchNorm2d):
+                module.running_mean.uniform_(-0.5, 0.5, generator=gen)
+                module.running_var.uniform_(0.5, 2.0, generator=gen)
+                module.weight.uniform_(0.5, 1.5, generator=gen)
+                module.bias.uniform_(-0.2, 0.2, generator=gen)
+            if isinstance(module, torch.nn.Conv2d):
+                module.weight.normal_(0.0, 0.2, generator=gen)
+    return net.eval()
+
+
+@pytest.mark.parametrize("size", [9, 13])
+def test_export_matches_torch_outputs(tmp_path: Path, size: int) -> None:
+    import onnxruntime as ort
+
+    net = randomized(StudentNet(TINY))
+    path = tmp_path / "student.onnx"
+    sha = export_onnx(net, path, "tiny")
+    assert sha == sha256_of(path)
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    states = random_states(size, 4)
+    spatial = np.stack([features.encode(s)[0] for s in states])
+    global_ = np.stack([features.encode(s)[1] for s in states])
+    with torch.no_grad():
+        expected = net(torch.from_numpy(spatial), torch.from_numpy(global_))
+    got = session.run(["policy", "value", "miscvalue", "ownership"], {"input_spatial": spatial, "input_global": global_})
+    for want, have in zip(expected, got):
+        assert have.shape == tuple(want.shape)
+        scale = max(1.0, float(np.abs(have).max()))
+        np.testing.assert_allclose(have, want.numpy(), atol=2e-4 * scale)
+
+
+def test_exported_net_loads_in_the_engine_and_gives_legal_distributions(tmp_path: Path) -> None:
+    path = tmp_path / "student.onnx"
+    export_onnx(randomized(StudentNet(TINY)), path, "tiny")
+    evaluator = load_evaluator(path)
+    for size in (9, 19):
+        state = random_states(size, 1)[0]
+        (evaluation,) = evaluator.evaluate([state])
+        legal = legal_mask(state)
+        assert evaluation.policy.shape == (size * size + 1,)
+        assert evaluation.policy.sum() == pytest.approx(1.0, abs=1e-5)
+        assert np.all(evaluation.policy[~legal] == 0)
+        assert evaluation.win + evaluation.loss + evaluation.no_result == pytest.approx(1.0, abs=1e-6)
+
+
+def test_training_steps_reduce_the_loss() -> None:
+    torch.manual_seed(0)
+    states = random_states(7, 48)
+    labels = fake_labels(states)
+    from miai.nets.train.dataset import ShardSet as _Set
+
+    batch = _Set._batch(labels, np.arange(len(states)), 0)
+    net = StudentNet(TINY)
+    optimizer = torch.optim.Adam(net.parameters(), lr=3e-3)
+    before = float(compute_losses(net, batch, LossWeights())["total"].detach())
+    for _ in range(60):
+        loss = compute_losses(net, batch, LossWeights())["total"]
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    net.eval()
+    after = compute_losses(net, batch, LossWeights())
+    assert float(after["total"].detach()) < 0.6 * before
+    assert float(after["policy"].detach()) < 1.0  # it learnt where the target move is
+
+
+def test_train_checkpoints_and_resumes(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    ShardWriter(data, "r", 7, shard_size=1).add(fake_labels(random_states(7, 40)))
+    run = tmp_path / "run"
+    config = TrainConfig(steps=6, batch_size=8, holdout=0, warmup=2, size_weights=((7, 1.0),), log_every=2)
+    ckpt = train(config, data, run, TINY, max_seconds=1e-9)  # stops at the first checkpoint
+    _, first = load_checkpoint(ckpt)
+    assert 1 <= int(first["step"]) < 6 or int(first["step"]) == 6
+    ckpt = train(config, data, run, TINY)
+    net, done = load_checkpoint(ckpt)
+    assert int(done["step"]) == 6
+    assert done["data"] == {7: 40}
+    lines = (run / "log.jsonl").read_text().splitlines()
+    assert json.loads(lines[-1])["step"] == 6
+
+    onnx_path = tmp_path / "out" / "student.onnx"
+    manifest_file = write_manifest(ckpt, onnx_path, "tiny", "miai train ...")
+    manifest = verify_manifest(onnx_path)
+    assert manifest_file.name == "student.json"
+    assert manifest["architecture"]["blocks"] == 2
+    assert manifest["training"]["steps_done"] == 6
+    assert manifest["data"]["positions_per_size"] == {"7": 40}
+    # A changed file no longer matches its manifest.
+    onnx_path.write_bytes(onnx_path.read_bytes() + b"\0")
+    with pytest.raises(TrainError):
+        verify_manifest(onnx_path)
