@@ -46,9 +46,9 @@ def bench(model: str | None, sizes: str, seconds: float, config_path: str | None
             results.append(BenchResult.from_count(f"playouts {size}x{size}: random games", run.playouts,
                                                   run.seconds, "games/s", moves=run.moves))
         if evaluator is not None and "search" not in skip:
-            raw = bench_raw_evals(evaluator, size, config.search.batch_size, seconds)
-            # The search is measured without the eval cache, so every playout really costs a net evaluation.
+            # Both are measured without the eval cache, so every playout really costs a net evaluation.
             inner = getattr(evaluator, "inner", evaluator)
+            raw = bench_raw_evals(inner, size, config.search.batch_size, seconds)
             found = bench_search(inner, config.search, size, seconds)
             ratio = found.value / raw.value if raw.value else 0.0
             results += [raw, dataclasses.replace(found, details={**found.details, "ratio_to_raw": round(ratio, 3)})]
