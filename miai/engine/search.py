@@ -652,6 +652,8 @@ def _same_game(old: Any, new: Any) -> bool:
         if (old.size, old.komi, old.rules, getattr(old, "handicap", 0)) != (
                 new.size, new.komi, new.rules, getattr(new, "handicap", 0)):
             return False
+        if old.setup != new.setup:  # same moves from different setup stones are a different game
+            return False
         old_moves, new_moves = list(old.moves), list(new.moves)
     except AttributeError:
         return False

@@ -441,6 +441,14 @@ class GameState:
         self._setup_colors = colors
         self._reset_history()
 
+    @property
+    def setup(self) -> tuple[tuple[int, ...], int]:
+        """The position before the first move: setup/handicap colours per point (0/1/2) and the first player.
+
+        Two games with equal ``setup`` and one move list a prefix of the other are the same game further on.
+        """
+        return tuple(self._setup_colors), self._setup_to_play
+
     def set_to_play(self, color: Color | int) -> None:
         """Choose who moves first (SGF ``PL``). Allowed only before the first move.
 

@@ -145,3 +145,20 @@ def test_analysis_allow_restricts_the_searched_moves() -> None:
 
     player.analyze(_state(5), Color.BLACK, request, emit, stop)
     assert seen[-1].moves and {m.move for m in seen[-1].moves} <= set(allowed)
+
+
+def test_tree_is_not_reused_across_games_with_different_setup_stones() -> None:
+    # A dead-stone estimate at the end of a game searches a fresh position made of the final stones (no moves);
+    # the next game's move list extends that empty move list. Reusing that tree for the new game (tree mode has no
+    # hash check to catch it) once made the engine answer occupied points and suicides in matches.
+    player = EnginePlayer(UniformEvaluator(), _config("search.graph=false", "search.max_visits=30"))
+    moves = " ".join(f"b:D{r}" for r in range(1, 8)) + " w:B4 " + " ".join(f"w:F{r}" for r in range(1, 8))
+    player.final_status(_state(7, moves + " b:pass w:pass"))
+    reused = player.search.stats()["trees_reused"]
+    explored = next(e.move for e in player.search.root.edges if e.child is not None and e.move != PASS)
+    new_game = _state(7)
+    new_game.push(explored)  # a move the old tree has a child for
+    new_game.push(player.genmove(new_game, Color.WHITE))
+    assert player.search.stats()["trees_reused"] == reused
+    player.genmove(new_game, Color.BLACK)  # the same game one move on: now the tree is reused
+    assert player.search.stats()["trees_reused"] == reused + 1
