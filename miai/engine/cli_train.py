@@ -128,6 +128,26 @@ def export(run_name: str, output: str | None, net_name: str, command_text: str) 
     click.echo(f"wrote {target} and {manifest}", err=True)
 
 
+@train.command("eval")
+@click.option("--data", "data_name", default="default", show_default=True, help="Data set name.")
+@click.option("--run", "run_name", default="default", show_default=True, help="Run name.")
+@click.option("--holdout", default=512, show_default=True, type=click.IntRange(1),
+              help="Held-out positions per size (the first ones of the data set; training skips them).")
+def evaluate(data_name: str, run_name: str, holdout: int) -> None:
+    """Compare a run's checkpoint with the teacher on held-out positions (JSON on stdout)."""
+    import json
+
+    from miai.nets.train.dataset import ShardSet
+    from miai.nets.train.paths import data_dir, run_dir
+    from miai.nets.train.trainer import CHECKPOINT, holdout_metrics, load_checkpoint
+
+    net, _ = load_checkpoint(run_dir(run_name) / CHECKPOINT)
+    shards = ShardSet(data_dir(data_name), holdout=holdout)
+    shards.refresh()
+    metrics = holdout_metrics(net, shards, holdout)
+    click.echo(json.dumps({str(size): values for size, values in metrics.items()}, indent=2))
+
+
 def _size_weights(text: str) -> tuple[tuple[int, float], ...]:
     try:
         pairs = [part.split(":") for part in text.split(",") if part.strip()]

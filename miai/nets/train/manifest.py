@@ -19,6 +19,7 @@ from miai.nets.train import TrainError
 
 __all__ = ["write_manifest", "verify_manifest", "manifest_path", "TEACHER"]
 
+_LOSS_KEYS = ("total", "policy", "value", "score", "ownership")
 TEACHER = "g170-b6c96-s175395328-d26788732.bin.gz (KataGo, MIT licence)"
 
 
@@ -77,7 +78,7 @@ def write_manifest(checkpoint: Path, onnx_path: Path, name: str, command: str = 
             **data["train_config"],  # type: ignore[dict-item]
             "steps_done": data["step"],
             "wall_seconds": round(float(data["elapsed"]), 1),  # type: ignore[arg-type]
-            "final_losses": {k: round(v, 4) for k, v in last.items() if isinstance(v, float) and k != "lr"},
+            "final_losses": {k: round(v, 4) for k, v in last.items() if k in _LOSS_KEYS},
         },
         "exported": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "command": command,

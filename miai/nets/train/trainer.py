@@ -31,7 +31,7 @@ from miai.nets.train import TrainError
 from miai.nets.train.dataset import Batch, ShardSet
 from miai.nets.train.model import ModelConfig, StudentNet
 
-__all__ = ["TrainConfig", "LossWeights", "compute_losses", "train", "load_checkpoint", "CHECKPOINT"]
+__all__ = ["TrainConfig", "LossWeights", "compute_losses", "train", "load_checkpoint", "holdout_metrics", "CHECKPOINT"]
 
 CHECKPOINT = "checkpoint.pt"
 SCORE_SCALE = 20.0  # the decoder multiplies raw score mean, stdev and lead by 20 (model version 8)
@@ -115,6 +115,30 @@ def compute_losses(net: StudentNet, batch: Batch, weights: LossWeights) -> dict[
         + weights.ownership * ownership_loss
     )
     return {"total": total, "policy": policy_loss, "value": value_loss, "score": score_loss, "ownership": ownership_loss}
+
+
+def holdout_metrics(net: StudentNet, shards: ShardSet, count: int = 512) -> dict[int, dict[str, float]]:
+    """Per board size, on the held-out positions: the loss terms, how often the student's top
+    move is the teacher's (``top1``), and the teacher's probability of the student's top move
+    (``teacher_prob``)."""
+    net.eval()
+    results: dict[int, dict[str, float]] = {}
+    for size in shards.counts():
+        batch = shards.validation(size, count)
+        if batch is None:
+            continue
+        with torch.no_grad():
+            losses = compute_losses(net, batch, LossWeights())
+            policy = net(torch.from_numpy(batch.spatial), torch.from_numpy(batch.global_))[0][:, 0, :].numpy()
+        student_top = policy.argmax(axis=1)
+        rows = np.arange(len(student_top))
+        results[size] = {
+            **{k: round(float(v), 4) for k, v in losses.items()},
+            "top1": round(float(np.mean(student_top == batch.policy.argmax(axis=1))), 4),
+            "teacher_prob": round(float(np.mean(batch.policy[rows, student_top])), 4),
+            "positions": len(student_top),
+        }
+    return results
 
 
 def load_checkpoint(path: Path) -> tuple[StudentNet, dict[str, object]]:
