@@ -42,8 +42,13 @@ def gen(data_name: str, teacher: str, source: str, size: int, positions: int, mi
     from miai.nets.train import datagen
     from miai.nets.train.paths import data_dir
 
+    from miai.nets.train import TrainError
+
     evaluator = load_evaluator(teacher, intra_op_threads=threads, max_batch=max(parallel, 1))
-    labeler = datagen.Teacher(evaluator)  # type: ignore[arg-type]
+    try:
+        labeler = datagen.Teacher(evaluator)  # type: ignore[arg-type]
+    except TrainError as exc:
+        raise click.ClickException(str(exc)) from exc
     directory = data_dir(data_name)
     if source == "selfplay":
         config = datagen.SelfPlayConfig(size=size, parallel_games=parallel, temperature=temperature, seed=seed)

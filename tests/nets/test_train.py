@@ -160,6 +160,31 @@ def test_sample_move_follows_the_policy() -> None:
     assert cold.count(2) >= 98
 
 
+TEACHER = Path(__file__).resolve().parents[3] / "shared" / "nets" / "g170-b6c96-s175395328-d26788732.bin.gz"
+
+
+@pytest.mark.skipif(not TEACHER.is_file(), reason="the KataGo teacher net is not available")
+def test_teacher_labels_agree_with_the_evaluator() -> None:
+    """The labels of a self-play batch are the evaluator's own answers for the stored inputs."""
+    from miai.nets.loading import load_evaluator
+    from miai.nets.train.datagen import SelfPlayConfig, Teacher, self_play_positions
+
+    evaluator = load_evaluator(TEACHER)
+    teacher = Teacher(evaluator)  # type: ignore[arg-type]
+    batches = self_play_positions(teacher, SelfPlayConfig(size=9, parallel_games=3, seed=5))
+    next(batches)
+    labels = next(batches)  # after one sampled move per game
+    assert len(labels) == 3 and teacher.evaluations == 6
+    states = random_states(9, 2)
+    labels = teacher.label(states)
+    for k, (state, evaluation) in enumerate(zip(states, evaluator.evaluate(states))):
+        assert np.array_equal(unpack_spatial(labels.spatial[k : k + 1], 9)[0], features.encode(state)[0])
+        np.testing.assert_allclose(labels.policy[k].astype(np.float32), evaluation.policy, atol=1e-3)
+        np.testing.assert_allclose(labels.value[k], [evaluation.win, evaluation.loss, evaluation.no_result], atol=1e-5)
+        assert labels.score[k, 2] == pytest.approx(evaluation.lead, abs=1e-3)
+        assert np.all(labels.policy[k][~legal_mask(state)] == 0)
+
+
 # -- torch parts ----------------------------------------------------------------------------------
 
 torch = pytest.importorskip("torch")

@@ -99,9 +99,12 @@ class Teacher:
     """
 
     def __init__(self, evaluator: OnnxEvaluator) -> None:
+        if not isinstance(evaluator, OnnxEvaluator):
+            raise TrainError(f"the teacher must be an ONNX net (a converted KataGo model), not {type(evaluator).__name__}")
         if evaluator.info.nn_len is not None:
             raise TrainError("the teacher must be converted with a dynamic board size")
         self.evaluator = evaluator
+        self.output_names = [o.name for o in evaluator.session.get_outputs()]
         self.evaluations = 0
 
     def label(self, states: Sequence[GameState]) -> Labels:
@@ -111,7 +114,7 @@ class Teacher:
         spatial = np.stack([e[0] for e in encoded])
         global_ = np.stack([e[1] for e in encoded])
         outputs = self.evaluator.session.run(None, {"input_spatial": spatial, "input_global": global_})
-        named = dict(zip(self.evaluator._outputs, outputs))
+        named = dict(zip(self.output_names, outputs))
         n, area = len(states), size * size
         legal = np.stack([legal_mask(s) for s in states])
         allow = np.array([features.allows_no_result(s.rules) for s in states])
