@@ -58,14 +58,18 @@ def gen(data_name: str, teacher: str, source: str, size: int, positions: int, mi
         batches = datagen.kifu_positions(labeler, datagen.KifuConfig(path=kifu, batch=parallel, seed=seed), size)
         prefix = f"kifu-s{seed}"
     writer = datagen.ShardWriter(directory, prefix, size)
+    interactive, reported = sys.stderr.isatty(), 0.0
     with click.progressbar(length=positions, label=f"{source} {size}x{size}", file=sys.stderr,
                            show_pos=True, show_eta=True) as bar:
         done = 0
 
         def progress(state: datagen.GenProgress) -> None:
-            nonlocal done
+            nonlocal done, reported
             bar.update(state.positions - done)
             done = state.positions
+            if not interactive and state.seconds - reported >= 60:  # a log line a minute in nohup logs
+                reported = state.seconds
+                click.echo(f"{done} positions in {state.seconds:.0f} s", err=True)
 
         result = datagen.generate(batches, writer, positions=positions, max_seconds=minutes * 60, progress=progress)
     click.echo(f"added {result.positions} positions to {directory} in {result.seconds:.0f} s "
@@ -85,16 +89,19 @@ def gen(data_name: str, teacher: str, source: str, size: int, positions: int, mi
 @click.option("--threads", default=1, show_default=True, type=click.IntRange(1), help="torch threads.")
 @click.option("--minutes", default=0.0, show_default=True, type=click.FloatRange(0),
               help="Stop after this long (resume by running again); 0 = run all steps.")
+@click.option("--holdout", default=512, show_default=True, type=click.IntRange(0),
+              help="Positions per size kept out of training (the first ones; see `miai train eval`).")
 @click.option("--seed", default=0, show_default=True, type=int)
 def fit(data_name: str, run_name: str, steps: int, batch_size: int, lr: float, sizes: str, blocks: int,
-        channels: int, threads: int, minutes: float, seed: int) -> None:
+        channels: int, threads: int, minutes: float, holdout: int, seed: int) -> None:
     """Train the student on a data set; resumes from the run's checkpoint when there is one."""
+    from miai.nets.train import TrainError
     from miai.nets.train.model import ModelConfig
     from miai.nets.train.paths import data_dir, run_dir
     from miai.nets.train.trainer import TrainConfig, train as run_training
 
     config = TrainConfig(steps=steps, batch_size=batch_size, lr=lr, size_weights=_size_weights(sizes),
-                         threads=threads, seed=seed)
+                         threads=threads, seed=seed, holdout=holdout)
     model = ModelConfig(blocks=blocks, channels=channels, gpool_channels=channels // 4,
                         head_channels=max(8, channels // 2), value_hidden=channels)
     directory = run_dir(run_name)
@@ -111,7 +118,11 @@ def fit(data_name: str, run_name: str, steps: int, batch_size: int, lr: float, s
             if not interactive and step % 100 == 0:
                 click.echo(f"step {step}/{total} {summary}", err=True)
 
-        ckpt = run_training(config, data_dir(data_name), directory, model, max_seconds=minutes * 60, progress=progress)
+        try:
+            ckpt = run_training(config, data_dir(data_name), directory, model, max_seconds=minutes * 60,
+                                progress=progress)
+        except TrainError as exc:
+            raise click.ClickException(str(exc)) from exc
     click.echo(f"checkpoint: {ckpt}", err=True)
 
 

@@ -1,0 +1,52 @@
+"""`miai train gen / fit / eval / export` end to end on a tiny data set (needs torch and the teacher)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+pytest.importorskip("torch")
+
+from miai.engine.cli import main  # noqa: E402
+from miai.go.state import GameState  # noqa: E402
+from miai.nets.loading import load_evaluator  # noqa: E402
+from miai.nets.train.manifest import verify_manifest  # noqa: E402
+
+TEACHER = Path(__file__).resolve().parents[3] / "shared" / "nets" / "g170-b6c96-s175395328-d26788732.bin.gz"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not TEACHER.is_file(), reason="the KataGo teacher net is not available")
+def test_gen_fit_eval_export(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MIAI_TRAIN_DIR", str(tmp_path / "train"))
+    runner = CliRunner()
+
+    def run(*args: str) -> str:
+        result = runner.invoke(main, ["train", *args], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    run("gen", "--data", "d", "--teacher", str(TEACHER), "--size", "7", "--positions", "24", "--parallel", "8")
+    shards = sorted((tmp_path / "train" / "data" / "d").glob("*.npz"))
+    assert [s.name for s in shards] == ["selfplay-s0-07-00000.npz"]
+    run("fit", "--data", "d", "--run", "r", "--steps", "3", "--blocks", "1", "--channels", "8", "--sizes", "7:1",
+        "--holdout", "8")
+    assert (tmp_path / "train" / "runs" / "r" / "checkpoint.pt").is_file()
+    metrics = json.loads(run("eval", "--data", "d", "--run", "r", "--holdout", "8"))
+    assert set(metrics) == {"7"} and 0.0 <= metrics["7"]["top1"] <= 1.0
+    target = tmp_path / "net" / "tiny.onnx"
+    run("export", "--run", "r", "--output", str(target), "--name", "tiny", "--command", "miai train fit ...")
+    manifest = verify_manifest(target)
+    assert manifest["training"]["steps_done"] == 3
+    assert manifest["data"]["positions_per_size"] == {"7": 24}
+    (evaluation,) = load_evaluator(target).evaluate([GameState(7)])
+    assert evaluation.policy.shape == (50,)
+
+
+def test_bad_size_weights_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MIAI_TRAIN_DIR", str(tmp_path))
+    result = CliRunner().invoke(main, ["train", "fit", "--sizes", "9:x"])
+    assert result.exit_code != 0 and "sizes" in result.output
