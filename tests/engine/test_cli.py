@@ -23,13 +23,27 @@ def _responses(stdout: str) -> list[str]:
     return [block.strip() for block in stdout.split("\n\n") if block.strip()]
 
 
-def test_gtp_without_model_says_so_in_one_line_and_still_plays() -> None:
+def test_gtp_without_model_plays_on_the_default_net_or_says_there_is_none() -> None:
+    from miai.engine.cli import default_net
+
     done = _miai(["gtp", "--set", "search.max_visits=20"], "boardsize 9\nclear_board\ngenmove b\nquit\n")
     assert done.returncode == 0, done.stderr
-    assert NO_DEFAULT_NET in done.stderr.splitlines()
+    notice = NO_DEFAULT_NET in done.stderr.splitlines()
+    assert notice == (default_net() is None)
     answers = _responses(done.stdout)
     assert answers[:2] == ["=", "="]
     assert answers[2].startswith("= ") and answers[2][2:] not in ("", "resign")
+
+
+def test_the_notice_is_printed_when_no_default_net_is_installed(monkeypatch, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    import miai.engine.cli as cli
+
+    monkeypatch.setattr(cli, "DEFAULT_NET_DIR", tmp_path)  # an install without nets/default
+    result = CliRunner().invoke(cli.main, ["gtp", "--set", "search.max_visits=5"], input="genmove b\nquit\n")
+    assert result.exit_code == 0
+    assert NO_DEFAULT_NET in result.output  # CliRunner mixes stderr into output
 
 
 def test_gtp_stdout_is_pure_gtp_with_ids_echoed() -> None:
