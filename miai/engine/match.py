@@ -433,7 +433,8 @@ def _setup(game: _Game, opening: Sequence[int]) -> None:
         color = game.state.to_play
         game.state.push(move)
         game.move_times.append(None)
-        _tell_opponent(game, color, move)
+        for receiver in (Color.BLACK, Color.WHITE):  # neither engine chose an opening move: both are told
+            _tell(game, receiver, color, move)
     if opening:
         game.notes[len(opening)] = f"end of opening ({len(opening)} moves)"
 
@@ -462,17 +463,23 @@ def _place_handicap(game: _Game, color: Color, player: _Player) -> None:
 
 
 def _tell_opponent(game: _Game, color: Color, move: int) -> None:
-    """Send the move to the other engine; a rejection of a referee-legal move voids the game."""
-    other = game.players[color.opponent]
+    """Send the move to the other engine (the mover chose it with genmove, so its board has it already)."""
+    _tell(game, color.opponent, color, move)
+
+
+def _tell(game: _Game, receiver: Color, color: Color, move: int) -> None:
+    """Send ``play color move`` to the engine playing ``receiver``; a rejection of a referee-legal move voids the
+    game."""
+    other = game.players[receiver]
     assert other.engine is not None
     command = f"play {_letter(color)} {to_gtp(move, game.config.size)}"
     try:
         other.engine.send(command, game.config.command_timeout)
     except GtpCommandError as exc:
-        raise _GameEnd(None, "Void", VOID, f"{_letter(color.opponent)} ({other.label}) rejected the legal "
+        raise _GameEnd(None, "Void", VOID, f"{_letter(receiver)} ({other.label}) rejected the legal "
                        f"{command!r}: {exc.message}") from None
     except GtpClientError as exc:
-        raise _engine_failure(color.opponent, other, exc, repr(command)) from None
+        raise _engine_failure(receiver, other, exc, repr(command)) from None
 
 
 def _genmove(game: _Game, color: Color) -> str:

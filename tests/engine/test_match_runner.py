@@ -210,6 +210,21 @@ def test_openings_are_played_with_both_colours(tmp_path: Path) -> None:
     assert [(g.black, g.moves) for g in summary.games] == [("A", 4), ("B", 4), ("A", 4), ("B", 4)]
 
 
+def test_both_engines_are_told_every_opening_move(tmp_path: Path) -> None:
+    # A long opening on 5x5 leaves few points free; an engine that missed its own colour's opening moves would
+    # soon pick an occupied point and forfeit.
+    openings = tmp_path / "openings.txt"
+    openings.write_text("C3 C4 B3 D4 D3 B4 C2 E4 B2 A4\n")
+    logs = [tmp_path / "a.log", tmp_path / "b.log"]
+    summary = quiet_match(RANDOM_A + ["--log", str(logs[0])], RANDOM_B + ["--log", str(logs[1])], games=2,
+                          openings=str(openings))
+    assert all(g.method != "illegal" for g in summary.games), [g.reason for g in summary.games]
+    for log in logs:
+        plays = [line for line in log.read_text().splitlines() if line.split()[1:2] == ["play"]]  # "id play ..."
+        for vertex in ("C3", "C4", "A4"):
+            assert sum(line.endswith(" " + vertex) for line in plays) >= 2  # once per game, whoever moved
+
+
 def test_bad_openings_are_rejected(tmp_path: Path) -> None:
     bad = tmp_path / "bad.txt"
     bad.write_text("C3 C3\n")
