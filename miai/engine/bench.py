@@ -145,7 +145,7 @@ def print_table(results: Sequence[BenchResult], stream: TextIO | None = None) ->
     width = max([len(r.name) for r in results] + [9])
     print(f"{'benchmark':<{width}}  {'rate':>12}  {'unit':<9} {'seconds':>7}", file=out)
     for r in results:
-        rate = f"{r.value:>12,.3f}" if abs(r.value) < 10 else f"{r.value:>12,.1f}"  # ratios need decimals
+        rate = f"{r.value:>12,.3f}" if r.unit == "ratio" else f"{r.value:>12,.1f}"  # ratios need decimals
         print(f"{r.name:<{width}}  {rate}  {r.unit:<9} {r.seconds:>7.2f}", file=out)
 
 

@@ -109,7 +109,7 @@ class EnginePlayer(Player):
         self._clock(color).record(time.monotonic() - start)
         if self._should_resign(snapshot):
             return RESIGN
-        move = self.search.best_move(snapshot) if snapshot.moves else PASS
+        move = self.search.best_move(snapshot)  # with one visit: the policy's top move
         if move == PASS and cleanup:
             move = self._cleanup_move(root, snapshot)
         return move

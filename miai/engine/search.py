@@ -595,9 +595,23 @@ class Search:
     def best_move(self, snapshot: Snapshot) -> int:
         """The move to play from ``snapshot``: order 0 (LCB/visits), or sampled when a temperature is configured."""
         cfg = self.config
+        if not snapshot.moves:
+            return self._policy_move()
         temperature = move_temperature(snapshot.root.move_number, cfg.temperature_early, cfg.temperature,
                                        cfg.temperature_halflife)
         return choose_move(snapshot, temperature, self._rng)
+
+    def _policy_move(self) -> int:
+        """With no child visited (a one-visit search), the root's highest-prior move, as the raw policy plays;
+        pass when the root was never expanded (a finished game)."""
+        root = self.root
+        if root is None or not len(root.moves) and not root.edges:
+            return PASS
+        candidates = [(e.prior, e.move) for e in root.edges if not e.illegal]
+        candidates += list(zip(root.priors[root.next_index:].tolist(), root.moves[root.next_index:].tolist()))
+        permitted = self._permitted
+        candidates = [c for c in candidates if permitted is None or permitted(int(c[1]))]
+        return int(max(candidates)[1]) if candidates else PASS
 
     def stats(self) -> dict[str, Any]:
         """Counters for ``miai-search_stats`` (one JSON object)."""
@@ -652,7 +666,7 @@ def _same_game(old: Any, new: Any) -> bool:
         if (old.size, old.komi, old.rules, getattr(old, "handicap", 0)) != (
                 new.size, new.komi, new.rules, getattr(new, "handicap", 0)):
             return False
-        if old.setup != new.setup:  # same moves from different setup stones are a different game
+        if getattr(old, "setup", None) != getattr(new, "setup", None):  # other setup stones: another game
             return False
         old_moves, new_moves = list(old.moves), list(new.moves)
     except AttributeError:

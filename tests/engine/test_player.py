@@ -162,3 +162,19 @@ def test_tree_is_not_reused_across_games_with_different_setup_stones() -> None:
     assert player.search.stats()["trees_reused"] == reused
     player.genmove(new_game, Color.BLACK)  # the same game one move on: now the tree is reused
     assert player.search.stats()["trees_reused"] == reused + 1
+
+
+def test_one_visit_plays_the_policy_top_move() -> None:
+    class Prefers(UniformEvaluator):
+        def evaluate(self, states):
+            from dataclasses import replace
+            import numpy as np
+            out = []
+            for e in super().evaluate(states):
+                policy = np.full_like(e.policy, 0.001)
+                policy[parse_gtp("C3", 7)] = 0.9
+                out.append(replace(e, policy=policy / policy.sum()))
+            return out
+
+    player = EnginePlayer(Prefers(), _config("search.max_visits=1"))
+    assert player.genmove(_state(7), Color.BLACK) == parse_gtp("C3", 7)
