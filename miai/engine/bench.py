@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from miai.go.coords import Color
+from miai.go.coords import Color, neighbor_table
 from miai.go.rules import Rules
 from miai.go.state import GameState
 
@@ -52,7 +52,7 @@ def random_game(size: int, rng: random.Random, rules: str = "tromp-taylor", max_
     It stops when the side to move has no such move left or after `max_moves` (default 3 * size * size).
     """
     state = GameState(size, Rules.preset(rules), 7.5)
-    neighbours = _neighbour_table(size)
+    neighbours = neighbor_table(size)
     limit = max_moves if max_moves is not None else 3 * size * size
     moves: list[int] = []
     while len(moves) < limit:
@@ -66,16 +66,7 @@ def random_game(size: int, rng: random.Random, rules: str = "tromp-taylor", max_
     return moves
 
 
-def _neighbour_table(size: int) -> list[list[int]]:
-    table = []
-    for move in range(size * size):
-        y, x = divmod(move, size)
-        candidates = [(x - 1, y), (x + 1, y), (x, y - 1), (x, y + 1)]
-        table.append([b * size + a for a, b in candidates if 0 <= a < size and 0 <= b < size])
-    return table
-
-
-def _own_eye(state: GameState, move: int, color: Color, neighbours: list[int]) -> bool:
+def _own_eye(state: GameState, move: int, color: Color, neighbours: tuple[int, ...]) -> bool:
     return all(state.color_at(n) == color for n in neighbours)
 
 

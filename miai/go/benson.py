@@ -31,33 +31,17 @@ positions, that a colour has no chain with two vital regions, and skips Benson's
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Sequence
 
 import numpy as np
+
+from miai.go.coords import neighbor_table
 
 EMPTY = 0
 BLACK = 1
 WHITE = 2
 
 
-@lru_cache(maxsize=32)
-def neighbor_table(size: int) -> tuple[tuple[int, ...], ...]:
-    """Orthogonal neighbours of every flat point of a ``size`` x ``size`` board."""
-    table = []
-    for point in range(size * size):
-        y, x = divmod(point, size)
-        adjacent = []
-        if y > 0:
-            adjacent.append(point - size)
-        if x > 0:
-            adjacent.append(point - 1)
-        if x < size - 1:
-            adjacent.append(point + 1)
-        if y < size - 1:
-            adjacent.append(point + size)
-        table.append(tuple(adjacent))
-    return tuple(table)
 
 
 def _as_list(stones: Sequence[int] | np.ndarray, size: int) -> list[int]:

@@ -8,32 +8,16 @@ komi, prisoners and the handicap bonus. An empty region counts for a player when
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from functools import lru_cache
 
+from miai.go.coords import neighbor_table
 from miai.go.rules import Tax
 
 
-@lru_cache(maxsize=None)
-def _neighbours(size: int) -> tuple[tuple[int, ...], ...]:
-    result = []
-    for m in range(size * size):
-        y, x = divmod(m, size)
-        nbrs = []
-        if y > 0:
-            nbrs.append(m - size)
-        if x > 0:
-            nbrs.append(m - 1)
-        if x < size - 1:
-            nbrs.append(m + 1)
-        if y < size - 1:
-            nbrs.append(m + size)
-        result.append(tuple(nbrs))
-    return tuple(result)
 
 
 def empty_regions(colors: Sequence[int], size: int) -> list[tuple[list[int], int]]:
     """Every connected empty region with the colour it reaches (1 or 2 if only that colour, else 0)."""
-    nbrs = _neighbours(size)
+    nbrs = neighbor_table(size)
     seen = [False] * (size * size)
     regions = []
     for start in range(size * size):
@@ -90,7 +74,7 @@ def area(colors: Sequence[int], size: int, tax: Tax = Tax.NONE) -> tuple[int, in
 
 def _chains(colors: Sequence[int], size: int) -> tuple[list[int], list[set[int]]]:
     """Chain id of every stone (-1 on empty points) and the liberties of each chain."""
-    nbrs = _neighbours(size)
+    nbrs = neighbor_table(size)
     ids = [-1] * (size * size)
     libs: list[set[int]] = []
     for start in range(size * size):
@@ -112,7 +96,7 @@ def _chains(colors: Sequence[int], size: int) -> tuple[list[int], list[set[int]]
 
 def _self_atari(colors: Sequence[int], size: int, point: int, color: int, ids: list[int], libs: list[set[int]]) -> bool:
     """Would ``color`` playing the empty ``point`` leave its chain with one liberty and capture nothing?"""
-    nbrs = _neighbours(size)[point]
+    nbrs = neighbor_table(size)[point]
     if any(colors[r] == 3 - color and libs[ids[r]] == {point} for r in nbrs):
         return False  # it captures
     own = [ids[r] for r in nbrs if colors[r] == color]
@@ -133,7 +117,7 @@ def _seki_eyes(colors: Sequence[int], size: int, regions: list[tuple[list[int], 
     needs no filled dame, unlike a rule that drops every region whose groups touch any neutral point.
     """
     ids, libs = _chains(colors, size)
-    nbrs = _neighbours(size)
+    nbrs = neighbor_table(size)
     shared: set[int] = set()
     for region, owner in regions:
         if owner == 0:
@@ -159,7 +143,7 @@ def group_taxes(colors: Sequence[int], size: int) -> list[int]:
             a = parent[a]
         return a
 
-    nbrs = _neighbours(size)
+    nbrs = neighbor_table(size)
     for m in range(size * size):
         for r in nbrs[m]:
             if colors[m] and colors[r] == colors[m]:
