@@ -151,22 +151,38 @@ def _mark_player_by_flood(
     multi_stone_suicide: bool,
 ) -> None:
     """Mark ``player``'s pass-alive stones and territory (plus the optional big regions) into ``result``."""
+    _mark_player_with(_build_region, colors, size, player, result, safe_big_territories=safe_big_territories,
+                      unsafe_big_territories=unsafe_big_territories, multi_stone_suicide=multi_stone_suicide)
+
+
+def _mark_player_with(
+    build_region: Any,
+    colors: list[int],
+    size: int,
+    player: int,
+    result: list[int],
+    *,
+    safe_big_territories: bool,
+    unsafe_big_territories: bool,
+    multi_stone_suicide: bool,
+) -> None:
+    """The Benson marking with ``build_region`` (the plain or the fast region builder, which give equal regions)."""
     nbrs = neighbor_table(size)
     chain_of, chains = _label_chains(colors, nbrs, player)
+    if not chains:
+        return  # a player without stones owns nothing
     region_of = [-1] * len(colors)
     regions: list[_Region] = []
     for point, color in enumerate(colors):
         if color == EMPTY and region_of[point] == -1:
             regions.append(
-                _build_region(point, colors, nbrs, player, chain_of, region_of, len(regions), multi_stone_suicide)
+                build_region(point, colors, nbrs, player, chain_of, region_of, len(regions), multi_stone_suicide)
             )
     alive, spoiled = _benson_alive(regions, len(chains))
     for chain_id, members in enumerate(chains):
         if alive[chain_id]:
             for point in members:
                 result[point] = player
-    if not chains:
-        return  # a player without stones owns nothing
     for region, region_spoiled in zip(regions, spoiled):
         safe = region.internal_points <= 1 and not region_spoiled
         safe = safe or (safe_big_territories and not region.contains_opponent and not region_spoiled)
@@ -233,32 +249,8 @@ def _mark_player(
     multi_stone_suicide: bool,
 ) -> None:
     """``_mark_player_by_flood`` with ``_build_region_fast``."""
-    nbrs = neighbor_table(size)
-    chain_of, chains = _label_chains(colors, nbrs, player)
-    if not chains:
-        return  # a player without stones owns nothing
-    region_of = [-1] * len(colors)
-    regions: list[_Region] = []
-    for point, color in enumerate(colors):
-        if color == EMPTY and region_of[point] == -1:
-            regions.append(
-                _build_region_fast(point, colors, nbrs, player, chain_of, region_of, len(regions), multi_stone_suicide)
-            )
-    alive, spoiled = _benson_alive(regions, len(chains))
-    for chain_id, members in enumerate(chains):
-        if alive[chain_id]:
-            for point in members:
-                result[point] = player
-    for region, region_spoiled in zip(regions, spoiled):
-        safe = region.internal_points <= 1 and not region_spoiled
-        safe = safe or (safe_big_territories and not region.contains_opponent and not region_spoiled)
-        if safe:
-            for point in region.points:
-                result[point] = player
-        elif unsafe_big_territories and not region.contains_opponent:
-            for point in region.points:
-                if result[point] == EMPTY:
-                    result[point] = player
+    _mark_player_with(_build_region_fast, colors, size, player, result, safe_big_territories=safe_big_territories,
+                      unsafe_big_territories=unsafe_big_territories, multi_stone_suicide=multi_stone_suicide)
 
 
 def calculate_area(
