@@ -14,7 +14,6 @@ from typing import Any
 from miai.go.coords import PASS, Color
 from miai.go.state import GameState
 from miai.gtp.player import (
-    RESIGN,
     AnalysisSnapshot,
     AnalyzeRequest,
     ClockReading,

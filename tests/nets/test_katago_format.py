@@ -24,7 +24,7 @@ from miai.nets.katago import (
 )
 
 from .katago_reference import NETS_DIR
-from .synthetic_models import FFN, GPool, Attn, Nested, Ordinary, Spec, write_model
+from .synthetic_models import FFN, GPool, Attn, Nested, Spec, write_model
 
 B6 = NETS_DIR / "g170-b6c96-s175395328-d26788732.bin.gz"
 T7A = NETS_DIR / "b7c96h3tfrs-test5-cnorm.bin.gz"
