@@ -361,37 +361,34 @@ class Board:
                     chain[q].libs.add(s)  # type: ignore[union-attr]
         return h
 
+    def _restore_chain(self, ch: Any, owner: int) -> None:
+        """Put a removed chain back on the board for ``owner``; its points stop being liberties of the other
+        colour's neighbouring chains (which may fall back into atari)."""
+        color, chain, nbrs, atari = self.color, self.chain, self.geo.nbrs, self.atari
+        other = 3 - owner
+        for s in ch.stones:
+            for q in nbrs[s]:
+                if color[q] == other:
+                    libs = chain[q].libs  # type: ignore[union-attr]
+                    libs.discard(s)
+                    if len(libs) == 1:
+                        atari.add(chain[q])  # type: ignore[arg-type]
+        for s in ch.stones:
+            color[s] = owner
+            chain[s] = ch
+
     def undo(self, record: tuple[Any, ...]) -> None:
         """Reverse the ``play`` that returned ``record`` (must be the latest one not yet undone)."""
         p, c, enemies, captured, merge, ko_point, ko_color, old_hash, suicide, removed = record
-        color, chain, nbrs = self.color, self.chain, self.geo.nbrs
+        color, chain = self.color, self.chain
         opp = 3 - c
         atari = self.atari
         if suicide:
-            mine = merge[0]
-            for s in mine.stones:
-                for q in nbrs[s]:
-                    if color[q] == opp:
-                        libs = chain[q].libs  # type: ignore[union-attr]
-                        libs.discard(s)
-                        if len(libs) == 1:
-                            atari.add(chain[q])  # type: ignore[arg-type]
-            for s in mine.stones:
-                color[s] = c
-                chain[s] = mine
+            self._restore_chain(merge[0], c)
             self.count[c] += removed
         elif captured is not None:
             for ch in captured:
-                for s in ch.stones:
-                    for q in nbrs[s]:
-                        if color[q] == c:
-                            libs = chain[q].libs  # type: ignore[union-attr]
-                            libs.discard(s)
-                            if len(libs) == 1:
-                                atari.add(chain[q])  # type: ignore[arg-type]
-                for s in ch.stones:
-                    color[s] = opp
-                    chain[s] = ch
+                self._restore_chain(ch, opp)
                 atari.add(ch)  # it comes back with the single liberty p
             self.count[opp] += removed
         for ch in enemies:
