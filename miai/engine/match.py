@@ -526,7 +526,7 @@ def _play_one_move(game: _Game) -> None:
 
 
 def _score_game(game: _Game, dead_stones: DeadStones | None, why: str) -> _GameEnd:
-    """Adjudicate a finished game: the engines' agreed final_score, else miai's own count."""
+    """Adjudicate a finished game: the engines' agreed final_score (or agreed winner), else miai's own count."""
     answers = []
     for color in (Color.BLACK, Color.WHITE):
         engine = game.players[color].engine
@@ -538,6 +538,10 @@ def _score_game(game: _Game, dead_stones: DeadStones | None, why: str) -> _GameE
     scores = [parse_score(a) for a in answers]
     if scores[0] is not None and scores[0] == scores[1]:
         score, method, how = scores[0], FINAL_SCORE, "both engines' final_score"
+    elif scores[0] is not None and scores[1] is not None and _same_winner(scores[0], scores[1]):
+        # The winner is settled; an all-alive count could overturn it when dead stones remain on the board.
+        score = min(scores[0], scores[1], key=abs)
+        method, how = FINAL_SCORE, f"engines agree on the winner, not the margin ({answers[0]} / {answers[1]})"
     else:
         score, how = _count(game.state, dead_stones)
         method = COUNT
@@ -545,6 +549,10 @@ def _score_game(game: _Game, dead_stones: DeadStones | None, why: str) -> _GameE
     game.score = score
     winner = None if score == 0 else ("W" if score > 0 else "B")
     return _GameEnd(winner, game.state.result_string(score), method, f"{why}; {how}")
+
+
+def _same_winner(a: float, b: float) -> bool:
+    return (a > 0 and b > 0) or (a < 0 and b < 0)
 
 
 def _count(state: GameState, dead_stones: DeadStones | None) -> tuple[float, str]:

@@ -136,6 +136,15 @@ def test_disagreeing_final_scores_fall_back_to_miai_count() -> None:
     assert [g.winner_label for g in summary.games] == ["B", "A"]
 
 
+def test_engines_agreeing_on_the_winner_but_not_the_margin_decide_the_game() -> None:
+    # An all-alive count would say W+7.5 here; both engines say Black won, so Black wins by the smaller margin.
+    summary = quiet_match(engine("--pass-after", "1", "--final-score", "B+10"),
+                          engine("--pass-after", "1", "--final-score", "B+3.5"), games=1, komi=7.5)
+    (game,) = summary.games
+    assert (game.method, game.result, game.score, game.winner) == ("final_score", "B+3.5", -3.5, "B")
+    assert "agree on the winner" in game.reason
+
+
 def test_one_engine_unable_to_score_means_a_count() -> None:
     summary = quiet_match(engine("--pass-after", "1", "--final-score", "B+10"), PASSER, games=1)
     assert summary.games[0].method == "count"
