@@ -8,6 +8,7 @@ net and search speed), ``match`` (engine-vs-engine games over GTP). Nothing but 
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -52,10 +53,15 @@ def build_evaluator(model: str, config: Config, *, progress: bool = True) -> Any
     try:
         if PlayoutEvaluator.is_spec(model):
             return PlayoutEvaluator.from_spec(model, seed=config.search.seed or None)
-        return load_evaluator(model, cache_capacity=config.net.cache_size,
+        return load_evaluator(model, cache_capacity=config.net.cache_size, intra_op_threads=net_threads(config),
                               progress=_progress_callback("converting") if progress else None)
     except (OSError, EvaluatorError, PlayoutError, ValueError) as exc:
         raise click.ClickException(f"cannot load model {model}: {exc}") from exc
+
+
+def net_threads(config: Config) -> int:
+    """onnxruntime threads for one net call: ``net.threads``, or one per CPU core (at most 4) when 0."""
+    return config.net.threads or max(1, min(os.cpu_count() or 1, 4))
 
 
 def playout_defaults(config: Config, evaluator: Any, config_path: str | None, sets: tuple[str, ...]) -> Config:

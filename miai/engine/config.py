@@ -162,6 +162,7 @@ class NetConfig:
 
     model: str = option("default", "path of an .onnx or KataGo model, or the name of a bundled net")
     cache_size: int = option(1 << 16, "evaluation cache entries (0 = no cache)", min=0)
+    threads: int = option(0, "onnxruntime threads per net call (0 = one per CPU core, at most 4)", min=0)
 
     def __post_init__(self) -> None:
         _validate(self)

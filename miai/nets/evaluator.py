@@ -154,6 +154,9 @@ class OnnxEvaluator:
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.config.intra_op_threads
         options.inter_op_num_threads = 1
+        # Idle threads sleep instead of spinning: spinning workers starve the search thread and any other
+        # process (an opponent engine, a second match) of the cores they wait on.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         try:

@@ -95,3 +95,21 @@ def test_playout_model_defaults_to_ucb1_tuned_unless_the_user_chose() -> None:
     mine = apply_overrides(Config(), ["search.selection=ucb1"])
     assert playout_defaults(mine, playouts, None, ("search.selection=ucb1",)).search.selection == "ucb1"
     assert playout_defaults(Config(), UniformEvaluator(), None, ()).search.selection == "puct"
+
+
+@pytest.mark.parametrize("sets, expected", [((), None), (("net.threads=1",), 1), (("net.threads=3",), 3)])
+def test_net_threads_reach_onnxruntime(sets: tuple[str, ...], expected: int | None) -> None:
+    import os
+
+    from miai.engine.cli import build_evaluator, default_net
+    from miai.engine.config import apply_overrides, load_config
+
+    if default_net() is None:
+        pytest.skip("no default net committed")
+    config = apply_overrides(load_config(None), sets)
+    evaluator = build_evaluator("default", config, progress=False)
+    inner = getattr(evaluator, "inner", evaluator)  # behind the evaluation cache
+    # 0 (the default) means one thread per core, at most four.
+    assert inner.config.intra_op_threads == (expected or max(1, min(os.cpu_count() or 1, 4)))
+    options = inner.session.get_session_options()
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
