@@ -92,13 +92,18 @@ def gen(data_name: str, teacher: str, source: str, size: int, positions: int, mi
 @click.option("--holdout", default=512, show_default=True, type=click.IntRange(0),
               help="Positions per size kept out of training (the first ones; see `miai train eval`).")
 @click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--start-from", "start_from", default=None,
+              help="A new run starts from this run's checkpoint (weights, optimizer, step count) instead of scratch.")
 def fit(data_name: str, run_name: str, steps: int, batch_size: int, lr: float, sizes: str, blocks: int,
-        channels: int, threads: int, minutes: float, holdout: int, seed: int) -> None:
+        channels: int, threads: int, minutes: float, holdout: int, seed: int, start_from: str | None) -> None:
     """Train the student on a data set; resumes from the run's checkpoint when there is one."""
     from miai.nets.train import TrainError
     from miai.nets.train.model import ModelConfig
     from miai.nets.train.paths import data_dir, run_dir
-    from miai.nets.train.trainer import TrainConfig, train as run_training
+    from miai.nets.train.trainer import CHECKPOINT, TrainConfig, train as run_training
+
+    if start_from is not None and not (run_dir(run_name) / CHECKPOINT).is_file():
+        _copy_checkpoint(run_dir(start_from), run_dir(run_name))
 
     config = TrainConfig(steps=steps, batch_size=batch_size, lr=lr, size_weights=_size_weights(sizes),
                          threads=threads, seed=seed, holdout=holdout)
@@ -124,6 +129,21 @@ def fit(data_name: str, run_name: str, steps: int, batch_size: int, lr: float, s
         except TrainError as exc:
             raise click.ClickException(str(exc)) from exc
     click.echo(f"checkpoint: {ckpt}", err=True)
+
+
+def _copy_checkpoint(source: Path, target: Path) -> None:
+    """Seed run ``target`` with ``source``'s checkpoint and log (a fine-tuning run continues its step count)."""
+    import shutil
+
+    from miai.nets.train.trainer import CHECKPOINT
+
+    if not (source / CHECKPOINT).is_file():
+        raise click.ClickException(f"--start-from: no checkpoint in {source}")
+    target.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source / CHECKPOINT, target / CHECKPOINT)
+    if (source / "log.jsonl").is_file():
+        shutil.copyfile(source / "log.jsonl", target / "log.jsonl")
+    click.echo(f"starting from {source / CHECKPOINT}", err=True)
 
 
 @train.command("export")

@@ -44,9 +44,20 @@ def test_gen_fit_eval_export(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert manifest["data"]["positions_per_size"] == {"7": 24}
     (evaluation,) = load_evaluator(target).evaluate([GameState(7)])
     assert evaluation.policy.shape == (50,)
+    # A fine-tuning run starts from r's checkpoint and continues its step count; r itself is untouched.
+    run("fit", "--data", "d", "--run", "r2", "--start-from", "r", "--steps", "5", "--sizes", "7:1", "--holdout", "8")
+    run("export", "--run", "r2", "--output", str(tmp_path / "net" / "tuned.onnx"), "--name", "tuned")
+    assert verify_manifest(tmp_path / "net" / "tuned.onnx")["training"]["steps_done"] == 5
+    assert verify_manifest(target)["training"]["steps_done"] == 3
 
 
 def test_bad_size_weights_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MIAI_TRAIN_DIR", str(tmp_path))
     result = CliRunner().invoke(main, ["train", "fit", "--sizes", "9:x"])
     assert result.exit_code != 0 and "sizes" in result.output
+
+
+def test_start_from_a_run_without_checkpoint_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MIAI_TRAIN_DIR", str(tmp_path))
+    result = CliRunner().invoke(main, ["train", "fit", "--run", "new", "--start-from", "missing"])
+    assert result.exit_code != 0 and "no checkpoint" in result.output
