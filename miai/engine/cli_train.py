@@ -164,6 +164,25 @@ def export(run_name: str, output: str | None, net_name: str, command_text: str) 
     click.echo(f"wrote {target} and {manifest}", err=True)
 
 
+@train.command("record")
+@click.argument("net", type=click.Path(exists=True, dir_okay=False))
+@click.argument("summary", type=click.Path(exists=True, dir_okay=False))
+@click.option("--key", required=True, help="Name of the measurement in the manifest.")
+@click.option("--note", default="", help="A remark stored with it.")
+def record(net: str, summary: str, key: str, note: str) -> None:
+    """Store a `miai match --json` SUMMARY in NET's manifest (measured.matches.KEY)."""
+    import json
+
+    from miai.nets.train import TrainError
+    from miai.nets.train.manifest import record_match
+
+    try:
+        entry = record_match(Path(net), key, Path(summary), note)
+    except TrainError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(json.dumps(entry, indent=2))
+
+
 @train.command("eval")
 @click.option("--data", "data_name", default="default", show_default=True, help="Data set name.")
 @click.option("--run", "run_name", default="default", show_default=True, help="Run name.")

@@ -537,3 +537,24 @@ def test_handicap_is_validated_and_shifts_openings(tmp_path: Path) -> None:
     openings.write_text("E5\n")  # White's first move on a handicap stone
     with pytest.raises(MatchError, match="occupied"):
         load_openings(openings, MatchConfig(size=7, handicap=2))
+
+
+def test_a_match_summary_is_recorded_in_a_net_manifest(tmp_path) -> None:
+    import hashlib
+    import json
+
+    from miai.nets.train import TrainError
+    from miai.nets.train.manifest import record_match
+
+    net = tmp_path / "tiny.onnx"
+    net.write_bytes(b"not really a net")
+    manifest = {"file": "tiny.onnx", "sha256": hashlib.sha256(net.read_bytes()).hexdigest(), "measured": {}}
+    (tmp_path / "tiny.json").write_text(json.dumps(manifest))
+    summary = quiet_match(RANDOM_A, PASSER, games=2)
+    summary.write_json(str(tmp_path / "summary.json"))
+    entry = record_match(net, "random-vs-passer", tmp_path / "summary.json", note="5x5")
+    stored = json.loads((tmp_path / "tiny.json").read_text())["measured"]["matches"]["random-vs-passer"]
+    assert stored == entry and entry["games"] == 2 and entry["size"] == 5 and entry["note"] == "5x5"
+    assert entry["wins_A"] + entry["wins_B"] + entry["draws"] + entry["voids"] == 2
+    with pytest.raises(TrainError, match="not a miai match"):
+        record_match(net, "bad", tmp_path / "tiny.json")

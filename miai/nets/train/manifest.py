@@ -17,7 +17,7 @@ from typing import Any
 
 from miai.nets.train import TrainError
 
-__all__ = ["write_manifest", "verify_manifest", "manifest_path", "TEACHER"]
+__all__ = ["write_manifest", "verify_manifest", "manifest_path", "record_match", "TEACHER"]
 
 _LOSS_KEYS = ("total", "policy", "value", "score", "ownership")
 TEACHER = "g170-b6c96-s175395328-d26788732.bin.gz (KataGo, MIT licence)"
@@ -104,3 +104,32 @@ def verify_manifest(onnx_path: Path) -> dict[str, Any]:
     if manifest.get("sha256") != actual:
         raise TrainError(f"{target.name}: sha256 {manifest.get('sha256')} does not match the file ({actual})")
     return manifest
+
+
+def record_match(onnx_path: Path, key: str, summary_path: Path, note: str = "") -> dict[str, Any]:
+    """Add the result of a ``miai match --json`` summary to the manifest's ``measured.matches[key]``.
+
+    Returns the entry. Raises ``TrainError`` when the manifest does not match its net or the summary
+    is not a ``miai match`` summary.
+    """
+    manifest = verify_manifest(onnx_path)
+    try:
+        summary = json.loads(Path(summary_path).read_text(encoding="utf-8"))
+        config, elo, engines = summary["config"], summary["elo_A_minus_B"], summary["engines"]
+        entry: dict[str, Any] = {
+            "A": engines["A"]["command"], "B": engines["B"]["command"],
+            "size": config["size"], "komi": config["komi"], "rules": config["rules"],
+            "games": summary["games_played"], "wins_A": summary["wins"]["A"], "wins_B": summary["wins"]["B"],
+            "draws": summary["draws"], "voids": summary["voids"],
+            "elo_A_minus_B": round(elo["elo"]), "elo_95": [round(elo["low"]), round(elo["high"])],
+            "seconds_per_move_A": round(summary["thinking"]["A"]["mean"], 3),
+            "seconds_per_move_B": round(summary["thinking"]["B"]["mean"], 3),
+        }
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise TrainError(f"{summary_path} is not a miai match --json summary ({exc})") from exc
+    if note:
+        entry["note"] = note
+    measured = manifest.setdefault("measured", {})
+    measured.setdefault("matches", {})[key] = entry
+    manifest_path(onnx_path).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return entry
