@@ -20,7 +20,7 @@ from miai.engine.config import Config, ConfigError, apply_overrides, load_config
 
 log = logging.getLogger("miai")
 
-# The nets miai ships live here as .onnx files with a JSON manifest each (none has landed yet).
+# The nets miai ships live here as .onnx files with a JSON manifest each (see miai.nets.bundled).
 DEFAULT_NET_DIR = Path(__file__).resolve().parent.parent / "nets" / "default"
 NO_DEFAULT_NET = (
     "miai: no trained default net ships with this version yet, so miai plays with random playouts (weak); "
@@ -30,7 +30,7 @@ NO_DEFAULT_NET = (
 
 
 def default_net() -> Path | None:
-    """The bundled default net, if one is installed (``nets/default/*.onnx``)."""
+    """The first bundled net, if any is installed (``nets/default/*.onnx``; miai.nets.bundled picks one per size)."""
     nets = sorted(DEFAULT_NET_DIR.glob("*.onnx")) if DEFAULT_NET_DIR.is_dir() else []
     return nets[0] if nets else None
 
@@ -42,15 +42,16 @@ def build_evaluator(model: str, config: Config, *, progress: bool = True) -> Any
         click.ClickException: the model cannot be loaded (the message names the file and the problem).
     """
     from miai.nets import EvaluatorError, load_evaluator
+    from miai.nets.bundled import load_bundled
     from miai.nets.playouts import PlayoutError, PlayoutEvaluator
 
-    if model == "default":
-        bundled = default_net()
-        if bundled is None:
-            click.echo(NO_DEFAULT_NET, err=True)
-            return PlayoutEvaluator.from_spec("playouts:4", seed=config.search.seed or None)
-        model = str(bundled)
+    if model == "default" and default_net() is None:
+        click.echo(NO_DEFAULT_NET, err=True)
+        return PlayoutEvaluator.from_spec("playouts:4", seed=config.search.seed or None)
     try:
+        if model == "default":  # one bundled net per range of board sizes
+            return load_bundled(DEFAULT_NET_DIR, cache_capacity=config.net.cache_size,
+                                intra_op_threads=net_threads(config))
         if PlayoutEvaluator.is_spec(model):
             return PlayoutEvaluator.from_spec(model, seed=config.search.seed or None)
         return load_evaluator(model, cache_capacity=config.net.cache_size, intra_op_threads=net_threads(config),

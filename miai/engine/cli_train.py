@@ -152,16 +152,29 @@ def _copy_checkpoint(source: Path, target: Path) -> None:
               help="The .onnx file to write (default: <run dir>/<name>.onnx); a manifest goes next to it.")
 @click.option("--name", "net_name", default="miai-student", show_default=True, help="Model name in the metadata.")
 @click.option("--command", "command_text", default="", help="The command(s) that produced the net (manifest).")
-def export(run_name: str, output: str | None, net_name: str, command_text: str) -> None:
+@click.option("--board-sizes", default=None, metavar="LO-HI",
+              help="Board sizes a bundled net plays by default, e.g. 2-10 (manifest; default: all).")
+def export(run_name: str, output: str | None, net_name: str, command_text: str, board_sizes: str | None) -> None:
     """Export a run's checkpoint as an ONNX net for `miai gtp --model`, plus its JSON manifest."""
     from miai.nets.train.manifest import write_manifest
     from miai.nets.train.paths import run_dir
     from miai.nets.train.trainer import CHECKPOINT
 
+    sizes = _size_range(board_sizes) if board_sizes else None
     directory = run_dir(run_name)
     target = Path(output) if output else directory / f"{net_name}.onnx"
-    manifest = write_manifest(directory / CHECKPOINT, target, net_name, command_text)
+    manifest = write_manifest(directory / CHECKPOINT, target, net_name, command_text, board_sizes=sizes)
     click.echo(f"wrote {target} and {manifest}", err=True)
+
+
+def _size_range(text: str) -> tuple[int, int]:
+    try:
+        lo, hi = (int(part) for part in text.split("-"))
+    except ValueError:
+        raise click.BadParameter(f"expected LO-HI such as 2-10, not {text!r}", param_hint="--board-sizes") from None
+    if not 2 <= lo <= hi <= 25:
+        raise click.BadParameter(f"sizes must satisfy 2 <= LO <= HI <= 25, not {text!r}", param_hint="--board-sizes")
+    return lo, hi
 
 
 @train.command("record")

@@ -142,7 +142,7 @@ class EnginePlayer(Player):
         """kata-raw-nn through the ONNX evaluator (every symmetry when ``symmetry`` is None)."""
         from miai.nets.rawnn import format_raw_nn, raw_nn
 
-        net = _onnx_evaluator(self.evaluator)
+        net = _onnx_evaluator(self.evaluator, state.size)
         if net is None:
             raise NotImplementedError("kata-raw-nn needs a neural net (this engine runs without one)")
         symmetries = list(range(8)) if symmetry is None else [symmetry]
@@ -358,14 +358,15 @@ def _allowed_moves(request: AnalyzeRequest, color: Color, size: int) -> set[int]
     return moves
 
 
-def _onnx_evaluator(evaluator: Any) -> Any:
-    """The ONNX evaluator inside ``evaluator`` (unwrapping caches), or None."""
+def _onnx_evaluator(evaluator: Any, size: int) -> Any:
+    """The ONNX evaluator inside ``evaluator`` that plays ``size`` (unwrapping caches and size routing), or None."""
     from miai.nets.evaluator import OnnxEvaluator
 
     seen = 0
     while evaluator is not None and seen < 8:
         if isinstance(evaluator, OnnxEvaluator):
             return evaluator
-        evaluator = getattr(evaluator, "inner", None)
+        route = getattr(evaluator, "route", None)  # miai.nets.bundled.SizeRoutedEvaluator
+        evaluator = route(size) if route is not None else getattr(evaluator, "inner", None)
         seen += 1
     return None

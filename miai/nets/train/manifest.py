@@ -44,8 +44,12 @@ def _last_log(run_directory: Path) -> dict[str, Any]:
     return json.loads(lines[-1]) if lines else {}
 
 
-def write_manifest(checkpoint: Path, onnx_path: Path, name: str, command: str = "") -> Path:
+def write_manifest(
+    checkpoint: Path, onnx_path: Path, name: str, command: str = "", board_sizes: tuple[int, int] | None = None
+) -> Path:
     """Export ``checkpoint`` to ``onnx_path`` and write its manifest; returns the manifest path.
+
+    ``board_sizes`` (lo, hi), when given, are the sizes the net plays as a bundled net (``miai.nets.bundled``).
 
     Measured figures of an existing manifest for the same file name are kept only when the new
     file has the same sha256 (otherwise they described another net).
@@ -84,6 +88,8 @@ def write_manifest(checkpoint: Path, onnx_path: Path, name: str, command: str = 
         "command": command,
         "measured": previous.get("measured", {}) if previous.get("sha256") == sha else {},
     }
+    if board_sizes is not None:
+        manifest["board_sizes"] = list(board_sizes)
     target.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return target
 
