@@ -87,7 +87,7 @@ class SearchConfig:
     """Monte-Carlo graph search parameters (KataGo's names in the help where one exists). 0 means "no limit"."""
 
     # Limits: the search stops at the first one reached.
-    max_visits: int = option(800, "stop when the root has this many visits (0 = no limit)", min=0)
+    max_visits: int = option(1600, "stop when the root has this many visits (0 = no limit)", min=0)
     max_playouts: int = option(0, "stop after this many playouts in one run (0 = no limit)", min=0)
     # 0.9 s keeps a move within one second on two cores, GTP round trip included (400 visits on 19x19 take longer).
     max_time: float = option(0.9, "stop after this many seconds (0 = no limit); clocks may lower it", min=0.0)
