@@ -31,8 +31,10 @@ NO_DEFAULT_NET = (
 
 def default_net() -> Path | None:
     """The first bundled net, if any is installed (``nets/default/*.onnx``; miai.nets.bundled picks one per size)."""
-    nets = sorted(DEFAULT_NET_DIR.glob("*.onnx")) if DEFAULT_NET_DIR.is_dir() else []
-    return nets[0] if nets else None
+    from miai.nets.bundled import bundled_nets
+
+    nets = bundled_nets(DEFAULT_NET_DIR)
+    return nets[0].path if nets else None
 
 
 def build_evaluator(model: str, config: Config, *, progress: bool = True) -> Any:
@@ -45,10 +47,10 @@ def build_evaluator(model: str, config: Config, *, progress: bool = True) -> Any
     from miai.nets.bundled import load_bundled
     from miai.nets.playouts import PlayoutError, PlayoutEvaluator
 
-    if model == "default" and default_net() is None:
-        click.echo(NO_DEFAULT_NET, err=True)
-        return PlayoutEvaluator.from_spec("playouts:4", seed=config.search.seed or None)
     try:
+        if model == "default" and default_net() is None:
+            click.echo(NO_DEFAULT_NET, err=True)
+            return PlayoutEvaluator.from_spec("playouts:4", seed=config.search.seed or None)
         if model == "default":  # one bundled net per range of board sizes
             return load_bundled(DEFAULT_NET_DIR, cache_capacity=config.net.cache_size,
                                 intra_op_threads=net_threads(config))

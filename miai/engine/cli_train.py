@@ -168,12 +168,15 @@ def export(run_name: str, output: str | None, net_name: str, command_text: str, 
 
 
 def _size_range(text: str) -> tuple[int, int]:
+    from miai.nets.bundled import MAX_SIZE, MIN_SIZE
+
     try:
         lo, hi = (int(part) for part in text.split("-"))
     except ValueError:
         raise click.BadParameter(f"expected LO-HI such as 2-10, not {text!r}", param_hint="--board-sizes") from None
-    if not 2 <= lo <= hi <= 25:
-        raise click.BadParameter(f"sizes must satisfy 2 <= LO <= HI <= 25, not {text!r}", param_hint="--board-sizes")
+    if not MIN_SIZE <= lo <= hi <= MAX_SIZE:
+        raise click.BadParameter(f"sizes must satisfy {MIN_SIZE} <= LO <= HI <= {MAX_SIZE}, not {text!r}",
+                                 param_hint="--board-sizes")
     return lo, hi
 
 

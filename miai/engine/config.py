@@ -89,7 +89,7 @@ class SearchConfig:
     # Limits: the search stops at the first one reached.
     max_visits: int = option(1600, "stop when the root has this many visits (0 = no limit)", min=0)
     max_playouts: int = option(0, "stop after this many playouts in one run (0 = no limit)", min=0)
-    # 0.9 s keeps a move within one second on two cores, GTP round trip included (400 visits on 19x19 take longer).
+    # 0.9 s keeps a move within one second, GTP round trip included; on two cores it ends searches before max_visits.
     max_time: float = option(0.9, "stop after this many seconds (0 = no limit); clocks may lower it", min=0.0)
     max_nodes: int = option(500_000, "stop growing the graph at this many nodes (about 2-5 kB each on 19x19)",
                             min=1)
