@@ -140,22 +140,7 @@ def _benson_alive(regions: list[_Region], num_chains: int) -> tuple[list[bool], 
                 region_spoiled[index] = True
 
 
-def _mark_player_by_flood(
-    colors: list[int],
-    size: int,
-    player: int,
-    result: list[int],
-    *,
-    safe_big_territories: bool,
-    unsafe_big_territories: bool,
-    multi_stone_suicide: bool,
-) -> None:
-    """Mark ``player``'s pass-alive stones and territory (plus the optional big regions) into ``result``."""
-    _mark_player_with(_build_region, colors, size, player, result, safe_big_territories=safe_big_territories,
-                      unsafe_big_territories=unsafe_big_territories, multi_stone_suicide=multi_stone_suicide)
-
-
-def _mark_player_with(
+def _mark_player(
     build_region: Any,
     colors: list[int],
     size: int,
@@ -166,7 +151,10 @@ def _mark_player_with(
     unsafe_big_territories: bool,
     multi_stone_suicide: bool,
 ) -> None:
-    """The Benson marking with ``build_region`` (the plain or the fast region builder, which give equal regions)."""
+    """Mark ``player``'s pass-alive stones and territory (plus the optional big regions) into ``result``.
+
+    ``build_region`` is ``_build_region`` or ``_build_region_fast``; they give equal regions.
+    """
     nbrs = neighbor_table(size)
     chain_of, chains = _label_chains(colors, nbrs, player)
     if not chains:
@@ -238,21 +226,6 @@ def _build_region_fast(
     return _Region(points, vital or set(), borders, min(internal, 2), contains_opponent)
 
 
-def _mark_player(
-    colors: list[int],
-    size: int,
-    player: int,
-    result: list[int],
-    *,
-    safe_big_territories: bool,
-    unsafe_big_territories: bool,
-    multi_stone_suicide: bool,
-) -> None:
-    """``_mark_player_by_flood`` with ``_build_region_fast``."""
-    _mark_player_with(_build_region_fast, colors, size, player, result, safe_big_territories=safe_big_territories,
-                      unsafe_big_territories=unsafe_big_territories, multi_stone_suicide=multi_stone_suicide)
-
-
 def calculate_area(
     stones: Sequence[int] | np.ndarray,
     size: int,
@@ -270,7 +243,8 @@ def calculate_area(
     pass-alive chain of a colour at all. One flood over the empty points proves that cheaply for a
     colour (no chain borders two "eye candidates"); then Benson's iteration would remove every chain
     and spoil every region, leaving only the unsafe big territories. Otherwise the colour goes
-    through the full computation (``_mark_player``, the same as ``calculate_area_by_flood``).
+    through the full computation (``_mark_player`` with the fast region builder; ``calculate_area_by_flood``
+    uses the plain one).
     """
     colors = _as_list(stones, size)
     nbrs = neighbor_table(size)
@@ -279,6 +253,7 @@ def calculate_area(
     for player in (BLACK, WHITE):
         if empties.may_have_pass_alive(player):
             _mark_player(
+                _build_region_fast,
                 colors,
                 size,
                 player,
@@ -438,7 +413,8 @@ def calculate_area_by_flood(
     colors = _as_list(stones, size)
     result = [EMPTY] * len(colors)
     for player in (BLACK, WHITE):
-        _mark_player_by_flood(
+        _mark_player(
+            _build_region,
             colors,
             size,
             player,
