@@ -24,6 +24,7 @@ from miai.nets.evaluator import (
 )
 from miai.nets.features import FeatureMismatchError
 
+from .concurrency import run_in_threads
 from .tiny_nets import build_tiny_net
 
 MOVES = "b C3 w D4 b E5 w C4 b B4 w pass b F2"
@@ -273,25 +274,15 @@ def test_evaluate_with_checks_its_symmetry_plan(dynamic_net: Path) -> None:
 
 def test_cache_can_be_shared_by_threads() -> None:
     import random
-    import threading
 
     pool = [game(moves=f"b {v}") for v in ("A1", "B2", "C3", "D4", "E5", "F6", "G7")]
     cache = CachedEvaluator(UniformEvaluator(), capacity=3)
-    errors: list[BaseException] = []
 
     def worker(seed: int) -> None:
         rng = random.Random(seed)
-        try:
-            for _ in range(150):
-                picks = [pool[rng.randrange(len(pool))] for _ in range(rng.randint(1, 4))]
-                assert len(cache.evaluate(picks)) == len(picks)
-        except BaseException as exc:  # collected for the main thread
-            errors.append(exc)
+        for _ in range(150):
+            picks = [pool[rng.randrange(len(pool))] for _ in range(rng.randint(1, 4))]
+            assert len(cache.evaluate(picks)) == len(picks)
 
-    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert not errors
+    assert not run_in_threads(worker, 4)
     assert len(cache) <= 3

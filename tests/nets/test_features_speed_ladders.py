@@ -18,6 +18,8 @@ from miai.go.rules import Rules
 from miai.go.state import GameState
 from miai.nets import features
 
+from .concurrency import run_in_threads
+
 
 def random_game(size: int, moves: int, seed: int, rules: str = "chinese") -> list[GameState]:
     """Copies of every position of a random legal game (no pass while the board has room).
@@ -123,28 +125,17 @@ def test_encode_with_warm_memos_equals_encode_from_scratch(size: int, rules: str
 
 def test_encoding_from_two_threads_gives_the_same_planes() -> None:
     """The shared memos are used by a search thread and a GTP thread at once."""
-    import threading
-
     games = [random_game(9, 60, seed) for seed in (11, 12)]
     features._ladder_planes_cached.cache_clear()
     alone = [[features.encode(s) for s in game] for game in games]
     features._ladder_planes_cached.cache_clear()
     together: list[list[tuple[np.ndarray, np.ndarray]]] = [[], []]
-    errors: list[BaseException] = []
 
     def work(k: int) -> None:
-        try:
-            for _ in range(3):
-                together[k] = [features.encode(s) for s in games[k]]
-        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
-            errors.append(exc)
+        for _ in range(3):
+            together[k] = [features.encode(s) for s in games[k]]
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    assert not run_in_threads(work, 2)
     for mine, theirs in zip(alone, together):
         for (s1, g1), (s2, g2) in zip(mine, theirs):
             assert np.array_equal(s1, s2) and np.array_equal(g1, g2)
