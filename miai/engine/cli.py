@@ -51,15 +51,21 @@ def build_evaluator(model: str, config: Config, *, progress: bool = True) -> Any
         if model == "default" and default_net() is None:
             click.echo(NO_DEFAULT_NET, err=True)
             return PlayoutEvaluator.from_spec("playouts:4", seed=config.search.seed or None)
+        options = net_options(config)
         if model == "default":  # one bundled net per range of board sizes
-            return load_bundled(DEFAULT_NET_DIR, cache_capacity=config.net.cache_size,
-                                intra_op_threads=net_threads(config))
+            return load_bundled(DEFAULT_NET_DIR, cache_capacity=config.net.cache_size, **options)
         if PlayoutEvaluator.is_spec(model):
             return PlayoutEvaluator.from_spec(model, seed=config.search.seed or None)
-        return load_evaluator(model, cache_capacity=config.net.cache_size, intra_op_threads=net_threads(config),
-                              progress=_progress_callback("converting") if progress else None)
+        return load_evaluator(model, cache_capacity=config.net.cache_size,
+                              progress=_progress_callback("converting") if progress else None, **options)
     except (OSError, EvaluatorError, PlayoutError, ValueError) as exc:
         raise click.ClickException(f"cannot load model {model}: {exc}") from exc
+
+
+def net_options(config: Config) -> dict[str, Any]:
+    """The ``OnnxConfig`` fields the ``[net]`` section sets."""
+    return {"intra_op_threads": net_threads(config), "symmetry_mode": config.net.symmetry,
+            "policy_optimism": config.net.policy_optimism, "seed": config.search.seed or None}
 
 
 def net_threads(config: Config) -> int:

@@ -34,6 +34,7 @@ __all__ = [
     "get_option",
     "list_options",
     "parse_value",
+    "katago_names",
 ]
 
 
@@ -48,9 +49,11 @@ def option(
     min: float | None = None,
     max: float | None = None,
     choices: tuple[str, ...] | None = None,
+    katago: str | None = None,
 ) -> Any:
-    """Declare a config field with its help text and allowed range (checked in ``__post_init__``)."""
-    meta = {"help": help, "min": min, "max": max, "choices": choices}
+    """Declare a config field with its help text, allowed range (checked in ``__post_init__``) and, where KataGo
+    has the same parameter, KataGo's name for it (accepted by ``kata-set-param`` and KataGo-style configs)."""
+    meta = {"help": help, "min": min, "max": max, "choices": choices, "katago": katago}
     return field(default=default, metadata=meta)
 
 
@@ -87,68 +90,116 @@ class SearchConfig:
     """Monte-Carlo graph search parameters (KataGo's names in the help where one exists). 0 means "no limit"."""
 
     # Limits: the search stops at the first one reached.
-    max_visits: int = option(1600, "stop when the root has this many visits (0 = no limit)", min=0)
-    max_playouts: int = option(0, "stop after this many playouts in one run (0 = no limit)", min=0)
+    max_visits: int = option(1600, "stop when the root has this many visits (0 = no limit)", min=0,
+                             katago="maxVisits")
+    max_playouts: int = option(0, "stop after this many playouts in one run (0 = no limit)", min=0, katago="maxPlayouts")
     # 0.9 s keeps a move within one second, GTP round trip included; on two cores it ends searches before max_visits.
-    max_time: float = option(0.9, "stop after this many seconds (0 = no limit); clocks may lower it", min=0.0)
+    max_time: float = option(0.9, "stop after this many seconds (0 = no limit); clocks may lower it", min=0.0, katago="maxTime")
     max_nodes: int = option(500_000, "stop growing the graph at this many nodes (about 2-5 kB each on 19x19)",
                             min=1)
     # Batching: leaves collected under virtual loss, evaluated in one call.
-    batch_size: int = option(16, "leaves evaluated per evaluator call (capped by the evaluator's max_batch)",
+    batch_size: int = option(16, "most leaves evaluated per evaluator call (capped by the evaluator's max_batch)",
                              min=1, max=1024)
+    # Leaves in flight distort the search (virtual loss); KataGo's few search threads keep only a handful in flight.
+    visits_per_batch_leaf: int = option(
+        64, "grow the batch by one leaf per this many root visits, up to batch_size (0 = always batch_size)", min=0)
     overlap: bool = option(False, "collect the next batch while the evaluator runs the previous one (threads)")
     # Graph semantics.
-    graph: bool = option(True, "share transpositions through the node table; false = a pure tree")
+    graph: bool = option(True, "share transpositions through the node table; false = a pure tree", katago="useGraphSearch")
     child_visits_exceed_edge: str = option(
         "stop", "when the chosen child has more visits than its edge: stop (add an edge visit), continue, leaky",
         choices=("stop", "continue", "leaky"))
     leak_probability: float = option(0.1, "leaky mode: probability of descending anyway (graphSearchCatchUpLeakProb)",
-                                     min=0.0, max=1.0)
+                                     min=0.0, max=1.0, katago="graphSearchCatchUpLeakProb")
     # Selection: PUCT (KataGo) or, for comparison, the classic UCB rules of miai.engine.selection.
     selection: str = option("puct", "child selection rule: puct, ucb1 or ucb1-tuned (untried moves first)",
                             choices=("puct", "ucb1", "ucb1-tuned"))
     ucb1_exploration: float = option(1.4142135623730951, "UCB1: multiplier of sqrt(ln P / p) (sqrt 2 = textbook)",
                                      min=0.0)
     ucb1_tuned_exploration: float = option(1.0, "UCB1-TUNED: multiplier of the whole exploration bonus", min=0.0)
-    cpuct_exploration: float = option(1.0, "cpuctExploration", min=0.0)
-    cpuct_exploration_log: float = option(0.45, "cpuctExplorationLog: growth of cpuct with visits", min=0.0)
-    cpuct_exploration_base: float = option(500.0, "cpuctExplorationBase", min=1.0)
+    cpuct_exploration: float = option(1.0, "cpuctExploration", min=0.0, katago="cpuctExploration")
+    cpuct_exploration_log: float = option(0.45, "cpuctExplorationLog: growth of cpuct with visits", min=0.0, katago="cpuctExplorationLog")
+    cpuct_exploration_base: float = option(500.0, "cpuctExplorationBase", min=1.0, katago="cpuctExplorationBase")
     fpu_reduction: float = option(0.2, "fpuReductionMax: unvisited children start below the parent's value",
-                                  min=0.0, max=2.0)
-    root_fpu_reduction: float = option(0.1, "rootFpuReductionMax", min=0.0, max=2.0)
+                                  min=0.0, max=2.0, katago="fpuReductionMax")
+    root_fpu_reduction: float = option(0.1, "rootFpuReductionMax", min=0.0, max=2.0, katago="rootFpuReductionMax")
+    # KataGo's refinements of PUCT (cpp/search/searchexplorehelpers.cpp; defaults of cpp/program/setup.cpp for GTP).
+    cpuct_utility_stdev_prior: float = option(
+        0.40, "prior utility stdev of a node; exploration scales with the observed stdev relative to it",
+        min=1e-8, max=10.0, katago="cpuctUtilityStdevPrior")
+    cpuct_utility_stdev_prior_weight: float = option(
+        2.0, "weight (in visits) of that prior stdev", min=0.0, max=100.0, katago="cpuctUtilityStdevPriorWeight")
+    cpuct_utility_stdev_scale: float = option(
+        0.85, "how far the exploration constant follows the utility stdev (0 = fixed cpuct)", min=0.0, max=1.0,
+        katago="cpuctUtilityStdevScale")
+    fpu_parent_weight_by_visited_policy: bool = option(
+        True, "first-play value blends the parent's net utility in while little policy mass is visited",
+        katago="fpuParentWeightByVisitedPolicy")
+    fpu_parent_weight_by_visited_policy_pow: float = option(
+        2.0, "power of the visited policy mass in that blend", min=0.0, max=5.0,
+        katago="fpuParentWeightByVisitedPolicyPow")
+    fpu_loss_prop: float = option(0.0, "pull the first-play value this far towards a loss", min=0.0, max=1.0,
+                                  katago="fpuLossProp")
+    # How children's values are averaged into a node (cpp/search/searchupdatehelpers.cpp).
+    value_weight_exponent: float = option(
+        0.25, "down-weight children whose value is below the node's by t-CDF(z)^exponent (0 = plain averages)",
+        min=0.0, max=1.0, katago="valueWeightExponent")
+    use_noise_pruning: bool = option(
+        True, "take weight off worse children that got far more than their policy share",
+        katago="useNoisePruning")
+    noise_prune_utility_scale: float = option(0.15, "utility gap scale of noise pruning", min=0.001, max=10.0,
+                                              katago="noisePruneUtilityScale")
+    use_uncertainty: bool = option(
+        True, "weight each net evaluation by its predicted short-term error (nets of model version 9 and later)",
+        katago="useUncertainty")
+    uncertainty_coeff: float = option(0.25, "uncertainty weighting coefficient", min=0.0001, max=1.0,
+                                      katago="uncertaintyCoeff")
+    uncertainty_exponent: float = option(1.0, "uncertainty weighting exponent", min=0.0, max=2.0,
+                                         katago="uncertaintyExponent")
+    uncertainty_max_weight: float = option(8.0, "largest weight one evaluation can get", min=1.0, max=100.0,
+                                           katago="uncertaintyMaxWeight")
+    subtree_value_bias_factor: float = option(
+        0.45, "correct a net value by the mean error seen for the same local move pattern elsewhere in the graph",
+        min=0.0, max=1.0, katago="subtreeValueBiasFactor")
+    subtree_value_bias_weight_exponent: float = option(
+        0.85, "weight of a node's correction: its children's weight to this power", min=0.0, max=1.0,
+        katago="subtreeValueBiasWeightExponent")
+    subtree_value_bias_free_prop: float = option(
+        0.8, "share of a freed node's correction removed from the table", min=0.0, max=1.0,
+        katago="subtreeValueBiasFreeProp")
     # Utility = win/loss + score terms.
-    win_loss_utility_factor: float = option(1.0, "winLossUtilityFactor", min=0.0)
+    win_loss_utility_factor: float = option(1.0, "winLossUtilityFactor", min=0.0, katago="winLossUtilityFactor")
     static_score_utility_factor: float = option(0.1, "staticScoreUtilityFactor (atan of the score, centred on 0)",
-                                                min=0.0)
+                                                min=0.0, katago="staticScoreUtilityFactor")
     dynamic_score_utility_factor: float = option(0.3, "dynamicScoreUtilityFactor (atan centred on the root score)",
-                                                 min=0.0)
+                                                 min=0.0, katago="dynamicScoreUtilityFactor")
     static_score_scale: float = option(2.0, "static score utility scale, times sqrt(board area) points", min=0.01)
-    dynamic_score_center_scale: float = option(0.75, "dynamicScoreCenterScale, times sqrt(board area)", min=0.01)
+    dynamic_score_center_scale: float = option(0.75, "dynamicScoreCenterScale, times sqrt(board area)", min=0.01, katago="dynamicScoreCenterScale")
     dynamic_score_center_zero_weight: float = option(0.2, "dynamicScoreCenterZeroWeight: pull the centre to 0",
-                                                     min=0.0, max=1.0)
+                                                     min=0.0, max=1.0, katago="dynamicScoreCenterZeroWeight")
     # Root noise (self-play only).
-    root_noise: bool = option(False, "add Dirichlet noise to the root priors")
-    root_noise_concentration: float = option(10.83, "rootDirichletNoiseTotalConcentration", min=0.01)
-    root_noise_weight: float = option(0.25, "rootDirichletNoiseWeight", min=0.0, max=1.0)
+    root_noise: bool = option(False, "add Dirichlet noise to the root priors", katago="rootNoiseEnabled")
+    root_noise_concentration: float = option(10.83, "rootDirichletNoiseTotalConcentration", min=0.01, katago="rootDirichletNoiseTotalConcentration")
+    root_noise_weight: float = option(0.25, "rootDirichletNoiseWeight", min=0.0, max=1.0, katago="rootDirichletNoiseWeight")
     # Pass and eye handling.
     forbid_eye_filling: bool = option(True, "never fill one's own single-point true eye (unless nothing else but pass)")
     # Move choice.
-    use_lcb: bool = option(True, "choose among well-visited moves by lower confidence bound (useLcbForSelection)")
-    lcb_stdevs: float = option(5.0, "lcbStdevs", min=0.0)
-    min_visit_prop_for_lcb: float = option(0.15, "minVisitPropForLCB", min=0.0, max=1.0)
-    temperature: float = option(0.0, "chosenMoveTemperature late in the game (0 = most visits)", min=0.0)
-    temperature_early: float = option(0.0, "chosenMoveTemperatureEarly at move 0", min=0.0)
+    use_lcb: bool = option(True, "choose among well-visited moves by lower confidence bound (useLcbForSelection)", katago="useLcbForSelection")
+    lcb_stdevs: float = option(5.0, "lcbStdevs", min=0.0, katago="lcbStdevs")
+    min_visit_prop_for_lcb: float = option(0.15, "minVisitPropForLCB", min=0.0, max=1.0, katago="minVisitPropForLCB")
+    temperature: float = option(0.0, "chosenMoveTemperature late in the game (0 = most visits)", min=0.0, katago="chosenMoveTemperature")
+    temperature_early: float = option(0.0, "chosenMoveTemperatureEarly at move 0", min=0.0, katago="chosenMoveTemperatureEarly")
     temperature_halflife: float = option(19.0, "moves for the temperature to halve towards the late value",
-                                         min=0.1)
+                                         min=0.1, katago="chosenMoveTemperatureHalflife")
     resign_threshold: float = option(0.0, "resign when the winrate stays below this (0 = never resign)",
-                                     min=0.0, max=0.5)
-    resign_consecutive: int = option(3, "moves in a row below resign_threshold before resigning", min=1)
+                                     min=0.0, max=0.5, katago="resignThreshold")
+    resign_consecutive: int = option(3, "moves in a row below resign_threshold before resigning", min=1, katago="resignConsecTurns")
     # Clocks and pondering (used by the player and timecontrol).
-    lag_buffer: float = option(1.0, "seconds kept in reserve against network/GUI lag on every move", min=0.0)
-    ponder: bool = option(False, "keep searching on the opponent's time")
+    lag_buffer: float = option(1.0, "seconds kept in reserve against network/GUI lag on every move", min=0.0, katago="lagBuffer")
+    ponder: bool = option(False, "keep searching on the opponent's time", katago="ponderingEnabled")
     # Analysis and reuse.
     keep_ownership: bool = option(True, "store the net's ownership per node to report averaged ownership")
-    pv_length: int = option(13, "analysisPVLen", min=1, max=100)
+    pv_length: int = option(13, "analysisPVLen", min=1, max=100, katago="analysisPVLen")
     reuse_tree: bool = option(True, "keep the subgraph of the played move between moves")
     seed: int = option(0, "random seed for noise, leaky descent and temperature (0 = from the OS)", min=0)
 
@@ -163,6 +214,13 @@ class NetConfig:
     model: str = option("default", "path of an .onnx or KataGo model, or the name of a bundled net")
     cache_size: int = option(1 << 16, "evaluation cache entries (0 = no cache)", min=0)
     threads: int = option(0, "onnxruntime threads per net call (0 = one per CPU core, at most 4)", min=0)
+    # KataGo evaluates each position under one random symmetry of the board (its nnRandomize), so that the net's
+    # small asymmetries average out over the search instead of biasing it one way.
+    symmetry: str = option("random", "board symmetry the net sees: random (one per evaluation, as KataGo), "
+                           "fixed (the identity) or average (all eight, 8x the work)",
+                           choices=("random", "fixed", "average"))
+    policy_optimism: float = option(1.0, "blend of the optimistic policy head, for nets that have one (v12 and later)",
+                                    min=0.0, max=1.0, katago="policyOptimism")
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -331,4 +389,16 @@ def list_options(config: Config | None = None) -> list[OptionInfo]:
                 key=f"{section}.{f.name}", type=hints[f.name].__name__,
                 default=getattr(getattr(config, section), f.name), help=meta.get("help", ""),
                 min=meta.get("min"), max=meta.get("max"), choices=meta.get("choices")))
+    return out
+
+
+def katago_names(config: Config | None = None) -> dict[str, str]:
+    """KataGo's parameter names (``maxVisits``, ...) mapped to miai's dotted keys, from the option declarations."""
+    config = config or Config()
+    out = {}
+    for section, cls in _sections(type(config)).items():
+        for f in dataclasses.fields(cls):
+            name = f.metadata.get("katago")
+            if name:
+                out[name] = f"{section}.{f.name}"
     return out

@@ -4,8 +4,13 @@ Notation (KataGo's "Monte-Carlo Graph Search from First Principles", see docs/se
 
 - ``U``: a node's own value from the net (or the exact result for a terminal node), weight 1;
 - ``N``: node visits, ``N = 1 + sum(edge.visits)`` over its outgoing edges (a terminal node counts its visits);
-- ``Q``: ``(U + sum(edge.visits * child.Q)) / N``, recomputed from scratch every time the node is updated, so the
+- ``Q``: ``(w_U * U + sum(w_e * child.Q)) / W``, recomputed from scratch every time the node is updated, so the
   update is idempotent and a child shared by several parents contributes through each parent's *edge* visits.
+  With plain weights (:class:`Weighting` defaults) ``w_U = 1`` and ``w_e = edge.visits``, so ``W = N``. KataGo's
+  refinements (its cpp/search/searchupdatehelpers.cpp, docs/search.md) change the weights: each net evaluation
+  weighs by its predicted uncertainty, a child's weight is its own weight ``W`` scaled by ``edge.visits / N(child)``,
+  children far worse than the average lose weight (noise pruning, value weighting), and ``U`` may carry the
+  subtree value bias correction of its local pattern.
 
 Every value stored here is from **White's** point of view (positive utility / score = good for White), so that
 values can be averaged along edges without sign flips; ``Node.sign`` (+1 White to move, -1 Black) converts to the
@@ -16,14 +21,55 @@ value, so the best of them is always the first one left).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Edge", "Node", "NodeTable", "STAT_NAMES"]
+__all__ = ["Edge", "Node", "NodeTable", "STAT_NAMES", "Weighting", "BiasEntry", "t3_cdf"]
 
 # The statistics averaged over the graph, in the order of Node.own / Node.q.
 STAT_NAMES = ("utility", "winloss", "score_mean", "score_sq", "lead", "utility_sq")
+
+_SQRT3 = math.sqrt(3.0)
+_INV_PI = 1.0 / math.pi
+
+
+def t3_cdf(z: float) -> float:
+    """CDF of Student's t distribution with 3 degrees of freedom (KataGo's VALUE_WEIGHT_DEGREES_OF_FREEDOM)."""
+    x = z / _SQRT3
+    return 0.5 + _INV_PI * (x / (1.0 + x * x) + math.atan(x))
+
+
+@dataclass(frozen=True, slots=True)
+class Weighting:
+    """How a node averages its children (KataGo's names in docs/search.md). The defaults give plain visit averages."""
+
+    value_weight_exponent: float = 0.0  # valueWeightExponent
+    noise_pruning: bool = False  # useNoisePruning
+    noise_prune_utility_scale: float = 0.15  # noisePruneUtilityScale
+    bias_factor: float = 0.0  # subtreeValueBiasFactor
+    bias_weight_exponent: float = 0.85  # subtreeValueBiasWeightExponent
+
+
+PLAIN = Weighting()
+
+
+class BiasEntry:
+    """One subtree value bias table entry: weighted sum of (children's utility - net utility) over the nodes that
+    share a local pattern, White's view."""
+
+    __slots__ = ("delta_sum", "weight_sum")
+
+    def __init__(self) -> None:
+        self.delta_sum = 0.0
+        self.weight_sum = 0.0
+
+    def correction(self, factor: float) -> float:
+        """The utility added to a net evaluation of a node of this pattern."""
+        return factor * self.delta_sum / self.weight_sum if self.weight_sum > 0.001 else 0.0
+
 
 _EMPTY_MOVES = np.zeros(0, dtype=np.int16)
 _EMPTY_PRIORS = np.zeros(0, dtype=np.float32)
@@ -51,7 +97,8 @@ class Node:
 
     __slots__ = (
         "key", "sign", "edges", "moves", "priors", "next_index", "visits", "virtual_loss", "expanded",
-        "terminal", "pending", "own", "q", "ownership", "visited_mass",
+        "terminal", "pending", "own", "q", "ownership", "visited_mass", "weight", "weight_sq", "own_weight",
+        "bias", "bias_delta", "bias_weight",
     )
 
     def __init__(self, key: int, sign: int) -> None:
@@ -70,35 +117,93 @@ class Node:
         self.q: tuple[float, ...] = self.own
         self.ownership: np.ndarray | None = None  # the net's ownership, White's view (+1 White)
         self.visited_mass = 0.0  # sum of priors of edges with visits > 0 (for first-play urgency)
+        self.weight = 0.0  # W: total weight of the values averaged into q (= visits with plain weights)
+        self.weight_sq = 0.0  # sum of squared weights (for the effective sample size of the LCB)
+        self.own_weight = 1.0  # weight of the node's own evaluation U
+        self.bias: BiasEntry | None = None  # subtree value bias entry of the move that led here, if any
+        self.bias_delta = 0.0  # this node's current contribution to bias.delta_sum / weight_sum
+        self.bias_weight = 0.0
 
     # ----------------------------------------------------------------------------------------------- values
-    def set_value(self, own: tuple[float, ...]) -> None:
-        """Store the node's own value U (and companion statistics) and make it a visited leaf: N = 1, Q = U."""
+    def set_value(self, own: tuple[float, ...], weight: float = 1.0, bias_factor: float = 0.0) -> None:
+        """Store the node's own value U (and companion statistics) and make it a visited leaf: N = 1, Q = U
+        (plus the subtree value bias correction, when the node has an entry and ``bias_factor`` > 0)."""
         self.own = own
-        self.q = own
+        self.own_weight = weight
+        self.weight = weight
+        self.weight_sq = weight * weight
         self.visits = 1
+        if self.bias is not None and bias_factor:
+            u = own[0] + self.bias.correction(bias_factor)
+            own = (u, *own[1:5], u * u)
+        self.q = own
 
-    def recompute(self) -> None:
-        """Recompute N and Q from U and the children, weighted by edge visits (idempotent)."""
+    def recompute(self, weighting: Weighting = PLAIN) -> None:
+        """Recompute N, W and Q from U and the children (idempotent); see the module docstring."""
         if self.terminal:
             return
-        own = self.own
-        u, wl, sm, ssq, ld, usq = own
+        sign = self.sign
+        rows: list[tuple[float, float, Node, float]] = []  # (utility for the side to move, weight, child, prior)
         n = 1
         for edge in self.edges:
-            w = edge.visits
-            if w:
-                c = edge.child.q  # type: ignore[union-attr]  # an edge with visits always has a child
-                n += w
-                u += w * c[0]
-                wl += w * c[1]
-                sm += w * c[2]
-                ssq += w * c[3]
-                ld += w * c[4]
-                usq += w * c[5]
+            visits = edge.visits
+            if visits:
+                child = edge.child
+                assert child is not None  # an edge with visits always has a child
+                if child.visits > 0 and child.weight > 0.0:
+                    rows.append((sign * child.q[0], child.weight * visits / child.visits, child, edge.prior))
+                    n += visits
         self.visits = n
-        inv = 1.0 / n
-        self.q = (u * inv, wl * inv, sm * inv, ssq * inv, ld * inv, usq * inv)
+        orig_total = sum(r[1] for r in rows)
+        weights = [r[1] for r in rows]
+        if len(rows) > 1 and weighting.noise_pruning:
+            _prune_noise(rows, weights, weighting.noise_prune_utility_scale)
+        total = sum(weights)
+        if rows and weighting.value_weight_exponent > 0.0 and total > 0.0:
+            _downweight_bad(rows, weights, total, weighting.value_weight_exponent)
+        sums = [0.0] * 6
+        weight_sq = 0.0
+        for (_, _, child, _), w in zip(rows, weights):
+            c = child.q
+            for k in range(6):
+                sums[k] += w * c[k]
+            scale = w / child.weight
+            weight_sq += scale * scale * child.weight_sq
+        own = self.own
+        u = own[0]
+        if self.bias is not None and weighting.bias_factor:
+            u += self._update_bias(sums[0], total, orig_total, weighting)
+        w = self.own_weight
+        for k in range(1, 5):
+            sums[k] += w * own[k]
+        sums[0] += w * u
+        sums[5] += w * u * u
+        weight = total + w
+        self.weight = weight
+        self.weight_sq = weight_sq + w * w
+        inv = 1.0 / weight
+        self.q = tuple(x * inv for x in sums)
+
+    def _update_bias(self, child_utility_sum: float, total: float, orig_total: float, weighting: Weighting) -> float:
+        """Record how far the children's average utility is from the net's (KataGo's subtree value bias) and
+        return the correction for this node's own utility."""
+        entry = self.bias
+        assert entry is not None
+        if total > 1e-10:
+            bias_weight = orig_total ** weighting.bias_weight_exponent
+            delta = (child_utility_sum / total - self.own[0]) * bias_weight
+            entry.delta_sum += delta - self.bias_delta
+            entry.weight_sum += bias_weight - self.bias_weight
+            self.bias_delta, self.bias_weight = delta, bias_weight
+        return entry.correction(weighting.bias_factor)
+
+    def release_bias(self, free_prop: float) -> None:
+        """Take ``free_prop`` of this node's contribution out of its bias entry (the node leaves the graph)."""
+        entry = self.bias
+        if entry is not None:
+            entry.delta_sum -= self.bias_delta * free_prop
+            entry.weight_sum -= self.bias_weight * free_prop
+            self.bias = None
 
     @property
     def utility(self) -> float:
@@ -168,6 +273,40 @@ class Node:
                 f"edges={len(self.edges)}, terminal={self.terminal})")
 
 
+def _prune_noise(rows: list[tuple[float, float, Node, float]], weights: list[float], scale: float) -> None:
+    """KataGo's noise pruning: in edge order, a child worse than the weighted average before it keeps at most
+    twice its policy share of the weight, the excess shrinking by ``1 - exp(-gap / scale)``."""
+    utility_sum = weight_sum = policy_sum = 0.0
+    for i, (utility, weight, _, prior) in enumerate(rows):
+        prior = max(prior, 1e-30)
+        if weight_sum > 0.0 and policy_sum > 0.0:
+            gap = utility_sum / weight_sum - utility
+            lenient = 2.0 * weight_sum * prior / policy_sum
+            if gap > 0.0 and weight > lenient:
+                weight -= (weight - lenient) * (1.0 - math.exp(-gap / scale))
+                weights[i] = weight
+        utility_sum += utility * weight
+        weight_sum += weight
+        policy_sum += prior
+
+
+def _downweight_bad(rows: list[tuple[float, float, Node, float]], weights: list[float], total: float,
+                    exponent: float) -> None:
+    """KataGo's value weighting: each child's weight times ``(t3_cdf(z) + 0.0001) ** exponent``, where ``z`` is its
+    utility's distance from the weighted mean in units of ``1 / sqrt(1.5 sqrt(weight))``; the total is kept."""
+    mean = sum(r[0] * w for r, w in zip(rows, weights)) / total
+    new_total = 0.0
+    for i, ((utility, _, _, _), w) in enumerate(zip(rows, weights)):
+        stdev = math.sqrt(1e-8 + 1.0 / (1.5 * math.sqrt(w))) if w > 0.0 else 1e4
+        w *= (t3_cdf((utility - mean) / stdev) + 0.0001) ** exponent
+        weights[i] = w
+        new_total += w
+    if new_total > 0.0:
+        factor = total / new_total
+        for i in range(len(weights)):
+            weights[i] *= factor
+
+
 class NodeTable:
     """Nodes keyed by graph hash (or by a fresh id in tree mode). The root is kept outside the table."""
 
@@ -199,12 +338,18 @@ class NodeTable:
         """Forget every node."""
         self._nodes.clear()
 
-    def sweep(self, root: Node) -> int:
-        """Mark every node reachable from ``root``, delete the rest; returns how many nodes were freed."""
+    def sweep(self, root: Node) -> list[Node]:
+        """Mark every node reachable from ``root``, delete the rest; returns the freed nodes."""
         reachable = reachable_ids(root)
-        before = len(self._nodes)
-        self._nodes = {k: n for k, n in self._nodes.items() if id(n) in reachable}
-        return before - len(self._nodes)
+        kept: dict[int, Node] = {}
+        freed: list[Node] = []
+        for key, node in self._nodes.items():
+            if id(node) in reachable:
+                kept[key] = node
+            else:
+                freed.append(node)
+        self._nodes = kept
+        return freed
 
 
 def reachable_ids(root: Node) -> set[int]:

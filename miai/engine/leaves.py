@@ -110,3 +110,27 @@ class Valuation:
         utility = self.utility(winloss, score, size, stdev)
         return (utility, winloss, score, stdev * stdev + score * score, sign * float(evaluation.lead),
                 utility * utility)
+
+    def weight(self, evaluation: Evaluation, white_score: float, size: int) -> float:
+        """How much one net evaluation counts in the averages (KataGo's computeWeightFromNNOutput): 1, or with
+        ``use_uncertainty`` and a net that predicts its short-term errors (model version 9 and later),
+        ``coeff / (uncertainty ** exponent + coeff / max_weight)``, where the uncertainty is the predicted
+        win/loss error plus the score error times the score utility's slope at ``white_score``."""
+        cfg = self.config
+        wl_error = float(evaluation.shortterm_winloss_error)
+        score_error = float(evaluation.shortterm_score_error)
+        if not cfg.use_uncertainty or wl_error < 0.0 or score_error < 0.0:
+            return 1.0
+        uncertainty = cfg.win_loss_utility_factor * wl_error + self.score_slope(white_score, size) * score_error
+        powered = uncertainty ** cfg.uncertainty_exponent if cfg.uncertainty_exponent != 1.0 else uncertainty
+        return cfg.uncertainty_coeff / (powered + cfg.uncertainty_coeff / cfg.uncertainty_max_weight)
+
+    def score_slope(self, white_score: float, size: int) -> float:
+        """d(score utility)/d(score) at ``white_score``, ignoring the score's spread (KataGo's
+        getApproxScoreUtilityDerivative)."""
+        cfg = self.config
+        static = cfg.static_score_scale * size
+        dynamic = cfg.dynamic_score_center_scale * size
+        offset = white_score - self.score_center
+        return _TWO_OVER_PI * (cfg.static_score_utility_factor * static / (static * static + white_score ** 2)
+                               + cfg.dynamic_score_utility_factor * dynamic / (dynamic * dynamic + offset ** 2))

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from miai.engine.config import Config, ConfigError, get_option, set_option
+from miai.engine.config import Config, ConfigError, get_option, katago_names, set_option
 from miai.engine.search import Search
 from miai.engine.snapshot import Snapshot
 from miai.engine.timecontrol import Clock, TimeSettings
@@ -47,21 +47,8 @@ from miai.gtp.player import (
 
 log = logging.getLogger(__name__)
 
-# KataGo's kata-set-param names for the options players and GUIs set most, mapped to miai's keys.
-_KATAGO_PARAMS = {
-    "maxVisits": "search.max_visits",
-    "maxPlayouts": "search.max_playouts",
-    "maxTime": "search.max_time",
-    "cpuctExploration": "search.cpuct_exploration",
-    "cpuctExplorationLog": "search.cpuct_exploration_log",
-    "fpuReductionMax": "search.fpu_reduction",
-    "chosenMoveTemperature": "search.temperature",
-    "chosenMoveTemperatureEarly": "search.temperature_early",
-    "lagBuffer": "search.lag_buffer",
-    "ponderingEnabled": "search.ponder",
-    "resignThreshold": "search.resign_threshold",
-    "analysisPVLen": "search.pv_length",
-}
+# KataGo's kata-set-param names (``maxVisits``, ...), declared on each option in miai.engine.config.
+_KATAGO_PARAMS = katago_names()
 
 _CLOCK_SYSTEMS = {
     TimeSystem.NONE: ClockSystem.NONE,

@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from miai.engine.config import SearchConfig
-from miai.engine.graph import Edge, Node, NodeTable, reachable_ids
+from miai.engine.graph import BiasEntry, Edge, Node, NodeTable, Weighting, reachable_ids
+from miai.go.state import GameState
 from miai.engine.leaves import Valuation, candidate_moves, own_eye_mask
-from miai.engine.selection import SelectionConfig, puct_exploration, selection_scores
+from miai.engine.selection import SelectionConfig, puct_exploration, selection_scores, utility_stdev_factor
 from miai.engine.snapshot import PASS, Snapshot, build_snapshot, choose_move, move_temperature
 
 if TYPE_CHECKING:
@@ -121,6 +122,8 @@ class Search:
         self._superko = False
         self._count = _Counters()
         self._lock = threading.RLock()  # one run at a time (pondering thread vs. GTP thread); re-entrant for callbacks
+        # Subtree value bias entries by local pattern (KataGo's SubtreeValueBiasTable), shared by the whole graph.
+        self._bias_table: dict[tuple[Any, ...], BiasEntry] = {}
 
     # ------------------------------------------------------------------------------------------- root and reuse
     @property
@@ -137,6 +140,11 @@ class Search:
                  + config.dynamic_score_utility_factor)
         self._constants = (config.cpuct_exploration, config.cpuct_exploration_log, config.cpuct_exploration_base,
                            config.fpu_reduction, config.root_fpu_reduction, loss)
+        self._weighting = Weighting(
+            value_weight_exponent=config.value_weight_exponent, noise_pruning=config.use_noise_pruning,
+            noise_prune_utility_scale=config.noise_prune_utility_scale,
+            bias_factor=config.subtree_value_bias_factor,
+            bias_weight_exponent=config.subtree_value_bias_weight_exponent)
         self._selection = SelectionConfig(rule=config.selection, c_ucb1=config.ucb1_exploration,
                                           c_tuned=config.ucb1_tuned_exploration)
 
@@ -149,6 +157,7 @@ class Search:
     def clear(self) -> None:
         """Forget the whole graph (the root position stays)."""
         self.table.clear()
+        self._bias_table.clear()
         self.root = None
         self._noised = None
 
@@ -201,7 +210,11 @@ class Search:
         if node is not self.root:
             self.table.discard(node.key)  # the root lives outside the table
             self.root = node
-            self._count.nodes_freed += self.table.sweep(node)
+            freed = self.table.sweep(node)
+            for gone in freed:
+                gone.release_bias(self.config.subtree_value_bias_free_prop)
+            self._bias_table = {k: e for k, e in self._bias_table.items() if e.weight_sum > 1e-9}
+            self._count.nodes_freed += len(freed)
         return node
 
     # -------------------------------------------------------------------------------------------------- run
@@ -287,7 +300,7 @@ class Search:
             now = time.monotonic()
             if (time_cap and now - start >= time_cap) or len(self.table) >= self.config.max_nodes:
                 return 0
-            left = batch
+            left = self._batch_now(batch, root.visits)
             if visits_cap:
                 left = min(left, visits_cap - root.visits - in_flight)
             if playouts_cap:
@@ -311,6 +324,15 @@ class Search:
                 self._apply(leaves, self._evaluate(leaves))
             report()
         return playouts
+
+    def _batch_now(self, batch: int, root_visits: int) -> int:
+        """Leaves to collect now: one per ``visits_per_batch_leaf`` root visits, up to ``batch``. A batch of leaves
+        under virtual loss is chosen with less information than one leaf at a time; early in a search, when every
+        visit changes the picture, that costs more than the faster evaluation of a big batch gains."""
+        per_leaf = self.config.visits_per_batch_leaf
+        if not per_leaf:
+            return batch
+        return max(1, min(batch, 1 + root_visits // per_leaf))
 
     def _loop_overlapped(self, batch: int, budget: Callable[[int], int], report: Callable[[], None]) -> int:
         """Collect one batch while the evaluator (in a worker thread, releasing the GIL in onnxruntime) runs the
@@ -377,7 +399,7 @@ class Search:
             self._count.net_evals += 1
             self._count.eval_batches += 1
             self._expand(root, state, evaluation)
-            root.recompute()
+            root.recompute(self._weighting)
         # KataGo centres the dynamic score utility on the root's expected score, pulled a little towards 0.
         centre = root.q[2] * (1.0 - self.config.dynamic_score_center_zero_weight)
         self._valuation = Valuation(self.config, centre)
@@ -429,6 +451,8 @@ class Search:
         while True:
             if node.terminal:
                 node.visits += 1  # each visit of a terminal node adds its exact result once more
+                node.weight += 1.0
+                node.weight_sq += 1.0
                 self._count.terminal_visits += 1
                 return self._finish(state, path, edges)
             if not node.expanded:
@@ -450,10 +474,11 @@ class Search:
                 edge.illegal = True  # e.g. superko on this path: skip the edge from now on
                 self._count.illegal_edges += 1
                 continue
+            bias_key = self._bias_key(state, move) if edge.child is None else None
             state.play_unchecked(move)
             child = edge.child
             if child is None:
-                child = edge.child = self._child_for(state)
+                child = edge.child = self._child_for(state, bias_key)
             if id(child) in on_path:
                 edges.append(edge)
                 self._count.cycle_stops += 1
@@ -471,31 +496,39 @@ class Search:
             node = child
 
     def _select(self, node: Node, is_root: bool) -> Edge | None:
-        """PUCT over the node's edges by edge visits, with virtual loss and first-play urgency.
+        """PUCT over the node's edges by child weight, with virtual loss and first-play urgency, as KataGo's
+        selectBestChildToDescend (cpp/search/searchexplorehelpers.cpp; formulas in docs/search.md).
 
         Unvisited moves all share the FPU value, so only the touched edges and the best untouched move (the next
         in prior order) need scoring."""
         c_base, c_log, base, fpu_reduction, root_fpu_reduction, loss = self._constants
-        total = node.visits - 1 if node.visits > 0 else 0
-        explore = puct_exploration(total, c_base, c_log, base) * math.sqrt(total + 0.01)
+        cfg = self.config
         sign = node.sign
-        fpu = sign * node.q[0] - (root_fpu_reduction if is_root else fpu_reduction) * math.sqrt(node.visited_mass)
-        best: Edge | None = None
-        best_value = -math.inf
+        weights = []
+        total = 0.0
         for edge in node.edges:
             child = edge.child
-            if child is None or edge.illegal:
-                if edge.illegal:
-                    continue
-                value = fpu + explore * edge.prior
+            w = child.weight * edge.visits / child.visits if child is not None and child.visits > 0 else 0.0
+            weights.append(w)
+            total += w
+        explore = (puct_exploration(total, c_base, c_log, base) * math.sqrt(total + 0.01)
+                   * self._stdev_factor(node))
+        fpu = self._fpu(node, is_root)
+        best: Edge | None = None
+        best_value = -math.inf
+        for edge, child_weight in zip(node.edges, weights):
+            if edge.illegal:
+                continue
+            child = edge.child
+            if child is None or child.visits <= 0 or child_weight <= 0.0:
+                q = fpu
             else:
-                visits = edge.visits
-                q = sign * child.q[0] if child.visits else fpu
-                vl = child.virtual_loss
-                if vl:
-                    q = (q * visits + loss * vl) / (visits + vl)
-                    visits += vl
-                value = q + explore * edge.prior / (1 + visits)
+                q = sign * child.q[0]
+            if child is not None and child.virtual_loss:
+                vl = float(child.virtual_loss)
+                q += (loss - q) * vl / (vl + max(0.25, child_weight))
+                child_weight += vl
+            value = q + explore * edge.prior / (1.0 + child_weight)
             if value > best_value:
                 best_value = value
                 best = edge
@@ -503,6 +536,28 @@ class Search:
         if i < len(node.moves) and fpu + explore * float(node.priors[i]) > best_value:
             return node.touch_next()
         return best
+
+    def _stdev_factor(self, node: Node) -> float:
+        """KataGo's dynamic exploration factor for ``node`` (miai.engine.selection.utility_stdev_factor)."""
+        cfg = self.config
+        if not cfg.cpuct_utility_stdev_scale or node.visits <= 0:
+            return 1.0
+        return utility_stdev_factor(node.weight, node.q[0], node.q[5], cfg.cpuct_utility_stdev_prior,
+                                    cfg.cpuct_utility_stdev_prior_weight, cfg.cpuct_utility_stdev_scale)
+
+    def _fpu(self, node: Node, is_root: bool) -> float:
+        """First-play value of the node's unvisited moves, from the side to move's view (KataGo's
+        getFpuValueForChildrenAssumeVisited): the parent's value, blended with its own net utility while little
+        policy mass has been visited, minus a reduction growing with the visited mass."""
+        cfg = self.config
+        _, _, _, fpu_reduction, root_fpu_reduction, loss = self._constants
+        mass = node.visited_mass
+        parent = node.q[0]
+        if cfg.fpu_parent_weight_by_visited_policy:
+            blend = min(1.0, mass ** cfg.fpu_parent_weight_by_visited_policy_pow)
+            parent = blend * parent + (1.0 - blend) * node.own[0]
+        fpu = node.sign * parent - (root_fpu_reduction if is_root else fpu_reduction) * math.sqrt(mass)
+        return fpu + (loss - fpu) * cfg.fpu_loss_prop
 
     def _select_ucb(self, node: Node) -> Edge | None:
         """UCB1 / UCB1-TUNED (miai.engine.selection): a random untried move first, then the best bound over edge
@@ -530,8 +585,18 @@ class Search:
         scores = selection_scores(self._selection, parent, visits, rewards, None, None)
         return edges[int(np.argmax(scores))]
 
-    def _child_for(self, state: Any) -> Node:
-        """The node for the position just reached: looked up by graph hash first, else created."""
+    def _bias_key(self, state: Any, move: int) -> tuple[Any, ...] | None:
+        """The subtree value bias pattern of ``move`` about to be played on ``state`` (KataGo: the mover, the
+        previous move, this move, the 5x5 shape around it and the ko ban), or None where the bias does not apply
+        (a pass, the first move of a game, the bias off, or a toy game state)."""
+        if (not self.config.subtree_value_bias_factor or move == PASS or not isinstance(state, GameState)
+                or not state.moves):
+            return None
+        return (int(state.to_play), state.moves[-1][1], move, state.local_pattern(move))
+
+    def _child_for(self, state: Any, bias_key: tuple[Any, ...] | None = None) -> Node:
+        """The node for the position just reached: looked up by graph hash first, else created (with its subtree
+        value bias entry when ``bias_key`` is given)."""
         if self.config.graph:
             key = int(state.graph_hash)
             found = self.table.get(key)
@@ -544,13 +609,17 @@ class Search:
         if state.is_over():
             node.terminal = node.expanded = True
             node.own = node.q = self._valuation.terminal(float(state.score()), state.size)
+        elif bias_key is not None:
+            node.bias = self._bias_table.get(bias_key)
+            if node.bias is None:
+                node.bias = self._bias_table[bias_key] = BiasEntry()
         self.table.add(node)
         self._count.nodes_created += 1
         return node
 
     def _finish(self, state: Any, path: list[Node], edges: list[Edge]) -> None:
         """Back up a playout that needs no evaluation and undo its moves on the scratch state."""
-        _backup(path, edges)
+        _backup(path, edges, self._weighting)
         for _ in edges:
             state.pop()
         return None
@@ -577,7 +646,9 @@ class Search:
         moves, priors = candidate_moves(evaluation.policy, state, self.config.forbid_eye_filling)
         node.set_moves(moves, priors)
         sign = 1 if state.to_play == WHITE else -1
-        node.set_value(self._valuation.evaluated(evaluation, sign, state.size))
+        own = self._valuation.evaluated(evaluation, sign, state.size)
+        node.set_value(own, self._valuation.weight(evaluation, own[2], state.size),
+                       self.config.subtree_value_bias_factor)
         if self.config.keep_ownership and evaluation.ownership is not None:
             # float16 halves the memory of the graph's largest per-node array; averages need no more precision.
             node.ownership = (np.asarray(evaluation.ownership, dtype=np.float32) * sign).astype(np.float16)
@@ -598,7 +669,7 @@ class Search:
         if not snapshot.moves:
             return self._policy_move()
         temperature = move_temperature(snapshot.root.move_number, cfg.temperature_early, cfg.temperature,
-                                       cfg.temperature_halflife)
+                                       cfg.temperature_halflife, self._root_state.size if self._root_state else 19)
         return choose_move(snapshot, temperature, self._rng)
 
     def _policy_move(self) -> int:
@@ -635,7 +706,7 @@ class Search:
         return len(reachable_ids(self.root)) if self.root is not None else 0
 
 
-def _backup(path: list[Node], edges: list[Edge]) -> None:
+def _backup(path: list[Node], edges: list[Edge], weighting: Weighting) -> None:
     """Add one visit to each edge taken and recompute the nodes above it, bottom-up; release virtual loss.
 
     ``edges[i]`` leads from ``path[i]``; the last edge may lead to a node outside ``path`` (stop rule or cycle),
@@ -646,7 +717,7 @@ def _backup(path: list[Node], edges: list[Edge]) -> None:
         if edge.visits == 0:
             parent.visited_mass += edge.prior
         edge.visits += 1
-        parent.recompute()
+        parent.recompute(weighting)
     for node in path:
         node.virtual_loss -= 1
 

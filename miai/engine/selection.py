@@ -42,6 +42,7 @@ __all__ = [
     "pick_untried",
     "puct_exploration",
     "puct_score",
+    "utility_stdev_factor",
     "reward_from_value",
     "select_edge",
     "selection_scores",
@@ -155,6 +156,22 @@ def ucb1_tuned_score(
 def puct_exploration(parent_visits: float, c_puct: float = 1.0, c_log: float = 0.45, base: float = 500.0) -> float:
     """KataGo's exploration constant: ``c_puct + c_log * ln((parent_visits + base) / base)``."""
     return c_puct + c_log * math.log((parent_visits + base) / base)
+
+
+def utility_stdev_factor(weight: float, utility: float, utility_sq: float, prior: float, prior_weight: float,
+                         scale: float) -> float:
+    """KataGo's dynamic exploration factor (getFpuValueForChildrenAssumeVisited): the node's utility stdev, with
+    ``prior_weight`` pseudo-visits of stdev ``prior``, relative to ``prior``, followed to the extent ``scale``:
+    ``1 + scale * (stdev / prior - 1)``. ``weight`` is the node's total weight, ``utility`` its mean utility and
+    ``utility_sq`` the mean of squared utilities."""
+    if weight <= 1.0:
+        stdev = prior
+    else:
+        u_sq = utility * utility
+        mean_sq = max(utility_sq, u_sq)
+        variance = ((u_sq + prior * prior) * prior_weight + mean_sq * weight) / (prior_weight + weight - 1.0)
+        stdev = math.sqrt(max(0.0, variance - u_sq))
+    return 1.0 + scale * (stdev / prior - 1.0)
 
 
 def puct_score(q: float, prior: float, edge_visits: float, parent_visits: float, c: float) -> float:

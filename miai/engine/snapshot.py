@@ -17,6 +17,7 @@ import numpy as np
 
 from miai.engine.config import SearchConfig
 from miai.engine.graph import Edge, Node
+from miai.engine.selection import puct_exploration, utility_stdev_factor
 
 __all__ = ["MoveInfo", "RootInfo", "Snapshot", "build_snapshot", "choose_move", "move_temperature", "PASS"]
 
@@ -40,6 +41,7 @@ class MoveInfo:
     utility_lcb: float  # lower confidence bound of the utility (used for move choice)
     order: int  # 0 = the move the engine would play
     pv: tuple[int, ...]  # principal variation starting with ``move``
+    play_value: float = 0.0  # KataGo's play selection value: what the move choice and its temperature use
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,21 +73,26 @@ class Snapshot:
         return self.moves[0] if self.moves else None
 
 
-def move_temperature(move_number: int, early: float, late: float, halflife: float) -> float:
-    """Temperature for choosing a move: ``early`` at move 0, halving its distance to ``late`` every ``halflife``."""
-    return late + (early - late) * 0.5 ** (move_number / halflife)
+def move_temperature(move_number: int, early: float, late: float, halflife: float, size: int = 19) -> float:
+    """Temperature for choosing a move: ``early`` at move 0, halving its distance to ``late`` every ``halflife``
+    moves on 19x19; like KataGo (interpolateEarly) the half-life scales with the board's side, so on 9x9 it is
+    ``halflife * 9 / 19`` moves."""
+    return late + (early - late) * 0.5 ** (move_number / halflife * 19.0 / size)
 
 
 def choose_move(snapshot: Snapshot, temperature: float, rng: random.Random) -> int:
-    """The move to play: ``moves[0]`` at temperature ~0, else sampled with weight ``edge_visits ** (1/T)``.
+    """The move to play: ``moves[0]`` at temperature ~0, else sampled with weight ``play_value ** (1/T)`` (KataGo's
+    play selection values; edge visits where a snapshot has none).
 
-    Only moves with at least one edge visit are sampled. Returns PASS if the root has no searched move.
+    Only moves with a positive value are sampled. Returns PASS if the root has no searched move.
     """
     if not snapshot.moves:
         return PASS
     if temperature <= 1e-4:
         return snapshot.moves[0].move
-    visits = np.array([m.edge_visits for m in snapshot.moves], dtype=np.float64)
+    visits = np.array([m.play_value for m in snapshot.moves], dtype=np.float64)
+    if visits.max() <= 0:
+        visits = np.array([m.edge_visits for m in snapshot.moves], dtype=np.float64)
     top = visits.max()
     if top <= 0:
         return snapshot.moves[0].move
@@ -118,30 +125,90 @@ def build_snapshot(root: Node | None, state: Any, config: SearchConfig, playouts
 
 def _move_infos(root: Node, config: SearchConfig, permitted: Callable[[int], bool] | None) -> tuple[MoveInfo, ...]:
     sign = root.sign
+    utility_radius = (config.win_loss_utility_factor + config.static_score_utility_factor
+                      + config.dynamic_score_utility_factor)
     rows = []
     for edge in root.edges:
         child = edge.child
-        if child is None or edge.visits == 0 or (permitted is not None and not permitted(edge.move)):
+        if (child is None or edge.visits == 0 or child.visits == 0 or child.weight <= 0.0
+                or (permitted is not None and not permitted(edge.move))):
             continue
         q = child.q
         utility = sign * q[0]
-        # Shrink the utility variance towards 0.25 with two pseudo-visits, so two lucky visits are not certain.
-        variance = (max(0.0, q[5] - q[0] * q[0]) * edge.visits + 0.25 * 2.0) / (edge.visits + 2.0)
-        radius = config.lcb_stdevs * math.sqrt(variance / edge.visits)
+        share = edge.visits / child.visits
+        weight = child.weight * share
+        radius = _lcb_radius(weight, child.weight_sq * share, q[0], q[5], utility_radius, config.lcb_stdevs)
         winrate = 0.5 * (1 + sign * q[1])
         rows.append(dict(
             move=edge.move, visits=child.visits, edge_visits=edge.visits, winrate=winrate,
             score_lead=sign * q[4], score_mean=sign * q[2], score_stdev=math.sqrt(max(0.0, q[3] - q[2] * q[2])),
-            prior=edge.prior, lcb=winrate - 0.5 * radius, utility=utility, utility_lcb=utility - radius,
+            prior=edge.prior, lcb=winrate - 0.5 * radius / max(utility_radius, 1e-9), utility=utility,
+            utility_lcb=utility - radius, weight=weight, radius=radius,
             pv=principal_variation(root, edge, config.pv_length)))
-    rows.sort(key=lambda r: (-r["edge_visits"], -r["utility"]))
-    if config.use_lcb and rows:
-        # KataGo's rule: among moves with enough visits, play the best lower confidence bound.
-        floor = config.min_visit_prop_for_lcb * rows[0]["edge_visits"]
-        chosen = max((r for r in rows if r["edge_visits"] >= floor), key=lambda r: r["utility_lcb"])
-        rows.remove(chosen)
-        rows.insert(0, chosen)
-    return tuple(MoveInfo(order=i, **r) for i, r in enumerate(rows))
+    _play_selection_values(root, rows, config)
+    rows.sort(key=lambda r: (-r["play_value"], -r["edge_visits"], -r["utility"]))
+    return tuple(MoveInfo(order=i, **{k: v for k, v in r.items() if k not in ("weight", "radius")})
+                 for i, r in enumerate(rows))
+
+
+def _lcb_radius(weight: float, weight_sq: float, utility: float, utility_sq: float, utility_radius: float,
+                stdevs: float) -> float:
+    """KataGo's LCB radius of a utility mean (getSelfUtilityLCBAndRadius): the stdev of the mean over the
+    effective sample size ``W^2 / sum(w^2)``, with a small prior of maximal variance (weight ``W / ess^3``) so that
+    a few lucky visits are not certain."""
+    if weight <= 0.0 or weight_sq <= 0.0:
+        return 2.0 * utility_radius * stdevs
+    ess = weight * weight / weight_sq
+    prior_weight = weight / (ess * ess * ess)
+    mean_sq = max(utility_sq, utility * utility + 1e-8)
+    mean_sq = (mean_sq * weight + (mean_sq + utility_radius * utility_radius) * prior_weight) / (weight + prior_weight)
+    weight += prior_weight
+    weight_sq += prior_weight * prior_weight
+    ess = weight * weight / weight_sq
+    return math.sqrt(max(0.0, mean_sq - utility * utility) / ess) * stdevs
+
+
+def _play_selection_values(root: Node, rows: list[dict[str, Any]], config: SearchConfig) -> None:
+    """KataGo's getPlaySelectionValues, stored as ``play_value`` per row: each move's weight, cut back for moves
+    other than the most stably explored one to what PUCT would have given them in hindsight; then the best LCB
+    among moves with at least ``min_visit_prop_for_lcb`` of that move's weight is raised above every move whose
+    LCB it beats."""
+    if not rows:
+        return
+    for r in rows:
+        r["play_value"] = r["weight"]
+    best = max(rows, key=lambda r: r["weight"] * max(0.0, r["edge_visits"] - 1.0) / max(1.0, r["edge_visits"])
+               + 2.0 * r["prior"])
+    best_weight = best["weight"]
+    total = sum(r["weight"] for r in rows)
+    factor = 1.0
+    if config.cpuct_utility_stdev_scale:
+        factor = utility_stdev_factor(root.weight, root.q[0], root.q[5], config.cpuct_utility_stdev_prior,
+                                      config.cpuct_utility_stdev_prior_weight, config.cpuct_utility_stdev_scale)
+    explore = (puct_exploration(total, config.cpuct_exploration, config.cpuct_exploration_log,
+                                config.cpuct_exploration_base) * math.sqrt(total + 0.01) * factor)
+    best_value = best["utility"] + explore * best["prior"] / (1.0 + best_weight)
+    for r in rows:
+        if r is not best:
+            gap = best_value - r["utility"]
+            wanted = 1e100 if gap <= 0.0 else max(0.0, explore * r["prior"] / gap - 1.0)
+            r["play_value"] = math.ceil(min(r["weight"], wanted))
+    if not config.use_lcb:
+        return
+    eligible = [r for r in rows if r["play_value"] > 0 and r["play_value"] >= config.min_visit_prop_for_lcb * best_weight]
+    if not eligible:
+        return
+    chosen = max(eligible, key=lambda r: r["utility_lcb"])
+    adjusted = chosen["play_value"]
+    for r in rows:
+        excess = chosen["utility_lcb"] - r["utility_lcb"]
+        if r is chosen or excess < 0.0:
+            continue
+        # How much wider r's radius would have to be for its LCB to fall below the chosen one's, squared: the
+        # weight r would need to be as well established.
+        radius_factor = (r["radius"] + excess) / (r["radius"] + 0.20 * excess)
+        adjusted = max(adjusted, radius_factor * radius_factor * r["play_value"])
+    chosen["play_value"] = adjusted
 
 
 def principal_variation(root: Node, edge: Edge, length: int) -> tuple[int, ...]:

@@ -146,6 +146,24 @@ class GameState:
         """int8 colours (0/1/2) in flat order."""
         return self.board.stones()
 
+    def local_pattern(self, move: int, radius: int = 2) -> tuple[int, ...]:
+        """The colours (0/1/2, 3 off the board) of the square of side ``2 * radius + 1`` centred on ``move``, row by
+        row, then the simple-ko point the side to move may not take (PASS if none): the local shape the search's
+        subtree value bias groups positions by (KataGo's 5x5 pattern with its ko ban)."""
+        board = self.board
+        size, width, color = self.size, board.geo.width, board.color
+        row, col = divmod(move, size)
+        out = []
+        for dy in range(-radius, radius + 1):
+            y = row + dy
+            base = (y + 1) * width + 1
+            for dx in range(-radius, radius + 1):
+                x = col + dx
+                out.append(color[base + x] if 0 <= y < size and 0 <= x < size else 3)
+        ko = board.ko_move if board.ko_color == self._to_play else PASS
+        out.append(ko)
+        return tuple(out)
+
     def liberties(self) -> np.ndarray:
         """int16 liberties of the chain at each point (0 on empty points)."""
         return self.board.liberties()

@@ -14,8 +14,14 @@ from miai.engine.search import PASS, Search, SearchError
 from toygame import ScriptedEvaluator, ToyGame, ToyState, set_game
 
 
+# The toy tests check the plain MCGS formulas (visit-weighted averages); KataGo's refinements of the weights and of
+# the batch size are tested in test_refinements.py.
+PLAIN = dict(value_weight_exponent=0.0, use_noise_pruning=False, visits_per_batch_leaf=0)
+
+
 def config(**kw: object) -> SearchConfig:
-    base: dict[str, object] = dict(max_visits=300, batch_size=1, seed=1, use_lcb=False, forbid_eye_filling=False)
+    base: dict[str, object] = dict(max_visits=300, batch_size=1, seed=1, use_lcb=False, forbid_eye_filling=False,
+                                   **PLAIN)
     base.update(kw)
     return SearchConfig(**base)  # type: ignore[arg-type]
 

@@ -249,7 +249,11 @@ def test_deep_search_through_ko_fights_stays_consistent(rules: str) -> None:
         ". . . . .",
     ]
     state = board(rows, rules=rules)
-    search, move = run(state, UniformEvaluator(), max_visits=1500, batch_size=8)
+    # Plain PUCT: with a uniform evaluator every value is 0, and KataGo's stdev-scaled exploration would keep the
+    # search too narrow to reach the end of the game in 1,500 visits.
+    search, move = run(state, UniformEvaluator(), max_visits=1500, batch_size=8, max_time=0.0,
+                       cpuct_utility_stdev_scale=0.0, fpu_parent_weight_by_visited_policy=False,
+                       value_weight_exponent=0.0, use_noise_pruning=False, visits_per_batch_leaf=0)
     assert state.is_legal(move)
     stats = search.stats()
     assert stats["terminal_visits"] > 0  # games were played out to two passes

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from miai.engine.config import SearchConfig
 from miai.engine.search import Search
-from test_search import assert_graph_sound, incoming_edge_visits, nodes_of
+from test_search import PLAIN, assert_graph_sound, incoming_edge_visits, nodes_of
 from toygame import ScriptedEvaluator, ToyGame, ToyState
 
 
@@ -41,7 +41,8 @@ def test_random_games_keep_every_invariant(game_values: tuple[ToyGame, dict[str,
                                            batch: int, selection: str) -> None:
     game, values = game_values
     config = SearchConfig(max_visits=80, batch_size=batch, child_visits_exceed_edge=mode, leak_probability=0.5,
-                          graph=graph, selection=selection, seed=7, forbid_eye_filling=False, use_lcb=False)
+                          graph=graph, selection=selection, seed=7, forbid_eye_filling=False, use_lcb=False,
+                          max_time=0.0, **PLAIN)  # type: ignore[arg-type]
     search = Search(ScriptedEvaluator(values), config)
     search.set_root(ToyState(game))
     snapshot = search.run()

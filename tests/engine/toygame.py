@@ -92,6 +92,9 @@ class FakeEvaluation:
     score_stdev: float
     lead: float
     ownership: np.ndarray | None
+    var_time_left: float = -1.0
+    shortterm_winloss_error: float = -1.0
+    shortterm_score_error: float = -1.0
 
 
 class ScriptedEvaluator:
