@@ -143,46 +143,51 @@ class Node:
         if self.terminal:
             return
         sign = self.sign
-        rows: list[tuple[float, float, Node, float]] = []  # (utility for the side to move, weight, child, prior)
+        kids: list[Node] = []
+        weights: list[float] = []
+        priors: list[float] = []
         n = 1
         for edge in self.edges:
             visits = edge.visits
             if visits:
                 child = edge.child
                 assert child is not None  # an edge with visits always has a child
-                if child.visits > 0 and child.weight > 0.0:
-                    rows.append((sign * child.q[0], child.weight * visits / child.visits, child, edge.prior))
+                child_visits = child.visits
+                if child_visits > 0 and child.weight > 0.0:
+                    kids.append(child)
+                    weights.append(child.weight * visits / child_visits)
+                    priors.append(edge.prior)
                     n += visits
         self.visits = n
-        orig_total = sum(r[1] for r in rows)
-        weights = [r[1] for r in rows]
-        if len(rows) > 1 and weighting.noise_pruning:
-            _prune_noise(rows, weights, weighting.noise_prune_utility_scale)
-        total = sum(weights)
-        if rows and weighting.value_weight_exponent > 0.0 and total > 0.0:
-            _downweight_bad(rows, weights, total, weighting.value_weight_exponent)
-        sums = [0.0] * 6
-        weight_sq = 0.0
-        for (_, _, child, _), w in zip(rows, weights):
+        orig_total = total = sum(weights)
+        if len(kids) > 1:  # one child keeps its weight under both rules
+            utilities = [sign * child.q[0] for child in kids]
+            if weighting.noise_pruning:
+                total = _prune_noise(utilities, weights, priors, weighting.noise_prune_utility_scale)
+            if weighting.value_weight_exponent > 0.0 and total > 0.0:
+                _downweight_bad(utilities, weights, total, weighting.value_weight_exponent)
+        u = wl = sm = ssq = ld = usq = weight_sq = 0.0
+        for child, w in zip(kids, weights):
             c = child.q
-            for k in range(6):
-                sums[k] += w * c[k]
+            u += w * c[0]
+            wl += w * c[1]
+            sm += w * c[2]
+            ssq += w * c[3]
+            ld += w * c[4]
+            usq += w * c[5]
             scale = w / child.weight
             weight_sq += scale * scale * child.weight_sq
         own = self.own
-        u = own[0]
+        own_u = own[0]
         if self.bias is not None and weighting.bias_factor:
-            u += self._update_bias(sums[0], total, orig_total, weighting)
+            own_u += self._update_bias(u, total, orig_total, weighting)
         w = self.own_weight
-        for k in range(1, 5):
-            sums[k] += w * own[k]
-        sums[0] += w * u
-        sums[5] += w * u * u
         weight = total + w
         self.weight = weight
         self.weight_sq = weight_sq + w * w
         inv = 1.0 / weight
-        self.q = tuple(x * inv for x in sums)
+        self.q = ((u + w * own_u) * inv, (wl + w * own[1]) * inv, (sm + w * own[2]) * inv,
+                  (ssq + w * own[3]) * inv, (ld + w * own[4]) * inv, (usq + w * own_u * own_u) * inv)
 
     def _update_bias(self, child_utility_sum: float, total: float, orig_total: float, weighting: Weighting) -> float:
         """Record how far the children's average utility is from the net's (KataGo's subtree value bias) and
@@ -273,12 +278,14 @@ class Node:
                 f"edges={len(self.edges)}, terminal={self.terminal})")
 
 
-def _prune_noise(rows: list[tuple[float, float, Node, float]], weights: list[float], scale: float) -> None:
+def _prune_noise(utilities: list[float], weights: list[float], priors: list[float], scale: float) -> float:
     """KataGo's noise pruning: in edge order, a child worse than the weighted average before it keeps at most
-    twice its policy share of the weight, the excess shrinking by ``1 - exp(-gap / scale)``."""
+    twice its policy share of the weight, the excess shrinking by ``1 - exp(-gap / scale)``. Returns the new
+    total weight."""
     utility_sum = weight_sum = policy_sum = 0.0
-    for i, (utility, weight, _, prior) in enumerate(rows):
-        prior = max(prior, 1e-30)
+    for i, utility in enumerate(utilities):
+        weight = weights[i]
+        prior = max(priors[i], 1e-30)
         if weight_sum > 0.0 and policy_sum > 0.0:
             gap = utility_sum / weight_sum - utility
             lenient = 2.0 * weight_sum * prior / policy_sum
@@ -288,19 +295,21 @@ def _prune_noise(rows: list[tuple[float, float, Node, float]], weights: list[flo
         utility_sum += utility * weight
         weight_sum += weight
         policy_sum += prior
+    return weight_sum
 
 
-def _downweight_bad(rows: list[tuple[float, float, Node, float]], weights: list[float], total: float,
-                    exponent: float) -> None:
+def _downweight_bad(utilities: list[float], weights: list[float], total: float, exponent: float) -> None:
     """KataGo's value weighting: each child's weight times ``(t3_cdf(z) + 0.0001) ** exponent``, where ``z`` is its
     utility's distance from the weighted mean in units of ``1 / sqrt(1.5 sqrt(weight))``; the total is kept."""
-    mean = sum(r[0] * w for r, w in zip(rows, weights)) / total
+    mean = sum(u * w for u, w in zip(utilities, weights)) / total
     new_total = 0.0
-    for i, ((utility, _, _, _), w) in enumerate(zip(rows, weights)):
-        stdev = math.sqrt(1e-8 + 1.0 / (1.5 * math.sqrt(w))) if w > 0.0 else 1e4
-        w *= (t3_cdf((utility - mean) / stdev) + 0.0001) ** exponent
-        weights[i] = w
-        new_total += w
+    for i, utility in enumerate(utilities):
+        w = weights[i]
+        if w > 0.0:
+            z = (utility - mean) * math.sqrt(1.5 * math.sqrt(w) / (1.0 + 1.5e-8 * math.sqrt(w)))
+            w *= (t3_cdf(z) + 0.0001) ** exponent
+            weights[i] = w
+            new_total += w
     if new_total > 0.0:
         factor = total / new_total
         for i in range(len(weights)):

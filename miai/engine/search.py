@@ -401,7 +401,11 @@ class Search:
             self._expand(root, state, evaluation)
             root.recompute(self._weighting)
         # KataGo centres the dynamic score utility on the root's expected score, pulled a little towards 0.
-        centre = root.q[2] * (1.0 - self.config.dynamic_score_center_zero_weight)
+        expected = root.q[2]
+        centre = expected * (1.0 - self.config.dynamic_score_center_zero_weight)
+        # ... but never more than one dynamic scale (times the board's side) away from the expected score.
+        cap = self.config.dynamic_score_center_scale * state.size
+        centre = min(expected + cap, max(expected - cap, centre))
         self._valuation = Valuation(self.config, centre)
         if self.config.root_noise and self._noised is not root:
             self._add_root_noise(root)
