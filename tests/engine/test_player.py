@@ -39,7 +39,8 @@ def test_genmove_returns_a_legal_move_for_the_requested_colour() -> None:
 def test_genmove_captures_a_stone_in_atari() -> None:
     # White's C3 stone has one liberty left, at C4: capturing it is by far the best move.
     state = _state(5, "b:B3 w:C3 b:D3 w:pass b:C2 w:pass")
-    player = EnginePlayer(PlayoutEvaluator.from_spec("playouts:8", seed=1), _config("search.max_visits=200"))
+    player = EnginePlayer(PlayoutEvaluator.from_spec("playouts:8", seed=1),
+                          _config("search.max_visits=200", "search.max_time=0"))  # visits, not a loaded clock
     assert player.genmove(state, Color.BLACK) == parse_gtp("C4", 5)
 
 

@@ -64,7 +64,7 @@ def test_ucb_tuned_playout_search_in_every_child_visits_mode(mode: str) -> None:
     state = GameState(5, Rules.preset("chinese"), 0.5)
     state.set_stones(list(range(10)), list(range(15, 25)))
     config = SearchConfig(selection="ucb1-tuned", child_visits_exceed_edge=mode, leak_probability=0.5,
-                          max_visits=400, seed=11, use_lcb=False)
+                          max_visits=400, seed=11, use_lcb=False, max_time=0.0)
     search = Search(PlayoutEvaluator(seed=11), config)
     search.set_root(state)
     snapshot = search.run()
