@@ -60,9 +60,10 @@ class BiasEntry:
     """One subtree value bias table entry: weighted sum of (children's utility - net utility) over the nodes that
     share a local pattern, White's view."""
 
-    __slots__ = ("delta_sum", "weight_sum")
+    __slots__ = ("key", "delta_sum", "weight_sum")
 
-    def __init__(self) -> None:
+    def __init__(self, key: object = None) -> None:
+        self.key = key  # the local pattern the entry stands for (opaque here)
         self.delta_sum = 0.0
         self.weight_sum = 0.0
 

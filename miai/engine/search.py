@@ -213,7 +213,8 @@ class Search:
             freed = self.table.sweep(node)
             for gone in freed:
                 gone.release_bias(self.config.subtree_value_bias_free_prop)
-            self._bias_table = {k: e for k, e in self._bias_table.items() if e.weight_sum > 1e-9}
+            # Like KataGo's clearUnusedSynchronous: keep the entries some remaining node uses.
+            self._bias_table = {n.bias.key: n.bias for n in (node, *self.table) if n.bias is not None}
             self._count.nodes_freed += len(freed)
         return node
 
@@ -616,7 +617,7 @@ class Search:
         elif bias_key is not None:
             node.bias = self._bias_table.get(bias_key)
             if node.bias is None:
-                node.bias = self._bias_table[bias_key] = BiasEntry()
+                node.bias = self._bias_table[bias_key] = BiasEntry(bias_key)
         self.table.add(node)
         self._count.nodes_created += 1
         return node

@@ -170,3 +170,19 @@ def test_katago_names_cover_the_refinements() -> None:
                  "policyOptimism", "maxVisits"):
         assert name in names
     assert names["valueWeightExponent"] == "search.value_weight_exponent"
+
+
+def test_tree_reuse_keeps_the_bias_entries_of_the_nodes_it_keeps() -> None:
+    from miai.go.state import GameState
+    from miai.nets.evaluator import UniformEvaluator
+
+    search = Search(UniformEvaluator(), SearchConfig(max_visits=200, max_time=0.0, seed=2))
+    state = GameState(7)
+    search.set_root(state)
+    search.best_move(search.run())
+    assert search._bias_table
+    move = max(search.root.edges, key=lambda e: e.visits).move  # type: ignore[union-attr]
+    state.push(move)
+    search.set_root(state)
+    kept = {id(n.bias) for n in (search.root, *search.table) if n is not None and n.bias is not None}
+    assert kept and kept == {id(e) for e in search._bias_table.values()}
