@@ -1,6 +1,6 @@
 """The ``miai`` command line: the composition root that wires config -> evaluator -> search -> player -> GTP.
 
-Subcommands: ``gtp`` (play or analyse through GTP), ``convert`` (KataGo model -> ONNX), ``bench`` (rules, playout,
+Subcommands: ``gtp`` (play or analyse through GTP), ``analysis`` (KataGo's JSON analysis engine), ``convert`` (KataGo model -> ONNX), ``bench`` (rules, playout,
 net and search speed), ``match`` (engine-vs-engine games over GTP). Nothing but GTP ever goes to stdout from
 ``miai gtp``; diagnostics go to stderr.
 """
@@ -170,6 +170,7 @@ def convert(source: str, target: str, board_size: int | None) -> None:
 
 from miai.engine import cli_tools  # noqa: E402  (registers bench and match on `main`)
 from miai.engine import cli_train  # noqa: E402,F401  (registers `miai train` on `main`)
+from miai.engine import cli_analysis  # noqa: E402,F401  (registers `miai analysis` on `main`)
 
 __all__ = ["main", "build_evaluator", "default_net", "NO_DEFAULT_NET", "cli_tools"]
 
