@@ -38,7 +38,8 @@ def default_net() -> Path | None:
 
 
 def build_evaluator(model: str, config: Config, *, progress: bool = True) -> Any:
-    """An evaluator for ``model``: ``default``, ``playouts[:N][:priors]``, ``uniform``, an .onnx or KataGo file.
+    """An evaluator for ``model``: ``default``, ``playouts[:N][:priors]``, ``uniform``, an .onnx or KataGo file, or a
+    folder of nets with manifests (as ``miai/nets/default``).
 
     Raises:
         click.ClickException: the model cannot be loaded (the message names the file and the problem).
@@ -54,6 +55,8 @@ def build_evaluator(model: str, config: Config, *, progress: bool = True) -> Any
         options = net_options(config)
         if model == "default":  # one bundled net per range of board sizes
             return load_bundled(DEFAULT_NET_DIR, cache_capacity=config.net.cache_size, **options)
+        if Path(model).expanduser().is_dir():  # a folder of nets with manifests, like miai/nets/default
+            return load_bundled(Path(model).expanduser(), cache_capacity=config.net.cache_size, **options)
         if PlayoutEvaluator.is_spec(model):
             return PlayoutEvaluator.from_spec(model, seed=config.search.seed or None)
         return load_evaluator(model, cache_capacity=config.net.cache_size,
