@@ -161,6 +161,11 @@ def test_unknown_fields_and_settings_are_warnings_not_errors() -> None:
     assert "antiMirror,playoutDoublingAdvantage" in texts
 
 
+def test_no_result_value_is_not_invented() -> None:
+    parsed = parse_query(query(includeNoResultValue=True), settings())
+    assert [f for f, _ in parsed.warnings] == ["includeNoResultValue"]
+
+
 def test_deep_avoid_moves_warn_that_only_the_root_is_restricted() -> None:
     parsed = parse_query(query(avoidMoves=[{"player": "W", "moves": ["C3"], "untilDepth": 3}]), settings())
     assert parsed.warnings and parsed.warnings[0][0] == "avoidMoves"

@@ -140,6 +140,8 @@ def parse_query(data: dict[str, Any], base: AnalysisSettings) -> ParsedQuery:
     flags = Flags(**{name: _boolean(data, key) for key, name in _FLAGS.items() if key in data})
     every, first = _report_times(data)
     avoid, allow = _move_filters(data, size, warnings)
+    if flags.no_result_value:
+        warnings.append(("includeNoResultValue", "miai's search keeps no no-result value; the field is left out"))
     warnings += [(key, "Unexpected or unused field, do you have a typo?") for key in data if key not in KNOWN_FIELDS]
     states = _turn_states(data, size, rules, komi, setup, moves, set(turns))
     jobs = [Job(query_id, turn, priorities.get(turn, 0), states[turn], settings, flags, every, first, avoid, allow)
