@@ -8,12 +8,17 @@ for are named once on stderr. Nothing but responses goes to stdout.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from miai.engine.cli import build_evaluator, main
+
+if TYPE_CHECKING:
+    from miai.engine.analysis.settings import AnalysisSettings
 
 
 @main.command()
@@ -63,11 +68,9 @@ def analysis(model: str | None, config_path: str | None, overrides: tuple[str, .
     sys.exit(server.serve(sys.stdin))
 
 
-def _capped_threads(settings):  # type: ignore[no-untyped-def]
+def _capped_threads(settings: AnalysisSettings) -> AnalysisSettings:
     """numAnalysisThreads capped at the CPU count: Python searches share the interpreter lock, so more threads than
     cores only spread the same speed over more positions (KaTrain's config asks for 12)."""
-    import dataclasses
-
     cores = os.cpu_count() or 1
     if settings.analysis_threads <= cores:
         return settings

@@ -204,6 +204,12 @@ def test_uniform_evaluator_serves_too() -> None:
     assert result["rootInfo"]["winrate"] == pytest.approx(0.5)
 
 
+def test_no_turns_no_answers_but_warnings_still_name_the_query() -> None:
+    responses = serve([query(id="none", analyzeTurns=[], colour="blue"), query(id="after")])
+    assert responses[0] == {"id": "none", "field": "colour", "warning": responses[0]["warning"]}
+    assert not finals(responses, "none") and finals(responses, "after")
+
+
 def test_warnings_come_first_with_the_query_id() -> None:
     responses = serve([query(colour="blue", overrideSettings={"antiMirror": True})])
     assert [r.get("field") for r in responses[:2]] == ["overrideSettings", "colour"]

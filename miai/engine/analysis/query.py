@@ -96,7 +96,8 @@ class Job:
 class ParsedQuery:
     """The jobs of one query and the warnings to send before them."""
 
-    jobs: list[Job]
+    id: str
+    jobs: list[Job]  # none when analyzeTurns is empty
     warnings: list[tuple[str, str]] = field(default_factory=list)  # (field, message)
 
 
@@ -146,7 +147,7 @@ def parse_query(data: dict[str, Any], base: AnalysisSettings) -> ParsedQuery:
     states = _turn_states(data, size, rules, komi, setup, moves, set(turns))
     jobs = [Job(query_id, turn, priorities.get(turn, 0), states[turn], settings, flags, every, first, avoid, allow)
             for turn in sorted(set(turns))]
-    return ParsedQuery(jobs, warnings)
+    return ParsedQuery(query_id, jobs, warnings)
 
 
 # ---------------------------------------------------------------------------------------------- fields

@@ -190,7 +190,7 @@ class AnalysisServer:
 
     def _enqueue(self, parsed: ParsedQuery) -> None:
         for field, message in parsed.warnings:
-            self.emit({"id": parsed.jobs[0].id if parsed.jobs else "", "field": field, "warning": message})
+            self.emit({"id": parsed.id, "field": field, "warning": message})
         with self._lock:
             for job in parsed.jobs:
                 task = _Task(job, next(self._ids))
