@@ -140,20 +140,29 @@ def test_sigterm_ends_a_pondering_engine_at_once(tmp_path: Path) -> None:
 def test_queries_are_answered_while_the_net_is_still_loading(tmp_path: Path) -> None:
     if not B6.is_file():
         pytest.skip(f"KataGo test net missing: {B6}")
-    # A fresh conversion cache makes the KataGo net take seconds to load; actions are answered meanwhile.
-    env_cache = tmp_path / "cache"
+    # An empty conversion cache makes the KataGo net take seconds to load; actions are answered meanwhile.
     proc = subprocess.Popen([sys.executable, "-m", "miai", "analysis", "-model", str(B6)], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "XDG_CACHE_HOME": str(env_cache)})
-    assert proc.stdin is not None
+                            env={**os.environ, "MIAI_CACHE_DIR": str(tmp_path / "cache")})
+    assert proc.stdin is not None and proc.stderr is not None
+    ready: list[float] = []
+
+    def watch_stderr() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if "ready to begin handling requests" in line:
+                ready.append(time.monotonic())
+
+    threading.Thread(target=watch_stderr, daemon=True).start()
     proc.stdin.write(json.dumps(query(id="a", maxVisits=8)) + "\n")
     proc.stdin.write(json.dumps({"id": "v", "action": "query_version"}) + "\n")
     proc.stdin.flush()
     version = read_until(proc, lambda r: r["id"] == "v", timeout=60)
+    answered = time.monotonic()
     assert version["version"] == "1.17.2"
-    assert proc.poll() is None
     answer = read_until(proc, lambda r: r["id"] == "a", timeout=300)
     assert answer["rootInfo"]["visits"] == 8
+    assert ready and answered < ready[0]  # the action was answered before the net was ready
     proc.stdin.close()
     assert proc.wait(timeout=60) == 0
 
