@@ -12,7 +12,7 @@ from typing import Any
 
 from miai.engine.analysis.server import AnalysisServer
 from miai.engine.analysis.settings import AnalysisSettings, apply_settings, base_settings
-from miai.engine.config import Config
+from miai.engine.config import Config, set_option
 
 
 @lru_cache(maxsize=1)
@@ -20,7 +20,8 @@ def default_net() -> Any:
     """miai's bundled nets (one evaluator for the whole test session; it is thread-safe)."""
     from miai.engine.cli import build_evaluator
 
-    return build_evaluator("default", Config(), progress=False)
+    # The identity symmetry, so that two searches of one position agree exactly (KataGo's random one is the default).
+    return build_evaluator("default", set_option(Config(), "net.symmetry", "fixed"), progress=False)
 
 
 def settings(**katago: Any) -> AnalysisSettings:

@@ -17,7 +17,8 @@ from .helpers import finals, only, query, serve, settings
 
 # Fields of the documented example response (docs/Analysis_Engine.md) and of the field list below it.
 DOC_MOVE_FIELDS = {"lcb", "move", "order", "prior", "pv", "scoreLead", "scoreMean", "scoreSelfplay", "scoreStdev",
-                   "utility", "utilityLcb", "visits", "edgeVisits", "winrate", "weight", "edgeWeight"}
+                   "utility", "utilityLcb", "visits", "edgeVisits", "winrate", "weight", "edgeWeight",
+                   "playSelectionValue"}
 DOC_ROOT_FIELDS = {"currentPlayer", "scoreLead", "scoreSelfplay", "scoreStdev", "symHash", "thisHash", "utility",
                    "visits", "winrate", "rawWinrate", "rawLead", "rawScoreSelfplay", "rawScoreSelfplayStdev",
                    "rawNoResultProb", "rawStWrError", "rawStScoreError", "rawVarTimeLeft"}
@@ -38,6 +39,8 @@ def test_the_documented_example_gets_three_complete_responses() -> None:
         assert [m["order"] for m in result["moveInfos"]] == list(range(len(result["moveInfos"])))
         # every root visit but the root's own evaluation went down one of the reported moves
         assert sum(m["edgeVisits"] for m in result["moveInfos"]) == 11
+        # order 0 is the move with the highest play selection value, as in KataGo
+        assert result["moveInfos"][0]["playSelectionValue"] == max(m["playSelectionValue"] for m in result["moveInfos"])
     assert [r["rootInfo"]["currentPlayer"] for r in sorted(results, key=lambda r: r["turnNumber"])] == ["W", "B", "W"]
 
 

@@ -49,10 +49,18 @@ def test_mapped_analysis_unsupported_and_unknown_keys() -> None:
     assert applied.unknown == ["fooBar"]
 
 
+def test_net_randomisation_and_option_names_declared_on_the_options() -> None:
+    base, _ = base_settings(None)
+    assert apply_settings(base, {"nnRandomize": "false"}).settings.config.net.symmetry == "fixed"
+    assert apply_settings(base, {"nnRandomize": True}).settings.config.net.symmetry == "random"
+    applied = apply_settings(base, {"useNoisePruning": False, "subtreeValueBiasFactor": 0.0})
+    assert applied.unsupported == [] and applied.settings.config.search != base.config.search
+
+
 def test_engine_wide_keys_do_nothing_per_query() -> None:
     base, _ = base_settings(None)
-    applied = apply_settings(base, {"numAnalysisThreads": 4}, per_query=True)
-    assert applied.unsupported == ["numAnalysisThreads"] and applied.settings == base
+    applied = apply_settings(base, {"numAnalysisThreads": 4, "nnRandomize": False}, per_query=True)
+    assert sorted(applied.unsupported) == ["nnRandomize", "numAnalysisThreads"] and applied.settings == base
 
 
 @pytest.mark.parametrize("key, value", [("maxVisits", 0), ("maxTime", -1), ("reportAnalysisWinratesAs", "RED"),

@@ -131,7 +131,7 @@ def build_response(job: Job, snapshot: Snapshot, root: Any, root_eval: Any, hash
     pv_cap = job.settings.pv_len + 1
     infos = [_move_info(info, root, view, stats, job, pv_cap) for info in snapshot.moves]
     out: dict[str, Any] = {"id": job.id, "isDuringSearch": during, "turnNumber": job.turn, "moveInfos": infos,
-                           "rootInfo": _root_info(snapshot, root_eval, view, state.to_play, hashes)}
+                           "rootInfo": _root_info(snapshot, root, root_eval, view, state.to_play, hashes)}
     flags = job.flags
     if flags.ownership or flags.ownership_stdev:
         own = stats.of(root) if root is not None else None
@@ -166,14 +166,15 @@ def _move_info(info: MoveInfo, root: Any, view: Viewpoint, stats: OwnershipStats
                pv_cap: int) -> dict[str, Any]:
     size = job.state.size
     pv = list(info.pv[:pv_cap])
+    weight, edge_weight = _weights(root, info)
     out: dict[str, Any] = {
         "move": to_gtp(info.move, size), "visits": int(info.visits), "edgeVisits": int(info.edge_visits),
-        "weight": float(info.visits), "edgeWeight": float(info.edge_visits),
+        "weight": weight, "edgeWeight": edge_weight,
         "utility": view.signed(info.utility), "winrate": view.winrate(info.winrate),
         "scoreMean": view.signed(info.score_lead), "scoreSelfplay": view.signed(info.score_mean),
         "scoreLead": view.signed(info.score_lead), "scoreStdev": rounded(info.score_stdev),
         "prior": rounded(info.prior), "lcb": view.winrate(info.lcb), "utilityLcb": view.signed(info.utility_lcb),
-        "order": int(info.order),
+        "order": int(info.order), "playSelectionValue": rounded(float(getattr(info, "play_value", 0.0))),
     }
     if job.flags.pv_visits:
         pv, visits, edge_visits = _pv_counts(root, pv)
@@ -191,6 +192,17 @@ def _move_info(info: MoveInfo, root: Any, view: Viewpoint, stats: OwnershipStats
     return out
 
 
+def _weights(root: Any, info: MoveInfo) -> tuple[float, float]:
+    """The child's total value weight and the part of it its edge from the root carries (KataGo's weight and
+    edgeWeight); both equal the visits when the search weighs every visit 1."""
+    edge = root.edge_for(info.move) if root is not None else None
+    child = edge.child if edge is not None else None
+    weight = getattr(child, "weight", None)
+    if child is None or not weight or not child.visits:
+        return float(info.visits), float(info.edge_visits)
+    return rounded(float(weight)), rounded(float(weight) * info.edge_visits / child.visits)
+
+
 def _pv_counts(root: Any, pv: list[int]) -> tuple[list[int], list[int], list[int]]:
     """Child visits and edge visits along ``pv`` (the pv is cut where the graph no longer has its edge)."""
     visits, edge_visits = [], []
@@ -205,11 +217,11 @@ def _pv_counts(root: Any, pv: list[int]) -> tuple[list[int], list[int], list[int
     return pv[:len(visits)], visits, edge_visits
 
 
-def _root_info(snapshot: Snapshot, root_eval: Any, view: Viewpoint, to_play: Color,
+def _root_info(snapshot: Snapshot, root_node: Any, root_eval: Any, view: Viewpoint, to_play: Color,
                hashes: tuple[str, str]) -> dict[str, Any]:
     root = snapshot.root
     info: dict[str, Any] = {
-        "visits": int(root.visits), "weight": float(root.visits), "winrate": view.winrate(root.winrate),
+        "visits": int(root.visits), "weight": rounded(float(getattr(root_node, "weight", 0.0) or root.visits)), "winrate": view.winrate(root.winrate),
         "scoreLead": view.signed(root.score_lead), "scoreSelfplay": view.signed(root.score_mean),
         "scoreStdev": rounded(root.score_stdev), "utility": view.signed(root.utility),
         "currentPlayer": "B" if to_play == Color.BLACK else "W", "thisHash": hashes[0], "symHash": hashes[1],

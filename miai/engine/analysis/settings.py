@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from miai.engine.config import Config, ConfigError, load_config, parse_value, set_option
+from miai.engine.config import Config, ConfigError, katago_names, load_config, parse_value, set_option
 
 __all__ = ["AnalysisSettings", "SettingsError", "read_katago_config", "parse_override_list", "apply_settings",
            "PERSPECTIVES"]
@@ -35,36 +35,15 @@ class SettingsError(ValueError):
     """A setting has a value miai cannot use (the message names the key)."""
 
 
-# KataGo name -> miai config key; a value of the form "2**" means "the miai value is 2 to that power".
+# KataGo name -> miai config key: the names declared on miai's options (config.katago_names), plus the KataGo
+# settings whose miai counterpart is not the same knob under another name.
 _MAPPED = {
-    "maxVisits": "search.max_visits",
-    "maxPlayouts": "search.max_playouts",
-    "maxTime": "search.max_time",
+    **katago_names(),
     # KataGo's search threads are playouts in flight; miai's closest equivalent is the leaves per net batch.
     "numSearchThreads": "search.batch_size",
     "numSearchThreadsPerAnalysisThread": "search.batch_size",
-    "cpuctExploration": "search.cpuct_exploration",
-    "cpuctExplorationLog": "search.cpuct_exploration_log",
-    "cpuctExplorationBase": "search.cpuct_exploration_base",
-    "fpuReductionMax": "search.fpu_reduction",
-    "rootFpuReductionMax": "search.root_fpu_reduction",
-    "winLossUtilityFactor": "search.win_loss_utility_factor",
-    "staticScoreUtilityFactor": "search.static_score_utility_factor",
-    "dynamicScoreUtilityFactor": "search.dynamic_score_utility_factor",
-    "dynamicScoreCenterScale": "search.dynamic_score_center_scale",
-    "dynamicScoreCenterZeroWeight": "search.dynamic_score_center_zero_weight",
-    "useLcbForSelection": "search.use_lcb",
-    "lcbStdevs": "search.lcb_stdevs",
-    "minVisitPropForLCB": "search.min_visit_prop_for_lcb",
-    "rootNoiseEnabled": "search.root_noise",
-    "rootDirichletNoiseTotalConcentration": "search.root_noise_concentration",
-    "rootDirichletNoiseWeight": "search.root_noise_weight",
-    "chosenMoveTemperature": "search.temperature",
-    "chosenMoveTemperatureEarly": "search.temperature_early",
-    "chosenMoveTemperatureHalflife": "search.temperature_halflife",
-    "useGraphSearch": "search.graph",
-    "graphSearchCatchUpLeakProb": "search.leak_probability",
-    "nnCacheSizePowerOfTwo": "net.cache_size",
+    "nnCacheSizePowerOfTwo": "net.cache_size",  # 2 ** value entries
+    "nnRandomize": "net.symmetry",  # true: a random symmetry per evaluation; false: the identity
 }
 _POWER_OF_TWO = {"nnCacheSizePowerOfTwo"}
 # Read by the analysis front end itself.
@@ -98,7 +77,7 @@ subtreeValueBiasFactor subtreeValueBiasFreeProp subtreeValueBiasWeightExponent t
 uncertaintyCoeff uncertaintyExponent uncertaintyMaxWeight useEvalCache useFP16 useNoisePruning useNonBuggyLcb
 useUncertainty valueWeightExponent forDeterministicTesting assumeMultipleStartingBlackMovesAreHandicap
 preventCleanupPhase quitWithoutWaiting
-""".split())
+""".split()) - set(_MAPPED)
 
 
 @dataclass(frozen=True)
@@ -179,7 +158,8 @@ def apply_settings(settings: AnalysisSettings, values: Mapping[str, Any], *, per
     """Apply KataGo-named (or miai dotted) settings; typed JSON values and config-file text both work.
 
     ``per_query`` applies ``overrideSettings`` of one query: settings that only make sense for the whole engine
-    (``numAnalysisThreads``, ``nnCacheSizePowerOfTwo``) then count as unsupported.
+    (``numAnalysisThreads`` and the net's: ``nnCacheSizePowerOfTwo``, ``nnRandomize``, ...) then count as
+    unsupported.
 
     Raises:
         SettingsError: a value is out of range or of the wrong type (the message names the key).
@@ -193,13 +173,10 @@ def apply_settings(settings: AnalysisSettings, values: Mapping[str, Any], *, per
     return applied
 
 
-_ENGINE_WIDE = {"numAnalysisThreads", "nnCacheSizePowerOfTwo"}
-
-
 def _apply_one(applied: Applied, key: str, value: Any, per_query: bool) -> None:
     settings = applied.settings
-    if per_query and key in _ENGINE_WIDE:
-        applied.unsupported.append(key)
+    if per_query and (key == "numAnalysisThreads" or _MAPPED.get(key, key).startswith("net.")):
+        applied.unsupported.append(key)  # the net and the worker threads are set up once, for every query
     elif key in _ANALYSIS:
         applied.settings = _apply_analysis(settings, key, value)
     elif key in _MAPPED:
@@ -240,6 +217,8 @@ def _apply_mapped(config: Config, key: str, value: Any) -> Config:
             raise SettingsError(f"must be >= 0, got {value!r}")
         # KataGo's "1e20 seconds" means no limit, which miai writes as 0.
         return set_option(config, target, 0.0 if seconds >= 1e9 else seconds)
+    if key == "nnRandomize":
+        return set_option(config, target, "random" if parse_value(_text(value), bool) else "fixed")
     return set_option(config, target, _text(value))
 
 
