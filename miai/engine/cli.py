@@ -1,6 +1,6 @@
 """The ``miai`` command line: the composition root that wires config -> evaluator -> search -> player -> GTP.
 
-Subcommands: ``gtp`` (play or analyse through GTP), ``convert`` (KataGo model -> ONNX), ``bench`` (rules, playout,
+Subcommands: ``gtp`` (play or analyse through GTP), ``analysis`` (KataGo's JSON analysis engine), ``convert`` (KataGo model -> ONNX), ``bench`` (rules, playout,
 net and search speed), ``match`` (engine-vs-engine games over GTP). Nothing but GTP ever goes to stdout from
 ``miai gtp``; diagnostics go to stderr.
 """
@@ -38,7 +38,8 @@ def default_net() -> Path | None:
 
 
 def build_evaluator(model: str, config: Config, *, progress: bool = True) -> Any:
-    """An evaluator for ``model``: ``default``, ``playouts[:N][:priors]``, ``uniform``, an .onnx or KataGo file.
+    """An evaluator for ``model``: ``default``, ``playouts[:N][:priors]``, ``uniform``, an .onnx or KataGo file, or a
+    folder of nets with manifests (as ``miai/nets/default``).
 
     Raises:
         click.ClickException: the model cannot be loaded (the message names the file and the problem).
@@ -54,6 +55,8 @@ def build_evaluator(model: str, config: Config, *, progress: bool = True) -> Any
         options = net_options(config)
         if model == "default":  # one bundled net per range of board sizes
             return load_bundled(DEFAULT_NET_DIR, cache_capacity=config.net.cache_size, **options)
+        if Path(model).expanduser().is_dir():  # a folder of nets with manifests, like miai/nets/default
+            return load_bundled(Path(model).expanduser(), cache_capacity=config.net.cache_size, **options)
         if PlayoutEvaluator.is_spec(model):
             return PlayoutEvaluator.from_spec(model, seed=config.search.seed or None)
         return load_evaluator(model, cache_capacity=config.net.cache_size,
@@ -170,6 +173,7 @@ def convert(source: str, target: str, board_size: int | None) -> None:
 
 from miai.engine import cli_tools  # noqa: E402  (registers bench and match on `main`)
 from miai.engine import cli_train  # noqa: E402,F401  (registers `miai train` on `main`)
+from miai.engine import cli_analysis  # noqa: E402,F401  (registers `miai analysis` on `main`)
 
 __all__ = ["main", "build_evaluator", "default_net", "NO_DEFAULT_NET", "cli_tools"]
 

@@ -1,0 +1,220 @@
+"""The analysis engine end to end in-process: every response field of KataGo's analysis protocol (v1.17.2), on
+miai's bundled net, compared with what KataGo's docs/Analysis_Engine.md documents."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from miai.engine.analysis.server import AnalysisServer
+from miai.nets import UniformEvaluator
+
+from .helpers import finals, only, query, serve, settings
+
+# Fields of the documented example response (docs/Analysis_Engine.md) and of the field list below it.
+DOC_MOVE_FIELDS = {"lcb", "move", "order", "prior", "pv", "scoreLead", "scoreMean", "scoreSelfplay", "scoreStdev",
+                   "utility", "utilityLcb", "visits", "edgeVisits", "winrate", "weight", "edgeWeight",
+                   "playSelectionValue"}
+DOC_ROOT_FIELDS = {"currentPlayer", "scoreLead", "scoreSelfplay", "scoreStdev", "symHash", "thisHash", "utility",
+                   "visits", "winrate", "rawWinrate", "rawLead", "rawScoreSelfplay", "rawScoreSelfplayStdev",
+                   "rawNoResultProb", "rawStWrError", "rawStScoreError", "rawVarTimeLeft"}
+
+
+def test_the_documented_example_gets_three_complete_responses() -> None:
+    doc = {"id": "foo", "initialStones": [["B", "Q4"], ["B", "C4"]], "moves": [["W", "P5"], ["B", "P6"]],
+           "rules": "tromp-taylor", "komi": 7.5, "boardXSize": 19, "boardYSize": 19, "analyzeTurns": [0, 1, 2],
+           "maxVisits": 12}
+    results = finals(serve([doc]), "foo")
+    assert sorted(r["turnNumber"] for r in results) == [0, 1, 2]
+    for result in results:
+        assert result["isDuringSearch"] is False
+        assert result["rootInfo"]["visits"] == 12
+        assert DOC_ROOT_FIELDS <= set(result["rootInfo"])
+        for info in result["moveInfos"]:
+            assert DOC_MOVE_FIELDS <= set(info)
+        assert [m["order"] for m in result["moveInfos"]] == list(range(len(result["moveInfos"])))
+        # every root visit but the root's own evaluation went down one of the reported moves
+        assert sum(m["edgeVisits"] for m in result["moveInfos"]) == 11
+        # order 0 is the move with the highest play selection value, as in KataGo
+        assert result["moveInfos"][0]["playSelectionValue"] == max(m["playSelectionValue"] for m in result["moveInfos"])
+    assert [r["rootInfo"]["currentPlayer"] for r in sorted(results, key=lambda r: r["turnNumber"])] == ["W", "B", "W"]
+
+
+def test_numbers_follow_report_analysis_winrates_as() -> None:
+    base = query(moves=[["B", "E5"]], includeOwnership=True, maxVisits=30)  # White to move
+    lines = [dict(base, id=view, overrideSettings={"reportAnalysisWinratesAs": view})
+             for view in ("BLACK", "WHITE", "SIDETOMOVE")]
+    got = {r["id"]: r for r in serve(lines) if "moveInfos" in r}
+    black, white, mover = got["BLACK"], got["WHITE"], got["SIDETOMOVE"]
+    assert white["rootInfo"] == mover["rootInfo"] and white["moveInfos"] == mover["moveInfos"]
+    assert black["rootInfo"]["winrate"] == pytest.approx(1 - white["rootInfo"]["winrate"], abs=1e-7)
+    assert black["rootInfo"]["scoreLead"] == pytest.approx(-white["rootInfo"]["scoreLead"], abs=1e-6)
+    assert black["rootInfo"]["rawWinrate"] == pytest.approx(1 - white["rootInfo"]["rawWinrate"], abs=1e-7)
+    for b, w in zip(black["moveInfos"], white["moveInfos"]):
+        assert b["move"] == w["move"]
+        assert b["winrate"] == pytest.approx(1 - w["winrate"], abs=1e-7)
+        assert b["lcb"] == pytest.approx(1 - w["lcb"], abs=1e-7)
+        assert b["utility"] == pytest.approx(-w["utility"], abs=1e-7)
+    assert black["ownership"] == [pytest.approx(-x, abs=2e-6) for x in white["ownership"]]
+    # Black's stone at E5 belongs to Black: positive from Black's view
+    assert black["ownership"][4 * 9 + 4] > 0.2
+
+
+def test_policy_ownership_stdev_and_moves_ownership() -> None:
+    (result,) = finals(serve([query(moves=[["B", "E5"], ["W", "C3"]], includePolicy=True, includeOwnership=True,
+                                    includeOwnershipStdev=True, includeMovesOwnership=True,
+                                    includeMovesOwnershipStdev=True)]))
+    policy = result["policy"]
+    assert len(policy) == 82  # 81 points in rows from the top, then pass
+    assert policy[4 * 9 + 4] == -1 and policy[6 * 9 + 2] == -1  # E5 and C3 are occupied
+    assert sum(p for p in policy if p >= 0) == pytest.approx(1.0, abs=1e-4)
+    assert len(result["ownership"]) == len(result["ownershipStdev"]) == 81
+    assert all(-1 <= x <= 1 for x in result["ownership"]) and all(0 <= x <= 1 for x in result["ownershipStdev"])
+    assert max(result["ownershipStdev"]) > 0  # 20 visits disagree somewhere
+    for info in result["moveInfos"]:
+        assert len(info["ownership"]) == len(info["ownershipStdev"]) == 81
+
+
+def test_pv_visits_and_pv_length() -> None:
+    (result,) = finals(serve([query(includePVVisits=True, analysisPVLen=2, maxVisits=60)]))
+    for info in result["moveInfos"]:
+        assert 1 <= len(info["pv"]) <= 3
+        assert len(info["pvVisits"]) == len(info["pvEdgeVisits"]) == len(info["pv"])
+        assert info["pvVisits"][0] == info["visits"] and info["pvEdgeVisits"][0] == info["edgeVisits"]
+        assert info["pvEdgeVisits"] == sorted(info["pvEdgeVisits"], reverse=True)
+    assert "pvVisits" not in finals(serve([query()]))[0]["moveInfos"][0]
+
+
+def test_avoid_and_allow_moves_at_the_root() -> None:
+    avoided = ["E5", "D5", "E4", "pass"]
+    (result,) = finals(serve([query(avoidMoves=[{"player": "B", "moves": avoided, "untilDepth": 1}])]))
+    assert result["moveInfos"] and not {m["move"] for m in result["moveInfos"]} & set(avoided)
+    (result,) = finals(serve([query(allowMoves=[{"player": "B", "moves": ["A1", "J9"], "untilDepth": 1}])]))
+    assert {m["move"] for m in result["moveInfos"]} <= {"A1", "J9"}
+
+
+def test_root_policy_temperature_widens_the_search_but_not_the_raw_policy() -> None:
+    plain, hot = (finals(serve([query(includePolicy=True, maxVisits=40, rootPolicyTemperature=t)]))[0]
+                  for t in (1.0, 8.0))
+    assert hot["policy"] == plain["policy"]
+    top = max(plain["moveInfos"], key=lambda m: m["prior"])
+    hot_prior = next(m["prior"] for m in hot["moveInfos"] if m["move"] == top["move"])
+    assert hot_prior < top["prior"]
+    assert len(hot["moveInfos"]) > len(plain["moveInfos"])
+
+
+def test_reports_during_search_then_exactly_one_final() -> None:
+    responses = serve([query(maxVisits=1_000_000, reportDuringSearchEvery=0.2, overrideSettings={"maxTime": 1.2})])
+    during = [r for r in responses if r.get("isDuringSearch")]
+    final = finals(responses)
+    assert len(during) >= 2 and len(final) == 1
+    assert responses[-1] is final[0]
+    visits = [r["rootInfo"]["visits"] for r in during] + [final[0]["rootInfo"]["visits"]]
+    assert visits == sorted(visits) and visits[0] > 0
+
+
+def stdin_with_pauses(items: list[Any]) -> Iterator[str]:
+    """Query lines as a client sends them: a number in the list is a pause of that many seconds."""
+    for item in items:
+        if isinstance(item, (int, float)):
+            time.sleep(item)
+        else:
+            yield json.dumps(item) + "\n"
+
+
+def run_live(items: list[Any], threads: int = 1) -> list[dict[str, Any]]:
+    import io
+
+    from .helpers import default_net
+
+    out, err = io.StringIO(), io.StringIO()
+    import dataclasses
+
+    server = AnalysisServer(default_net, dataclasses.replace(settings(), analysis_threads=threads), out, err)
+    server.serve(stdin_with_pauses(items))  # type: ignore[arg-type]
+    return [json.loads(line) for line in out.getvalue().splitlines()]
+
+
+def test_terminate_stops_a_running_search_which_still_answers() -> None:
+    start = time.monotonic()
+    responses = run_live([query(id="long", maxVisits=10_000_000, reportDuringSearchEvery=0.1), 0.8,
+                          {"id": "t", "action": "terminate", "terminateId": "long"}])
+    assert time.monotonic() - start < 10
+    ack = only(responses, lambda r: r.get("id") == "t")
+    assert ack == {"id": "t", "action": "terminate", "terminateId": "long"}
+    (final,) = finals(responses, "long")
+    assert final["rootInfo"]["visits"] > 0 and final["moveInfos"]
+
+
+def test_terminate_of_a_queued_turn_answers_no_results() -> None:
+    responses = serve([query(id="a", moves=[["B", "E5"]], analyzeTurns=[0, 1]),
+                       {"id": "t", "action": "terminate", "terminateId": "a", "turnNumbers": [1]}], delay=0.5)
+    ended = {r["turnNumber"]: r for r in finals(responses, "a")}
+    assert ended[1] == {"id": "a", "turnNumber": 1, "isDuringSearch": False, "noResults": True}
+    assert ended[0]["moveInfos"]
+
+
+def test_terminate_all() -> None:
+    responses = serve([query(id="a"), query(id="b"), {"id": "t", "action": "terminate_all"}], delay=0.5)
+    assert all(r.get("noResults") for r in finals(responses, "a") + finals(responses, "b"))
+    assert only(responses, lambda r: r.get("id") == "t") == {"id": "t", "action": "terminate_all"}
+
+
+def test_actions_version_models_and_cache() -> None:
+    responses = serve([{"id": "v", "action": "query_version"}, {"id": "c", "action": "clear_cache"},
+                       {"id": "m", "action": "query_models"}, {"id": "x", "action": "dance"}])
+    version = only(responses, lambda r: r["id"] == "v")
+    assert version["version"] == "1.17.2" and version["action"] == "query_version" and "git_hash" in version
+    assert only(responses, lambda r: r["id"] == "c") == {"id": "c", "action": "clear_cache"}
+    assert only(responses, lambda r: r["id"] == "x")["field"] == "action"
+
+
+def test_bad_lines_get_error_lines_and_the_engine_goes_on() -> None:
+    responses = serve(["{not json", "[1,2]", json.dumps({"moves": []}), query(boardXSize=30), query(id="ok")])
+    errors = [r for r in responses if "error" in r]
+    assert len(errors) == 4
+    assert all("id" not in e for e in errors[:3])
+    assert errors[3] == {"id": "q", "field": "boardXSize", "error": errors[3]["error"]}
+    assert finals(responses, "ok")
+
+
+def test_queued_turns_run_by_priority_then_arrival() -> None:
+    lines = [query(id="low", priority=1), query(id="high", priority=3), query(id="mid", priority=2),
+             query(id="mid2", priority=2)]
+    order = [r["id"] for r in serve(lines, delay=0.5) if "moveInfos" in r]
+    assert order == ["high", "mid", "mid2", "low"]
+
+
+def test_parallel_searches_do_not_disturb_each_other() -> None:
+    positions = [query(id=f"p{i}", moves=moves, maxVisits=40, includeOwnership=True)
+                 for i, moves in enumerate([[], [["B", "E5"]], [["B", "C3"], ["W", "G7"]], [["B", "D4"]]])]
+    alone = {r["id"]: r for r in serve(positions, threads=1) if "moveInfos" in r}
+    together = {r["id"]: r for r in serve(positions, threads=2, delay=0.3) if "moveInfos" in r}
+    assert together == alone
+
+
+def test_a_finished_game_is_still_analysed() -> None:
+    (result,) = finals(serve([query(moves=[["B", "E5"], ["W", "pass"], ["B", "pass"]])]))
+    assert result["rootInfo"]["visits"] == 20 and result["rootInfo"]["currentPlayer"] == "W"
+
+
+def test_uniform_evaluator_serves_too() -> None:
+    (result,) = finals(serve([query(maxVisits=10)], evaluator=UniformEvaluator()))
+    assert result["rootInfo"]["winrate"] == pytest.approx(0.5)
+
+
+def test_no_turns_no_answers_but_warnings_still_name_the_query() -> None:
+    responses = serve([query(id="none", analyzeTurns=[], colour="blue"), query(id="after")])
+    assert responses[0] == {"id": "none", "field": "colour", "warning": responses[0]["warning"]}
+    assert not finals(responses, "none") and finals(responses, "after")
+
+
+def test_warnings_come_first_with_the_query_id() -> None:
+    responses = serve([query(colour="blue", overrideSettings={"antiMirror": True})])
+    assert [r.get("field") for r in responses[:2]] == ["overrideSettings", "colour"]
+    assert all(r["id"] == "q" and "warning" in r for r in responses[:2])
+    assert finals(responses)

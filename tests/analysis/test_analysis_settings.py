@@ -1,0 +1,72 @@
+"""KataGo's configuration (config files, -override-config, overrideSettings) read onto miai's settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from miai.engine.analysis.settings import (
+    SettingsError,
+    apply_settings,
+    base_settings,
+    parse_override_list,
+    read_katago_config,
+)
+
+
+def test_katago_config_files_are_key_value_lines_with_comments(tmp_path: Path) -> None:
+    path = tmp_path / "a.cfg"
+    path.write_text("# comment\n\nmaxVisits = 400   # trailing\nlogDir=logs\nmaxVisits = 300\n")
+    assert read_katago_config(path) == {"maxVisits": "300", "logDir": "logs"}
+    path.write_text("maxVisits 400\n")
+    with pytest.raises(SettingsError, match="line 1"):
+        read_katago_config(path)
+    with pytest.raises(SettingsError, match="cannot read"):
+        read_katago_config(tmp_path / "missing.cfg")
+
+
+def test_override_lists() -> None:
+    assert parse_override_list("a=1, b = two,,c=") == {"a": "1", "b": "two", "c": ""}
+    with pytest.raises(SettingsError):
+        parse_override_list("a=1,b")
+
+
+def test_mapped_analysis_unsupported_and_unknown_keys() -> None:
+    base, _ = base_settings(None)
+    assert base.config.search.max_time == 0.0  # no time limit unless configured, as KataGo's analysis engine
+    applied = apply_settings(base, {
+        "maxVisits": "123", "maxTime": 1e20, "numSearchThreads": 4, "nnCacheSizePowerOfTwo": "10",
+        "useLcbForSelection": False, "reportAnalysisWinratesAs": "white", "wideRootNoise": 0.04,
+        "analysisPVLen": 7, "numAnalysisThreads": 3, "search.cpuct_exploration": "1.5", "homeDataDir": "/x",
+        "playoutDoublingAdvantage": 1.0, "humanSLProfile": "rank_3d", "fooBar": 1})
+    s = applied.settings
+    assert (s.config.search.max_visits, s.config.search.max_time, s.config.search.batch_size) == (123, 0.0, 4)
+    assert s.config.net.cache_size == 1024 and s.config.search.use_lcb is False
+    assert s.config.search.cpuct_exploration == 1.5
+    assert (s.perspective, s.wide_root_noise, s.pv_len, s.analysis_threads) == ("WHITE", 0.04, 7, 3)
+    assert sorted(applied.unsupported) == ["humanSLProfile", "playoutDoublingAdvantage"]
+    assert applied.unknown == ["fooBar"]
+
+
+def test_net_randomisation_and_option_names_declared_on_the_options() -> None:
+    base, _ = base_settings(None)
+    assert apply_settings(base, {"nnRandomize": "false"}).settings.config.net.symmetry == "fixed"
+    assert apply_settings(base, {"nnRandomize": True}).settings.config.net.symmetry == "random"
+    applied = apply_settings(base, {"useNoisePruning": False, "subtreeValueBiasFactor": 0.0})
+    assert applied.unsupported == [] and applied.settings.config.search != base.config.search
+
+
+def test_engine_wide_keys_do_nothing_per_query() -> None:
+    base, _ = base_settings(None)
+    applied = apply_settings(base, {"numAnalysisThreads": 4, "nnRandomize": False}, per_query=True)
+    assert sorted(applied.unsupported) == ["nnRandomize", "numAnalysisThreads"] and applied.settings == base
+
+
+@pytest.mark.parametrize("key, value", [("maxVisits", 0), ("maxTime", -1), ("reportAnalysisWinratesAs", "RED"),
+                                        ("wideRootNoise", -0.1), ("rootPolicyTemperature", 0), ("maxVisits", "x"),
+                                        ("cpuctExploration", -1), ("useLcbForSelection", "maybe")])
+def test_bad_values_name_the_key(key: str, value: object) -> None:
+    base, _ = base_settings(None)
+    with pytest.raises(SettingsError, match=key):
+        apply_settings(base, {key: value})
