@@ -177,13 +177,13 @@ class MatchConfig:
             raise ValueError(f"board size {self.size} outside 2..25")
         if min(self.move_timeout, self.command_timeout, self.start_timeout) <= 0:
             raise ValueError("timeouts must be positive")
-        Rules.preset(self.rules)  # fail early on an unknown preset name
+        Rules.parse(self.rules)  # fail early on unknown rules (a preset name, JSON or compact string)
         if self.handicap and not 2 <= self.handicap <= max_fixed_handicap(self.size):
             raise ValueError(f"handicap on {self.size}x{self.size} is 0 or 2..{max_fixed_handicap(self.size)}")
 
     def new_state(self) -> GameState:
         """The referee's empty game for this match, with the handicap stones placed."""
-        state = GameState(self.size, Rules.preset(self.rules), self.komi)
+        state = GameState(self.size, Rules.parse(self.rules), self.komi)
         if self.handicap:
             state.fixed_handicap(self.handicap)
         return state
