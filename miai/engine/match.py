@@ -154,7 +154,7 @@ class MatchConfig:
     games: int = 2
     size: int = 9
     komi: float = 7.5
-    rules: str = "chinese"  # a Rules preset name: the referee's rules, also sent as `kata-set-rules` if listed
+    rules: str = "chinese"  # rules as kata-set-rules takes them (usually a preset name): the referee's rules, also sent as `kata-set-rules` if listed
     alternate: bool = True  # swap colours every game (A is Black in games 1, 3, ...)
     time: TimeControl | None = None  # a clock per engine, sent as time_settings/time_left
     time_margin: float = 1.0  # lag allowance before a clock overrun is a loss on time
