@@ -1,7 +1,8 @@
-"""Record KataGo's raw net outputs (``kata-raw-nn 0``) for positions that stress the rule-dependent net inputs.
+"""Record KataGo's raw net outputs for positions that stress the rule-dependent net inputs.
 
 Each position is set up over GTP on a real KataGo (``boardsize``, ``kata-set-rules``, ``komi``, ``fixed_handicap``,
-``play``...) and written as one JSON line in the format of shared/reference (see shared/README.md): id, size, komi,
+``play``...), KataGo answers ``kata-raw-nn 0 0`` (symmetry 0, policy optimism 0), and the position is written as
+one JSON line in the format of shared/reference (see shared/README.md): id, size, komi,
 rules, handicap_stones, moves, to_play, net, symmetry 0, optimism 0, and KataGo's outputs from White's view. ``rules``
 is a preset name or, for rules that are no preset, KataGo's JSON rules object.
 
@@ -12,7 +13,7 @@ JSON, and the repeated-pass ending of simple ko.
 Usage (paths are the user's; nothing is assumed about where KataGo lives):
 
     python scripts/gen_reference.py --katago PATH/katago --model PATH/net.bin.gz --config PATH/gtp.cfg \\
-        --out tests/nets/data/katago_rules_extra.jsonl
+        --out tests/nets/data/katago_rules_extra_b6.jsonl
 """
 
 from __future__ import annotations
@@ -160,7 +161,7 @@ def run_case(gtp: Gtp, case: Case, index: int, net: str) -> dict[str, Any]:
     for color, vertex in moves:
         gtp.send(f"play {color} {vertex}")
     to_play = ("w" if moves[-1][0] == "b" else "b") if moves else ("w" if stones else "b")
-    outputs = parse_raw_nn(gtp.send("kata-raw-nn 0"), case.size)
+    outputs = parse_raw_nn(gtp.send("kata-raw-nn 0 0"), case.size)  # symmetry 0, policy optimism 0
     return {
         "id": f"extra-{index:04d}", "note": case.note, "size": case.size, "komi": case.komi, "rules": case.rules,
         "handicap_stones": stones, "moves": moves, "to_play": to_play, "net": net, "symmetry": 0, "optimism": 0,

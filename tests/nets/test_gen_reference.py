@@ -1,5 +1,5 @@
-"""scripts/gen_reference.py: its parser, and (with KataGo from ../shared/peers) that it reproduces the committed
-positions of tests/nets/data exactly."""
+"""scripts/gen_reference.py: its parser, and (with KataGo from ../shared/peers) that it reproduces every committed
+file of tests/nets/data exactly, each with its own net."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 from .reference_cases import NETS_DIR, SHARED
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = Path(__file__).parent / "data" / "katago_rules_extra.jsonl"
+DATA_FILES = sorted((Path(__file__).parent / "data").glob("*.jsonl"))
 KATAGO = SHARED / "peers" / "katago"
 
 
@@ -51,10 +51,12 @@ def test_raw_nn_blocks_are_read_into_reference_keys() -> None:
     assert (record["white_win"], record["white_lead"], record["no_result"]) == (0.25, -1.5, 0.0)
 
 
-def test_the_committed_positions_are_what_katago_answers(tmp_path: Path) -> None:
-    model = NETS_DIR / "g170-b6c96-s175395328-d26788732.bin.gz"
+@pytest.mark.parametrize("data", DATA_FILES, ids=[path.stem for path in DATA_FILES])
+def test_the_committed_positions_are_what_katago_answers(data: Path, tmp_path: Path) -> None:
+    committed = [json.loads(line) for line in data.read_text().splitlines()]
+    model = NETS_DIR / committed[0]["net"]
     if not KATAGO.is_file() or not model.is_file():
-        pytest.skip("KataGo or its b6 net is not in ../shared")
+        pytest.skip("KataGo or the net is not in ../shared")
     try:
         subprocess.run([str(KATAGO), "version"], capture_output=True, timeout=60, check=True)
     except (OSError, subprocess.SubprocessError) as exc:
@@ -63,6 +65,4 @@ def test_the_committed_positions_are_what_katago_answers(tmp_path: Path) -> None
     code = load_script().main(["--katago", str(KATAGO), "--model", str(model),
                                "--config", str(SHARED / "peers" / "katago_gtp.cfg"), "--out", str(out)])
     assert code == 0
-    fresh = [json.loads(line) for line in out.read_text().splitlines()]
-    committed = [json.loads(line) for line in DATA.read_text().splitlines()]
-    assert fresh == committed
+    assert [json.loads(line) for line in out.read_text().splitlines()] == committed
