@@ -57,11 +57,17 @@ CASES: list[Case] = [
     Case(9, "tromp-taylor", 7.5, OPENING_9 + " b pass w pass b D6", note="move after game end"),
     Case(9, "japanese", 6.5, OPENING_9 + " b pass w pass b D6 w pass", note="territory, move and pass after end"),
     Case(9, "tromp-taylor", 7.5, OPENING_9 + " b pass w pass b D6 w pass", note="pass after a move after game end"),
+    Case(9, "japanese", 6.5, OPENING_9 + " b pass w pass b pass w pass", note="territory, four passes"),
+    Case(9, "stone-scoring", 7.5, OPENING_9 + " b pass w pass b pass", note="a third pass after the game end"),
     # Handicap and a pass: White's bonus (N, N-1, 0) in komi while the friendly pass hides the history.
     Case(9, "chinese", 0.5, "w E5 b pass", handicap=2, note="handicap, friendly pass"),
     Case(9, "aga", 0.5, "w E5 b pass", handicap=3, note="handicap N-1, friendly pass"),
     Case(9, "tromp-taylor", 0.5, "w E5 b pass", handicap=2, note="handicap without bonus, pass shown"),
     Case(9, "japanese", 0.5, "w E5 b pass", handicap=2, note="territory handicap, pass"),
+    # Free placement: an initial run of black moves counts as handicap stones for White's bonus.
+    Case(9, "chinese", 0.5, "b C3 b G7 w E5 b pass", note="free handicap by repeated black moves, pass"),
+    Case(9, "aga", 0.5, "b C3 b G7 b C7 w E5 b D4 w pass", note="free handicap N-1, pass"),
+    Case(9, "aga-button", 7.0, "w pass", handicap=2, note="handicap, White takes the button"),
     # Territory scoring right after a pass.
     Case(9, "korean", 6.5, OPENING_9 + " b pass", note="territory after a pass"),
     Case(9, "ancient-territory", 6.5, OPENING_9 + " b pass", note="territory, tax all, after a pass"),
@@ -74,6 +80,7 @@ CASES: list[Case] = [
              "whiteHandicapBonus": "0", "friendlyPassOk": False}, 7.0, OPENING_9 + " b pass w pass",
          note="button without friendly passes"),
     Case(9, "aga-button", 7.0, OPENING_9, note="button still available"),
+    Case(9, "aga-button", 7.0, "b pass w pass b pass", note="button pass and two passes: game over"),
     # friendlyPassOk set by JSON, against the preset's value.
     Case(9, {"ko": "POSITIONAL", "scoring": "AREA", "tax": "NONE", "suicide": True, "hasButton": False,
              "whiteHandicapBonus": "0", "friendlyPassOk": True}, 7.5, OPENING_9 + " b pass",
