@@ -135,7 +135,7 @@ def main(log_level: str) -> None:
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key, e.g. search.max_visits=800.")
 @click.option("--size", default=19, show_default=True, type=click.IntRange(2, 25), help="Board size at start.")
 @click.option("--komi", default=7.5, show_default=True, type=float, help="Komi at start.")
-@click.option("--rules", default="tromp-taylor", show_default=True, help="Rules preset at start.")
+@click.option("--rules", default="tromp-taylor", show_default=True, help="Rules at start: a preset name, or a JSON object as for kata-set-rules.")
 @click.option("--name", default="miai", show_default=True, help="Engine name reported by GTP `name`.")
 def gtp(model: str | None, config_path: str | None, sets: tuple[str, ...], size: int, komi: float, rules: str,
         name: str) -> None:

@@ -154,7 +154,7 @@ class MatchConfig:
     games: int = 2
     size: int = 9
     komi: float = 7.5
-    rules: str = "chinese"  # a Rules preset name: the referee's rules, also sent as `kata-set-rules` if listed
+    rules: str = "chinese"  # rules as kata-set-rules takes them (usually a preset name): the referee's rules, also sent as `kata-set-rules` if listed
     alternate: bool = True  # swap colours every game (A is Black in games 1, 3, ...)
     time: TimeControl | None = None  # a clock per engine, sent as time_settings/time_left
     time_margin: float = 1.0  # lag allowance before a clock overrun is a loss on time
@@ -177,13 +177,13 @@ class MatchConfig:
             raise ValueError(f"board size {self.size} outside 2..25")
         if min(self.move_timeout, self.command_timeout, self.start_timeout) <= 0:
             raise ValueError("timeouts must be positive")
-        Rules.preset(self.rules)  # fail early on an unknown preset name
+        Rules.parse(self.rules)  # fail early on unknown rules (a preset name, JSON or compact string)
         if self.handicap and not 2 <= self.handicap <= max_fixed_handicap(self.size):
             raise ValueError(f"handicap on {self.size}x{self.size} is 0 or 2..{max_fixed_handicap(self.size)}")
 
     def new_state(self) -> GameState:
         """The referee's empty game for this match, with the handicap stones placed."""
-        state = GameState(self.size, Rules.preset(self.rules), self.komi)
+        state = GameState(self.size, Rules.parse(self.rules), self.komi)
         if self.handicap:
             state.fixed_handicap(self.handicap)
         return state

@@ -297,17 +297,10 @@ class SgfGame:
 # RU spellings seen in the wild that are not miai preset names.
 _RU_ALIASES = {"jp": "japanese", "cn": "chinese", "kr": "korean", "nz": "new-zealand", "ogs": "chinese-ogs"}
 
-# KataGo writes rules that match no preset as one string, e.g. "koPOSITIONALscoreAREAtaxNONEsui1whbN".
-_KATAGO_RULES = re.compile(
-    r"ko(SIMPLE|POSITIONAL|SITUATIONAL)score(AREA|TERRITORY)tax(NONE|SEKI|ALL)sui([01])"
-    r"(?:button([01]))?(?:whb(0|N|N-1))?(?:fpok([01]))?(?:komi[-+0-9.eE]+)?",
-    re.IGNORECASE,
-)
-
-
 def parse_rules_text(text: str) -> Any:
-    """The ``Rules`` an RU value names: a preset name (or a common alias such as ``NZ``), or KataGo's
-    ``ko..score..tax..sui..`` string; None when it names neither (or needs button Go)."""
+    """The ``Rules`` an RU value names: a preset name (or a common alias such as ``NZ``), or KataGo's compact
+    ``ko..score..tax..sui..`` string (KataGo writes rules that match no preset that way); None when it names
+    neither."""
     from miai.go.rules import Rules
 
     key = text.strip()
@@ -315,14 +308,10 @@ def parse_rules_text(text: str) -> Any:
         return Rules.preset(_RU_ALIASES.get(key.lower(), key))
     except ValueError:
         pass
-    match = _KATAGO_RULES.fullmatch(key)
-    if match is None or match.group(5) == "1":
+    try:
+        return Rules.from_compact(key, allow_komi=True)
+    except ValueError:
         return None
-    ko, scoring, tax, suicide, _, bonus, friendly = match.groups()
-    return Rules.from_json({
-        "ko": ko, "scoring": scoring, "tax": tax, "suicide": suicide == "1",
-        "whiteHandicapBonus": (bonus or "0").upper(), "friendlyPassOk": friendly == "1",
-    })
 
 
 def rules_text(rules: Any) -> str:
@@ -335,6 +324,8 @@ def rules_text(rules: Any) -> str:
     if preset is not None:
         return str(preset)
     text = f"ko{rules.ko.name}score{rules.scoring.name}tax{rules.tax.name}sui{int(rules.multi_stone_suicide)}"
+    if rules.has_button:
+        text += "button1"
     if rules.white_handicap_bonus != "0":
         text += f"whb{rules.white_handicap_bonus}"
     if rules.friendly_pass_ok:

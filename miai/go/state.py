@@ -8,6 +8,11 @@ consecutive passes, the superko history, and the hashes of shared/KATAGO.md sect
   move, komi from the mover's view, the rules, and the pass state;
 * ``graph_hash`` (G): H chained through recent history until a move with S + E > ``rep_bound``.
 
+How passes end the game follows KataGo 1.17.2 (cpp/game/boardhistory.cpp; docs/nets.md): two consecutive passes,
+or, under simple ko, a pass by a player in a position where that player already passed with the same stones
+(``passWouldEndPhase``). Under button rules the first pass of the game takes the button (half a point) and does
+not count towards ending the game; taking it also clears the superko history.
+
 >>> from miai.go.coords import parse_gtp
 >>> s = GameState(9, komi=7.5)
 >>> s.push(parse_gtp("E5", 9)); s.push(PASS)
@@ -35,7 +40,8 @@ _TROMP_TAYLOR = Rules.preset("tromp-taylor")
 
 
 def _pass_key(passes: int) -> int:
-    """Pass state of H: the pass count, plus flags for "a pass now ends the game" and "the game is over"."""
+    """Pass state of H: the pass count, plus flags for "a pass now ends the game" and "the game is over" (as the
+    count alone sets them; a repeated pass under simple ko sets them too, see ``_compute_state_hash``)."""
     key = zobrist.passes_key(passes)
     if passes == 1:
         key ^= zobrist.PASS_ENDS_GAME
@@ -45,6 +51,7 @@ def _pass_key(passes: int) -> int:
 
 
 _PASS_KEYS = tuple(_pass_key(n) for n in range(8))
+_WAS_OVER = ("over",)  # undo record of a move played after the game had ended
 
 
 class GameState:
@@ -59,6 +66,9 @@ class GameState:
         self._rep_bound = rep_bound
         self._komi = float(komi)
         self._superko = rules.ko is not KoRule.SIMPLE
+        # Under simple ko a pass in a position where the same player passed before ends the game (KataGo's
+        # "spight-like" ending); the positions where each player passed are kept for that.
+        self._repeat_pass_ends = rules.ko is KoRule.SIMPLE
         self._situational = rules.ko is KoRule.SITUATIONAL
         self._suicide = rules.multi_stone_suicide
         self.board = Board(size)
@@ -131,8 +141,37 @@ class GameState:
         return self._graph_hash
 
     def is_over(self) -> bool:
-        """True after two consecutive passes."""
-        return self.consecutive_passes >= 2
+        """True after two consecutive passes (the button pass does not count), or after a pass that repeats one
+        by the same player in the same position under simple ko."""
+        return self._over
+
+    def pass_ends_game(self) -> bool:
+        """Would a pass by the player to move end the game (KataGo's ``passWouldEndPhase``)?"""
+        if self._button_taker == 0 and self._rules.has_button:
+            return False  # that pass takes the button
+        return self.consecutive_passes >= 1 or self.pass_repeats_position()
+
+    def pass_repeats_position(self) -> bool:
+        """Under simple ko: has the player to move passed before in this very position (same stones)?"""
+        return self._repeat_pass_ends and (self._to_play, self.board.hash) in self._pass_positions
+
+    @property
+    def button_available(self) -> bool:
+        """Button rules, and nobody has passed yet: the next pass takes the button."""
+        return self._rules.has_button and self._button_taker == 0
+
+    def button_bonus(self) -> float:
+        """Points the button gives White: +0.5 if White took it, -0.5 if Black did, 0 without button rules.
+        When the game is scored before anyone passed, the player to move gets it (as KataGo does)."""
+        if not self._rules.has_button:
+            return 0.0
+        taker = self._button_taker or self._to_play
+        return 0.5 if taker == 2 else -0.5
+
+    def moves_this_phase(self) -> int:
+        """Moves since the game last ended, counting the pass that ended it (all moves if it never ended): the
+        moves the net may see as history (KataGo's ``numApproxValidTurnsThisPhase``)."""
+        return len(self.moves) - self._phase_start
 
     def captures(self, color: Color | int) -> int:
         """Stones of ``color``'s opponent that ``color`` captured (including the opponent's suicides)."""
@@ -271,14 +310,17 @@ class GameState:
         board = self.board
         if move == PASS:
             record: Any = board.clear_ko()
-            passes = self.consecutive_passes + 1
+            passes, undo = self._pass(c)
         else:
             record = board.play(move, c)
             passes = 0
+            undo = _WAS_OVER if self._over else None
+            self._over = False
             if record[9]:  # stones removed: by a capture, or by a suicide (then they are the opponent's prisoners)
                 self._captures[3 - c if record[8] else c] += record[9]
         self._stack.append(
-            (move, c, record, self._to_play, self.consecutive_passes, self._state_hash, self._graph_hash, self._bans)
+            (move, c, record, self._to_play, self.consecutive_passes, self._state_hash, self._graph_hash, self._bans,
+             undo)
         )
         self._to_play = 3 - c
         self.consecutive_passes = passes
@@ -303,10 +345,12 @@ class GameState:
             raise IndexError("no move to undo")
         if self._superko:
             self._forget_position()
-        move, c, record, to_play, passes, state_hash, graph_hash, bans = self._stack.pop()
+        move, c, record, to_play, passes, state_hash, graph_hash, bans, undo = self._stack.pop()
         if move == PASS:
             self.board.restore_ko(record)
+            self._unpass(c, undo)
         else:
+            self._over = undo is _WAS_OVER
             removed = record[9]
             if removed:
                 self._captures[3 - c if record[8] else c] -= removed
@@ -319,12 +363,49 @@ class GameState:
         self.moves.pop()
         return _COLORS[c], move
 
+    def _pass(self, c: int) -> tuple[int, tuple[Any, ...]]:
+        """Bookkeeping of a pass by ``c``: the new count of consecutive passes, and what ``_unpass`` needs."""
+        undo: tuple[Any, ...] = (self._over, self._phase_start, self._button_taker, None, None)
+        if self._rules.has_button and self._button_taker == 0:
+            # Taking the button: not a game-ending pass, and a fresh start for superko and for repeated passes.
+            self._button_taker = c
+            superko = (self._sk_counts, self._sk_buckets, self._count_index)
+            self._sk_counts, self._sk_buckets, self._count_index = {}, {}, ({}, {}, {})
+            undo = undo[:3] + (superko, self._pass_positions)
+            self._pass_positions = {}
+            return 0, undo
+        passes = self.consecutive_passes + 1
+        ends = passes >= 2
+        if self._repeat_pass_ends:
+            key = (c, self.board.hash)
+            ends = ends or key in self._pass_positions
+            self._pass_positions[key] = self._pass_positions.get(key, 0) + 1
+        self._over = ends
+        if ends:
+            self._phase_start = len(self.moves)  # this pass is the first move of the next "phase"
+        return passes, undo
+
+    def _unpass(self, c: int, undo: tuple[Any, ...]) -> None:
+        """Undo ``_pass`` (the position's superko entry is already forgotten)."""
+        self._over, self._phase_start, self._button_taker, superko, positions = undo
+        if superko is not None:
+            self._sk_counts, self._sk_buckets, self._count_index = superko
+            self._pass_positions = positions
+        elif self._repeat_pass_ends:
+            _decrement(self._pass_positions, (c, self.board.hash))
+
     # ----------------------------------------------------------------- hashes and superko
     def _compute_state_hash(self) -> int:
         board = self.board
         to_play = self._to_play
         passes = self.consecutive_passes
         h = board.hash ^ self._salt[to_play] ^ (_PASS_KEYS[passes] if passes < 8 else _pass_key(passes))
+        if passes < 2 and self._over:  # ended by a repeated pass: "game over" replaces "a pass ends the game"
+            h ^= zobrist.GAME_OVER ^ (zobrist.PASS_ENDS_GAME if passes == 1 else 0)
+        elif passes == 0 and self._pass_positions and self.pass_repeats_position():
+            h ^= zobrist.PASS_ENDS_GAME
+        if self._rules.has_button:
+            h ^= zobrist.BUTTON[self._button_taker]
         if board.ko_point != NO_POINT and board.ko_color == to_play:
             h ^= self._ko_keys[board.ko_move]
         ban_keys = self._ban_keys
@@ -426,6 +507,10 @@ class GameState:
         self._stack.clear()
         self.moves.clear()
         self.consecutive_passes = 0
+        self._over = False
+        self._phase_start = 0
+        self._button_taker = 0
+        self._pass_positions: dict[tuple[int, int], int] = {}
         self._captures = [0, 0, 0]
         self._salt = tuple(
             self._rules_key ^ zobrist.TO_PLAY[c] ^ zobrist.komi_key(self._komi if c == 2 else -self._komi) if c else 0
@@ -525,7 +610,8 @@ class GameState:
 
     # ----------------------------------------------------------------- scoring
     def score(self, dead: Iterable[int] = ()) -> float:
-        """Final score from White's view (positive: White ahead) by the rules' scoring, with ``dead`` stones lifted."""
+        """Final score from White's view (positive: White ahead) by the rules' scoring, with ``dead`` stones lifted
+        (komi, handicap bonus and the button's half point included)."""
         colors, removed = scoring.remove_dead(self.board.colors(), dead)
         bonus = self.rules.handicap_bonus(self.handicap)
         if self.rules.scoring is Scoring.AREA:
@@ -534,12 +620,12 @@ class GameState:
             black, white = scoring.territory(colors, self.size, self.rules.tax)
             black += self._captures[1] + removed[2]
             white += self._captures[2] + removed[1]
-        return white - black + self._komi + bonus
+        return white - black + self._komi + bonus + self.button_bonus()
 
     def tromp_taylor_score(self) -> float:
-        """Area score from White's view with every stone alive (Tromp-Taylor), with komi and handicap bonus."""
+        """Area score from White's view with every stone alive (Tromp-Taylor), with komi, handicap bonus and button."""
         black, white = scoring.area(self.board.colors(), self.size)
-        return white - black + self._komi + self.rules.handicap_bonus(self.handicap)
+        return white - black + self._komi + self.rules.handicap_bonus(self.handicap) + self.button_bonus()
 
     @staticmethod
     def result_string(score: float) -> str:

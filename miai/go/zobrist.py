@@ -44,6 +44,8 @@ def size_key(size: int) -> int:
 TO_PLAY = (0, key("to-play/black"), key("to-play/white"))
 PASS_ENDS_GAME = key("pass-ends-game")
 GAME_OVER = key("game-over")
+# Button Go: the button still on the table, or taken by Black / by White.
+BUTTON = (key("button/available"), key("button/black"), key("button/white"))
 
 
 def passes_key(count: int) -> int:

@@ -55,7 +55,7 @@ class GtpConfig:
             raise ValueError("analysis_interval_cs must be >= 0")
         if not self.name or any(c.isspace() for c in self.name) or not self.version.strip():
             raise ValueError("name must be one word and version non-empty")
-        Rules.preset(self.rules)  # fail early on an unknown preset name
+        Rules.parse(self.rules)  # fail early on unknown rules (a preset name, JSON or compact string)
 
 
 class OutputClosedError(Exception):
@@ -84,7 +84,7 @@ class GtpSession:
         self.player = player
         self.config = config or GtpConfig()
         self.table = table if table is not None else default_table()
-        self.state = GameState(self.config.board_size, Rules.preset(self.config.rules), self.config.komi)
+        self.state = GameState(self.config.board_size, Rules.parse(self.config.rules), self.config.komi)
         self._stdin, self._stdout, self._stderr = stdin, stdout, stderr
         self._reader: InputReader | None = None
         self._always_stop = threading.Event()

@@ -11,11 +11,15 @@ that ladder-capture an opp chain with 2 liberties; 18-19 area of pla, opp; 20-21
 
 Global planes: 0-4 which of the last five moves were passes; 5 komi from pla's view / 20; 6-7 ko
 rule; 8 multi-stone suicide; 9 territory scoring; 10-11 tax; 12-13 encore (0); 14 a pass now
-ends the game; 15-16 playout doubling (0); 17 button (0); 18 the komi parity wave.
+ends the game; 15-16 playout doubling (0); 17 the button is still available; 18 the komi parity wave.
 
-When the game is over (two passes) KataGo 1.17 shows only the last move (a pass) as history.
+How much history the net sees follows KataGo 1.17.2's ``fillRowV7`` (cpp/neuralnet/nninputs.cpp;
+docs/nets.md): none at all, and plane 14 off, when a pass would end an area-scored game whose rules
+say passing early is friendly (``friendly_pass_ok``: the pass is not treated as ending the game);
+only the final pass once the game is over; and never moves from before the game last ended.
 Under territory scoring KataGo adds one point of komi for White per black stone on the board
-(and one for Black per white stone), the "chill" of ``territory_chill``.
+(and one for Black per white stone), the "chill" of ``territory_chill``; under button rules the
+half point of whoever took the button is part of the komi too.
 """
 
 from __future__ import annotations
@@ -77,10 +81,27 @@ class Position:
         return np.asarray(self.state.stones(), dtype=np.int8)
 
     @cached_property
+    def friendly_pass_hidden(self) -> bool:
+        """A pass now would end the game, but the rules make such a pass friendly: KataGo then shows the
+        net no history and no "pass ends the game" flag (``shouldSuppressEndGameFromFriendlyPass``)."""
+        state = self.state
+        rules = state.rules
+        return (
+            rules.friendly_pass_ok
+            and rules.scoring == Scoring.AREA
+            and int(state.consecutive_passes) == 1
+            and not state.pass_repeats_position()
+        )
+
+    @cached_property
     def history_limit(self) -> int:
-        """How many past moves the net may see: 5, or only the final pass once the game is over
-        (KataGo 1.17 shows "one of the passes, at the end of that sequence")."""
-        return 1 if self.state.is_over() else HISTORY_LENGTH
+        """How many past moves the net may see: 5; none when a friendly pass is hidden; only the final
+        pass once the game is over ("one of the passes, at the end of that sequence"); and never more
+        than the moves since the game last ended."""
+        if self.friendly_pass_hidden:
+            return 0
+        limit = 1 if self.state.is_over() else HISTORY_LENGTH
+        return min(limit, self.state.moves_this_phase())
 
     @cached_property
     def history(self) -> list[int]:
@@ -91,7 +112,8 @@ class Position:
         """
         shown: list[int] = []
         expected = self.opp
-        for color, move in reversed(self.state.moves[-self.history_limit :]):
+        limit = self.history_limit
+        for color, move in reversed(self.state.moves[len(self.state.moves) - limit :] if limit else []):
             if Color(color) != expected:
                 break
             shown.append(int(move))
@@ -101,10 +123,17 @@ class Position:
     @cached_property
     def self_komi(self) -> float:
         """Komi plus White's handicap and territory bonuses, from pla's view, clamped like KataGo."""
-        white_komi = float(self.state.komi) + handicap_bonus(self.state) + territory_chill(self.state)
+        white_komi = white_komi_bonuses(self.state)
         komi = white_komi if self.pla == Color.WHITE else -white_komi
         bound = self.area + 20.0
         return min(max(komi, -bound), bound)
+
+
+def white_komi_bonuses(state: GameState) -> float:
+    """The komi the net sees, from White's view: komi, handicap bonus, territory chill and the button's
+    half point once someone has taken it (KataGo's ``currentSelfKomi``)."""
+    button = 0.0 if state.button_available else state.button_bonus()
+    return float(state.komi) + handicap_bonus(state) + territory_chill(state) + button
 
 
 def handicap_bonus(state: GameState) -> float:
@@ -183,7 +212,7 @@ def _ko_bans(pos: Position, out: np.ndarray) -> None:
 
 
 def _nothing(pos: Position, out: np.ndarray) -> None:
-    """Planes miai always leaves at zero (encore phases, playout doubling, button)."""
+    """Planes miai always leaves at zero (encore phases, playout doubling)."""
 
 
 def _recent_moves(pos: Position, out: np.ndarray) -> None:
@@ -313,9 +342,13 @@ def _pass_ends_game(pos: Position, out: np.ndarray) -> None:
 
 
 def pass_would_end_phase(pos: Position) -> bool:
-    """Whether a pass by the side to move would end the game: the last move was a pass (also
-    after the game has ended, as in KataGo 1.17). Miai plays no encore phases."""
-    return int(pos.state.consecutive_passes) >= 1
+    """Whether a pass by the side to move would end the game (also after the game has ended, as in
+    KataGo 1.17), unless that is hidden as a friendly pass. Miai plays no encore phases."""
+    return not pos.friendly_pass_hidden and pos.state.pass_ends_game()
+
+
+def _button(pos: Position, out: np.ndarray) -> None:
+    out[0] = float(pos.state.button_available)
 
 
 def _komi_wave(pos: Position, out: np.ndarray) -> None:
@@ -366,7 +399,7 @@ GLOBAL_V7: tuple[PlaneFamily, ...] = (
     PlaneFamily("encore_phase", 2, _nothing),
     PlaneFamily("pass_ends_game", 1, _pass_ends_game),
     PlaneFamily("playout_doubling", 2, _nothing),
-    PlaneFamily("button", 1, _nothing),
+    PlaneFamily("button", 1, _button),
     PlaneFamily("komi_parity_wave", 1, _komi_wave),
 )
 
@@ -432,25 +465,26 @@ def input_key(state: GameState) -> bytes:
     """A 16-byte digest of everything the net inputs depend on, for evaluation caches.
 
     Covers the boards now, 1 and 2 moves ago, the side to move, ko/superko bans, the last five
-    moves, rules, komi with handicap bonus, the pass state and whether the game is over.
+    moves, rules, komi with its bonuses, the pass state (passes, game over, whether a pass ends the
+    game, the button) and how many moves since the game last ended the net may see.
     """
     digest = hashlib.blake2b(digest_size=16)
     for k in range(3):
         digest.update(np.asarray(state.board_history(k), dtype=np.int8).tobytes())
     recent = [(int(c), int(m)) for c, m in state.moves[-HISTORY_LENGTH:]]
-    rules = state.rules
     facts = (
         int(state.size),
         int(state.to_play),
         sorted(int(p) for p in state.banned_points()),
         recent,
-        rules.ko.value,
-        rules.scoring.value,
-        rules.tax.value,
-        bool(rules.multi_stone_suicide),
-        float(state.komi) + handicap_bonus(state) + territory_chill(state),
+        sorted(state.rules.to_json().items()),
+        white_komi_bonuses(state),
         int(state.consecutive_passes),
         bool(state.is_over()),
+        bool(state.pass_ends_game()),
+        bool(state.pass_repeats_position()),
+        bool(state.button_available),
+        min(state.moves_this_phase(), HISTORY_LENGTH),
     )
     digest.update(repr(facts).encode())
     return digest.digest()

@@ -105,7 +105,11 @@ class ReferenceGame:
     def earlier_keys(self) -> set[tuple[int, int]]:
         """Superko keys of every position so far (recomputed from scratch, memoised per history length)."""
         if self._memo is None or self._memo[0] != len(self.history):
-            keys = {self.superko_key(colors, to_play) for colors, to_play, _, _ in self.history}
+            start = 0
+            if self.rules.has_button:  # taking the button (the first pass) starts the history afresh
+                passes = [i for i, entry in enumerate(self.history) if entry[2] == PASS]
+                start = passes[0] + 1 if passes else 0
+            keys = {self.superko_key(colors, to_play) for colors, to_play, _, _ in self.history[start:]}
             self._memo = (len(self.history), keys | {self.superko_key(self.colors, self.to_play)})
         return self._memo[1]
 

@@ -123,7 +123,8 @@ def test_to_state_handicap_gives_white_the_move() -> None:
 
 
 def test_unknown_rules_fall_back_and_override_wins() -> None:
-    game = load_sgf("(;SZ[9]RU[Ing];B[ee])")
+    assert load_sgf("(;SZ[9]RU[Ing];B[ee])").to_state().rules == Rules.preset("goe")  # KataGo's name for Ing
+    game = load_sgf("(;SZ[9]RU[Ing-Goe-1996];B[ee])")
     assert game.to_state().rules == Rules.preset("tromp-taylor")
     assert game.to_state(rules="japanese").rules == Rules.preset("japanese")
     assert game.to_state(rules="japanese").komi == 6.5  # no KM: the preset's komi
@@ -336,6 +337,9 @@ def test_katago_rules_strings_are_understood_and_written() -> None:
     japanese = load_sgf("(;SZ[9]RU[koSIMPLEscoreTERRITORYtaxSEKIsui0])").to_state().rules
     assert japanese == Rules.preset("japanese")
     assert load_sgf("(;SZ[9]RU[NZ])").to_state().rules == Rules.preset("new-zealand")
-    assert parse_rules_text("koSIMPLEscoreAREAtaxNONEsui0button1") is None  # button Go: not supported
+    button = parse_rules_text("koSIMPLEscoreAREAtaxNONEsui0button1")
+    assert button is not None and button.has_button and button.ko is KoRule.SIMPLE
+    assert rules_text(button) == "koSIMPLEscoreAREAtaxNONEsui0button1"
+    assert parse_rules_text("koSIMPLE scorebogus") is None
     assert parse_rules_text("koSIMPLEscoreAREAtaxALLsui0fpok1komi7.5") == Rules.preset("stone-scoring")
     assert rules_text(Rules.preset("aga")) == "aga"

@@ -240,3 +240,63 @@ def test_copy_and_komi_change_keep_the_superko_history() -> None:
     assert copy.legality(corner) is IllegalReason.SUPERKO and copy.banned_points() == [corner]
     state.komi = 0.5
     assert state.legality(corner) is IllegalReason.SUPERKO and state.banned_points() == [corner]
+
+
+# On 3x3 under simple ko: Black passes, then a capture and two recaptures bring back the very same stones with
+# Black to move (B2 A2 B3 B1, pass, A3 A1 A2).
+REPEAT_3X3 = ["B2", "A2", "B3", "B1", "pass", "A3", "A1", "A2"]
+
+
+def test_a_pass_repeating_an_earlier_pass_ends_the_game_under_simple_ko() -> None:
+    state = play(GameState(3, Rules.preset("chinese")), *REPEAT_3X3)
+    assert state.to_play == B and state.consecutive_passes == 0
+    assert state.pass_repeats_position() and state.pass_ends_game()
+    state.push(PASS)
+    assert state.is_over() and state.consecutive_passes == 1 and state.moves_this_phase() == 1
+    state.pop()
+    assert not state.is_over() and state.pass_repeats_position()
+    # Positional superko keeps no such rule (and forbids this cycle anyway): only two passes end the game.
+    superko = play(GameState(3, Rules.preset("tromp-taylor")), *REPEAT_3X3[:6])
+    assert not superko.pass_repeats_position() and not superko.pass_ends_game()
+
+
+def test_the_button_pass_takes_half_a_point_and_does_not_count() -> None:
+    state = GameState(9, Rules.preset("aga-button"), komi=7.0)
+    assert state.button_available and not state.pass_ends_game()
+    assert state.tromp_taylor_score() == 7.0 - 0.5  # scored now: the player to move (Black) gets it
+    state.push(PASS)  # Black takes the button
+    assert not state.button_available and state.button_bonus() == -0.5 and state.consecutive_passes == 0
+    state.push(PASS)
+    assert not state.is_over() and state.pass_ends_game()
+    state.push(PASS)
+    assert state.is_over() and state.score() == 7.0 - 0.5
+    for _ in range(3):
+        state.pop()
+    assert state.button_available and state.situation_hash == GameState(9, Rules.preset("aga-button"), 7.0).situation_hash
+    play(state, "E5")
+    state.push(PASS)  # White takes it
+    assert state.button_bonus() == 0.5 and state.score() == 7.0 + 0.5 - 81
+
+
+def test_taking_the_button_clears_the_superko_history() -> None:
+    # A situational-superko cycle that is forbidden without the button becomes legal once someone took it,
+    # because KataGo treats every position after the button as new (boardhistory.cpp, makeBoardMoveAssumeLegal).
+    moves = ["B2", "A2", "B3", "B1", "pass", "A3", "A1"]
+    plain = play(GameState(3, Rules.preset("aga")), *moves)
+    assert plain.legality(parse_gtp("A2", 3)) == IllegalReason.SUPERKO
+    button = play(GameState(3, Rules.preset("aga-button")), *moves)
+    assert button.is_legal(parse_gtp("A2", 3))
+    button.pop(), button.pop(), button.pop()
+    button.pop()  # the button pass: the old history comes back
+    assert button.button_available
+
+
+def test_moves_this_phase_restart_at_the_game_end() -> None:
+    state = play(GameState(9), "E5", "pass", "pass")
+    assert state.is_over() and state.moves_this_phase() == 1
+    play(state, "D4", "pass")
+    assert state.moves_this_phase() == 3 and not state.is_over()
+    state.pop(), state.pop()
+    assert state.moves_this_phase() == 1
+    state.pop()
+    assert state.moves_this_phase() == 2

@@ -141,12 +141,80 @@ def test_rules_commands(driver: Driver) -> None:
     assert json.loads(driver.ok("kata-get-rules"))["ko"] == "SITUATIONAL"
 
 
+# Every preset spelling KataGo 1.17.2's parseRulesHelper accepts (cpp/game/rules.cpp), with KataGo's rules for it:
+# (ko, scoring, tax, suicide, hasButton, whiteHandicapBonus, friendlyPassOk).
+KATAGO_FORMS = {
+    ("japanese", "korean", "Japanese"): ("SIMPLE", "TERRITORY", "SEKI", False, False, "0", False),
+    ("chinese", "CHINESE"): ("SIMPLE", "AREA", "NONE", False, False, "N", True),
+    ("chineseogs", "chinese_ogs", "chinese-ogs", "chinesekgs", "chinese_kgs", "chinese-kgs"):
+        ("POSITIONAL", "AREA", "NONE", False, False, "N", True),
+    ("ancientarea", "ancient-area", "ancient_area", "ancient area", "stonescoring", "stone-scoring",
+     "stone_scoring", "stone scoring"): ("SIMPLE", "AREA", "ALL", False, False, "0", True),
+    ("ancientterritory", "ancient-territory", "ancient_territory", "ancient territory"):
+        ("SIMPLE", "TERRITORY", "ALL", False, False, "0", False),
+    ("agabutton", "aga-button", "aga_button", "aga button"): ("SITUATIONAL", "AREA", "NONE", False, True, "N-1", True),
+    ("aga", "bga", "french"): ("SITUATIONAL", "AREA", "NONE", False, False, "N-1", True),
+    ("nz", "newzealand", "new zealand", "new-zealand", "new_zealand"):
+        ("SITUATIONAL", "AREA", "NONE", True, False, "0", True),
+    ("tromp-taylor", "tromp_taylor", "tromp taylor", "tromptaylor"):
+        ("POSITIONAL", "AREA", "NONE", True, False, "0", False),
+    ("goe", "ing"): ("POSITIONAL", "AREA", "NONE", True, False, "0", True),
+    ('{"ko":"POSITIONAL","scoring":"AREA","tax":"NONE","suicide":true,"hasButton":false,'
+     '"whiteHandicapBonus":"0","friendlyPassOk":true}',): ("POSITIONAL", "AREA", "NONE", True, False, "0", True),
+    ('{"scoring":"TERRITORY"}', '{"score": "TERRITORY"}', "scoreTERRITORY", "scoringTERRITORY"):
+        ("POSITIONAL", "TERRITORY", "SEKI", True, False, "0", False),
+    ('{"hasButton": true, "ko": "SITUATIONAL"}', "koSITUATIONALbutton1"):
+        ("SITUATIONAL", "AREA", "NONE", True, True, "0", False),
+    ("koSIMPLEscoreAREAtaxALLsui0fpok1", "koSIMPLE scoreAREA taxALL sui0 fpok1"):
+        ("SIMPLE", "AREA", "ALL", False, False, "0", True),
+}
+KEYS = ("ko", "scoring", "tax", "suicide", "hasButton", "whiteHandicapBonus", "friendlyPassOk")
+
+
+@pytest.mark.parametrize("form", [form for forms in KATAGO_FORMS for form in forms])
+def test_kata_set_rules_accepts_every_katago_form(driver: Driver, form: str) -> None:
+    expected = next(rules for forms, rules in KATAGO_FORMS.items() if form in forms)
+    driver.ok("komi 3.5")
+    assert driver.ok(f"kata-set-rules {form}") == ""
+    got = json.loads(driver.ok("kata-get-rules"))
+    assert tuple(got[key] for key in KEYS) == expected
+    assert driver.session.state.komi == 3.5  # KataGo keeps komi when the rules change
+
+
+def test_kata_set_rule_changes_one_key(driver: Driver) -> None:
+    driver.ok("kata-set-rules chinese")
+    assert driver.ok("kata-set-rule ko POSITIONAL") == ""
+    assert driver.session.state.rules.name == "chinese-ogs"
+    assert driver.ok("kata-set-rule friendlyPassOk false") == ""
+    assert json.loads(driver.ok("kata-get-rules"))["friendlyPassOk"] is False
+    assert driver.ok("kata-set-rule hasButton true") == ""
+    assert json.loads(driver.ok("kata-get-rules"))["hasButton"] is True
+    assert driver.fail("kata-set-rule komi 7").startswith("invalid rule")
+    assert driver.fail("kata-set-rule ko SIDEWAYS").startswith("invalid rule")
+    assert json.loads(driver.ok("kata-get-rules"))["ko"] == "POSITIONAL"
+
+
+def test_button_rules_over_gtp(driver: Driver) -> None:
+    for line in ("boardsize 9", "komi 7", "kata-set-rules aga-button", "play b e5", "play w pass"):
+        driver.ok(line)
+    state = driver.session.state
+    assert not state.button_available and state.button_bonus() == 0.5 and not state.is_over()
+    driver.ok("play b pass")
+    assert not state.is_over()  # the button pass did not count
+    driver.ok("play w pass")
+    assert state.is_over()
+    assert driver.ok("final_score") == "B+73.5"  # 81 points for Black against komi 7 and the button's half point
+
+
 def test_bad_rules_change_nothing(driver: Driver) -> None:
     driver.ok("kata-set-rules chinese")
     assert driver.fail("kata-set-rules martian") == "unknown rules 'martian'"
     assert driver.fail("kgs-rules chinese-ogs") == "unknown rules 'chinese-ogs'"
     assert driver.fail("kata-set-rules {\"ko\": 3") .startswith("invalid rules")
     assert driver.fail("kata-set-rules") == "syntax error"
+    assert driver.fail('kata-set-rules {"komi": 7}').startswith("invalid rules")  # komi is set by `komi`
+    assert driver.fail("kata-set-rules koSIMPLEkomi7.5").startswith("unknown rules")
+    assert driver.fail('kata-set-rules {"ko": "SPIGHT"}').startswith("invalid rules")
     assert driver.session.state.rules.name == "chinese"
 
 

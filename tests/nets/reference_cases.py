@@ -28,9 +28,9 @@ LEAD_TOL = 0.05
 OWNERSHIP_TOL = 0.01
 
 
-def load_records(name: str) -> list[dict[str, Any]]:
-    """The records of one reference file (empty when the shared folder is absent)."""
-    path = REFERENCE_DIR / name
+def load_records(name: str | Path) -> list[dict[str, Any]]:
+    """The records of one reference file: a name in shared/reference, or a path (empty when it is absent)."""
+    path = name if isinstance(name, Path) else REFERENCE_DIR / name
     if not path.is_file():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
@@ -39,7 +39,9 @@ def load_records(name: str) -> list[dict[str, Any]]:
 def state_from_record(record: dict[str, Any]) -> GameState:
     """Replay a reference position the way KataGo's GTP front end was driven."""
     size = int(record["size"])
-    state = GameState(size=size, rules=Rules.preset(record["rules"]), komi=float(record["komi"]))
+    rules = record["rules"]  # a preset name, or a KataGo rules JSON object as kata-set-rules takes it
+    state = GameState(size=size, rules=Rules.parse(rules if isinstance(rules, str) else json.dumps(rules)),
+                      komi=float(record["komi"]))
     stones = record.get("handicap_stones") or []
     if stones:
         placed = state.fixed_handicap(len(stones))

@@ -112,11 +112,47 @@ def test_history_stops_where_colours_repeat() -> None:
 
 
 def test_passes_mark_global_planes_and_a_pass_would_end_the_game() -> None:
-    state = game(moves="b D4 w pass")
+    for rules in ("tromp-taylor", "japanese"):  # passing is not "friendly" under these rules
+        state = game(rules=rules, moves="b D4 w pass")
+        spatial, global_ = encode(state)
+        assert global_[0] == 1.0 and global_[1] == 0.0 and global_[14] == 1.0
+        assert not spatial[9].any() and points(state, 10) == {"D4"}
+        assert encode(game(rules=rules, moves="b D4"))[1][14] == 0.0
+
+
+@pytest.mark.parametrize("rules", ["chinese", "chinese-ogs", "aga", "new-zealand", "stone-scoring", "goe"])
+def test_a_friendly_pass_hides_all_history_and_the_game_end_flag(rules: str) -> None:
+    """Area rules with friendlyPassOk: after one pass the net sees no history at all and no "a pass ends the
+    game" flag; the ladder planes of earlier boards repeat the current board (KataGo's fillRowV7)."""
+    state = game(rules=rules, moves="b B3 w C3 b C2 w D4 b D3 w pass")
     spatial, global_ = encode(state)
-    assert global_[0] == 1.0 and global_[1] == 0.0 and global_[14] == 1.0
-    assert not spatial[9].any() and points(state, 10) == {"D4"}
-    assert encode(game(moves="b D4"))[1][14] == 0.0
+    assert not global_[:5].any() and global_[14] == 0.0
+    assert not spatial[9:14].any()
+    assert (spatial[15] == spatial[14]).all() and (spatial[16] == spatial[14]).all()
+    shown = game(rules="tromp-taylor", moves="b B3 w C3 b C2 w D4 b D3 w pass")
+    assert encode(shown)[1][0] == 1.0 and points(shown, 10) == {"D3"}
+
+
+def test_a_move_after_the_game_ended_shows_only_moves_since_the_end() -> None:
+    # Black's pass ended the game; White then played on: the net sees E5 and that pass, not White's pass.
+    state = game(rules="tromp-taylor", moves="b D4 w pass b pass w E5")
+    assert not state.is_over() and state.moves_this_phase() == 2
+    spatial, global_ = encode(state)
+    assert points(state, 9) == {"E5"} and global_[:5].tolist() == [0.0, 1.0, 0.0, 0.0, 0.0]
+    assert not spatial[11:14].any()
+
+
+def test_the_button_plane_and_the_half_point_in_komi() -> None:
+    start = game(rules="aga-button", komi=7.0)
+    assert encode(start)[1][17] == 1.0 and encode(start)[1][5] == pytest.approx(-7.0 / 20)
+    taken = game(rules="aga-button", komi=7.0, moves="b pass")  # Black takes the button: half a point
+    _, global_ = encode(taken)
+    assert global_[17] == 0.0 and global_[5] == pytest.approx(6.5 / 20)
+    # Taking the button is no game-ending pass: the history shows it, and a pass now would not end the game.
+    assert global_[0] == 1.0 and global_[14] == 0.0
+    after = game(rules="aga-button", komi=7.0, moves="b pass w D4 b pass")
+    _, global_ = encode(after)  # a friendly pass now: hidden
+    assert not global_[:5].any() and global_[14] == 0.0 and global_[5] == pytest.approx(6.5 / 20)
 
 
 def test_after_the_game_ends_only_the_last_pass_is_shown() -> None:
@@ -167,11 +203,11 @@ def test_area_planes_under_area_scoring_only() -> None:
 def test_ladder_planes() -> None:
     # White C3 with liberties C4 and D3 next to black B3, C2, D4: Black captures it in a ladder
     # by playing either liberty first (the board is otherwise empty).
-    ladder = game(moves="b B3 w C3 b C2 w pass b D4")
+    ladder = game(rules="tromp-taylor", moves="b B3 w C3 b C2 w pass b D4")
     assert ladder.to_play == Color.WHITE
     assert points(ladder, 14) == {"C3"}
     assert not plane(ladder, 17).any()  # working moves are for the side to move against opp chains
-    black_view = game(moves="b B3 w C3 b C2 w pass b D4 w pass")
+    black_view = game(rules="tromp-taylor", moves="b B3 w C3 b C2 w pass b D4 w pass")
     assert points(black_view, 14) == {"C3"}
     assert points(black_view, 17) == {"C4", "D3"}
     # One move ago the board had the same ladder; two moves ago (before D4) C3 could run away.
@@ -201,7 +237,7 @@ def test_input_key_identifies_equal_net_inputs() -> None:
 
 
 def test_a_pass_marks_no_point() -> None:
-    spatial, global_ = encode(game(moves="b pass"))
+    spatial, global_ = encode(game(rules="tromp-taylor", moves="b pass"))
     assert not spatial[9].any() and global_[0] == 1.0
 
 

@@ -1,13 +1,15 @@
 """miai against KataGo 1.17.2, position by position (shared/reference/*.jsonl).
 
-For every recorded position: every policy probability within 0.002 of KataGo's, win and loss
-within 0.002, lead within 0.05 points, ownership within 0.01, and the same illegal points.
-Each net is converted once per test session into a temporary cache. The whole file takes about
+Every file of shared/reference whose net is in shared/nets (pub_rules.jsonl covers KataGo's rule presets, half of
+its positions right after a pass) and our own KataGo positions in tests/nets/data. For every recorded position: every
+policy probability within 0.002 of KataGo's, win and loss within 0.002, lead within 0.05 points, ownership within
+0.01, and the same illegal points. Each net is converted once per test session into a temporary cache. The whole file takes about
 20 s on one core (the KaTrain nets are downloaded once into ~/.cache/miai).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -16,13 +18,28 @@ from miai.nets.evaluator import OnnxEvaluator
 from miai.nets.loading import load_evaluator
 from miai.nets.rawnn import raw_nn
 
-from .reference_cases import NETS_DIR, compare, load_records, state_from_record
+from .reference_cases import NETS_DIR, REFERENCE_DIR, compare, load_records, state_from_record
 
 SMALL_NETS = {
     "pub_b6.jsonl": "g170-b6c96-s175395328-d26788732.bin.gz",
     "pub_t7a.jsonl": "b7c96h3tfrs-test5-cnorm.bin.gz",
     "pub_t7b.jsonl": "b7c96h6kv3qk32v16tflrs-fson-bnh.bin.gz",
 }
+DATA_DIR = Path(__file__).parent / "data"  # positions we generated with KataGo (scripts/gen_reference.py)
+
+
+def local_reference_files() -> list[Path]:
+    """Every reference file whose net is in ../shared/nets: all of ../shared/reference (pub_rules.jsonl
+    included) and tests/nets/data. Empty when ../shared is absent."""
+    if not NETS_DIR.is_dir():
+        return []
+    files = sorted(REFERENCE_DIR.glob("*.jsonl")) + sorted(DATA_DIR.glob("*.jsonl"))
+    return [path for path in files if (NETS_DIR / _net_of(path)).is_file()]
+
+
+def _net_of(path: Path) -> str:
+    with path.open() as f:
+        return str(json.loads(f.readline())["net"])
 KATRAIN_NETS = {"pub_b15.jsonl": "1.9.3", "pub_nbt.jsonl": "1.14.0", "pub_tf.jsonl": "1.20.0"}
 
 
@@ -54,7 +71,7 @@ def katrain_model(version: str) -> Path:
         pytest.skip(f"cannot download the KaTrain {version} net ({exc}); reference test skipped")
 
 
-def check_file(reference: str, model: Path, cache: Path, board_size: int | None = None) -> None:
+def check_file(reference: str | Path, model: Path, cache: Path, board_size: int | None = None) -> None:
     records = load_records(reference)
     if not records:
         pytest.skip(f"{reference} not found next to the repository (../shared/reference)")
@@ -64,18 +81,33 @@ def check_file(reference: str, model: Path, cache: Path, board_size: int | None 
         result = raw_nn(evaluator, state_from_record(record), [0])[0]
         mismatch = compare(result, record)
         if not mismatch.within_tolerance():
-            failures.append(f"{record['id']}: {mismatch}")
-    assert not failures, "\n".join(failures)
+            failures.append(f"{record['id']} ({record['rules']}): {mismatch}")
+    assert not failures, f"{len(failures)} of {len(records)} positions differ from KataGo:\n" + "\n".join(failures)
+
+
+LOCAL_FILES = local_reference_files()
 
 
 @pytest.mark.parametrize("board_size", [None, 19], ids=["dynamic", "fixed19"])
-@pytest.mark.parametrize("reference", sorted(SMALL_NETS))
-def test_small_nets_match_katago(reference: str, board_size: int | None, net_cache: Path) -> None:
-    """Dynamic-size nets see each board at its size; 19x19 nets see small boards padded."""
-    model = NETS_DIR / SMALL_NETS[reference]
-    if not model.is_file():
-        pytest.skip(f"{model} not found")
-    check_file(reference, model, net_cache, board_size)
+@pytest.mark.parametrize("reference", LOCAL_FILES or [None], ids=[p.name for p in LOCAL_FILES] or ["none"])
+def test_every_position_with_a_shared_net_matches_katago(
+    reference: Path | None, board_size: int | None, net_cache: Path
+) -> None:
+    """Every position of every reference file whose net is in ../shared/nets, under every rule preset, within the
+    tolerances. Dynamic-size nets see each board at its size; 19x19 nets see small boards padded."""
+    if reference is None:
+        pytest.skip("../shared (reference positions and KataGo's test nets) is absent next to the repository")
+    check_file(reference, NETS_DIR / _net_of(reference), net_cache, board_size)
+
+
+def test_the_shared_reference_files_are_all_checked() -> None:
+    """The files named in shared/README.md whose nets are shared are among the checked ones (none silently
+    dropped because a net name changed)."""
+    if not NETS_DIR.is_dir():
+        pytest.skip("../shared is absent next to the repository")
+    checked = {path.name for path in LOCAL_FILES}
+    assert set(SMALL_NETS) | {"pub_rules.jsonl"} <= checked
+    assert {path.name for path in DATA_DIR.glob("*.jsonl")} <= checked
 
 
 @pytest.mark.download

@@ -78,10 +78,23 @@ def kgs_rules(s: GtpSession, name: str) -> str:
 
 @table.command("kata-set-rules", many(named(STRING, "rules")), mutates=True)
 def kata_set_rules(s: GtpSession, tokens: list[str]) -> str:
-    """A preset name (tromp-taylor, chinese, japanese, ...) or a JSON object of KataGo rule keys."""
+    """Every form KataGo accepts: a preset name or alias (tromp-taylor, chinese, aga-button, nz, ...), a JSON
+    object of KataGo rule keys, or KataGo's compact string (koSIMPLEscoreAREA...). Komi stays."""
     if not tokens:
         raise GtpSyntaxError("expected a rules preset name or a JSON object")
     s.rebuild(rules=parse_rules(" ".join(tokens)))
+    return ""
+
+
+@table.command("kata-set-rule", named(STRING, "key"), named(STRING, "value"), mutates=True)
+def kata_set_rule(s: GtpSession, key: str, value: str) -> str:
+    """Change one rule by its KataGo JSON key (ko, scoring, tax, suicide, hasButton, whiteHandicapBonus,
+    friendlyPassOk); the other rules and komi stay."""
+    try:
+        rules = s.state.rules.updated(key, value)
+    except ValueError as error:
+        raise GtpError(f"invalid rule '{key} {value}'", str(error)) from error
+    s.rebuild(rules=rules)
     return ""
 
 
@@ -92,23 +105,16 @@ def kata_get_rules(s: GtpSession) -> str:
 
 
 def parse_rules(text: str) -> Rules:
-    """``Rules`` from a preset name or a JSON object (``kata-set-rules``).
+    """``Rules`` from any form ``kata-set-rules`` accepts (see ``Rules.parse``).
 
     Raises:
         GtpError: unknown preset or invalid JSON/rule values (quoted).
     """
-    if text.startswith("{"):
-        try:
-            data = json.loads(text)
-            if not isinstance(data, dict):
-                raise ValueError("not a JSON object")
-            return Rules.from_json(data)
-        except (ValueError, KeyError, TypeError) as error:
-            raise GtpError(f"invalid rules '{text}'", str(error)) from error
     try:
-        return Rules.preset(text.lower())
-    except (ValueError, KeyError) as error:
-        raise GtpError(f"unknown rules '{text}'", str(error)) from error
+        return Rules.parse(text)
+    except (ValueError, KeyError, TypeError) as error:
+        problem = "invalid" if text.lstrip().startswith("{") else "unknown"
+        raise GtpError(f"{problem} rules '{text}'", str(error)) from error
 
 
 @table.command("showboard")

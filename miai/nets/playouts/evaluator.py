@@ -98,15 +98,20 @@ def _stones_saved_by(board: PlayoutBoard, p: int, color: int) -> int:
 # -- the evaluator -----------------------------------------------------------------------------------------------
 
 
+def _button_points(state: GameState) -> float:
+    """The button's half point for White (negative for Black) once someone has taken it."""
+    return 0.0 if state.button_available else state.button_bonus()
+
+
 def position_from_state(state: GameState) -> PlayoutPosition:
-    """The playout view of a ``GameState``: stones, side to move, ko/superko bans, komi plus handicap bonus (as
+    """The playout view of a ``GameState``: stones, side to move, ko/superko bans, komi plus handicap and button bonus (as
     ``GameState.score`` counts it), scoring rule and tax, prisoners, passes, the game's legal moves and last move."""
     rules = state.rules
     return PlayoutPosition(
         size=state.size,
         stones=tuple(int(v) for v in state.stones()),
         to_play=int(state.to_play),
-        komi=float(state.komi) + float(rules.handicap_bonus(state.handicap)),
+        komi=float(state.komi) + float(rules.handicap_bonus(state.handicap)) + _button_points(state),
         territory=rules.scoring is Scoring.TERRITORY,
         tax_all=rules.tax is Tax.ALL,
         banned=tuple(state.banned_points()),
