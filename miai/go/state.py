@@ -151,6 +151,14 @@ class GameState:
             return False  # that pass takes the button
         return self.consecutive_passes >= 1 or self.pass_repeats_position()
 
+    def pass_is_friendly(self) -> bool:
+        """Would a pass now end the game only as a friendly pass (KataGo's shouldSuppressEndGameFromFriendlyPass):
+        the rules allow friendly passes under area scoring, the opponent has just passed, and the pass does not
+        repeat an earlier one. KataGo's net then sees no history, and its search keeps going past such a pass."""
+        rules = self._rules
+        return (rules.friendly_pass_ok and rules.scoring == Scoring.AREA and int(self.consecutive_passes) == 1
+                and not self.pass_repeats_position())
+
     def pass_repeats_position(self) -> bool:
         """Under simple ko: has the player to move passed before in this very position (same stones)?"""
         return self._repeat_pass_ends and (self._to_play, self.board.hash) in self._pass_positions

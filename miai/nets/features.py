@@ -84,14 +84,7 @@ class Position:
     def friendly_pass_hidden(self) -> bool:
         """A pass now would end the game, but the rules make such a pass friendly: KataGo then shows the
         net no history and no "pass ends the game" flag (``shouldSuppressEndGameFromFriendlyPass``)."""
-        state = self.state
-        rules = state.rules
-        return (
-            rules.friendly_pass_ok
-            and rules.scoring == Scoring.AREA
-            and int(state.consecutive_passes) == 1
-            and not state.pass_repeats_position()
-        )
+        return self.state.pass_is_friendly()
 
     @cached_property
     def history_limit(self) -> int:

@@ -186,3 +186,22 @@ def test_tree_reuse_keeps_the_bias_entries_of_the_nodes_it_keeps() -> None:
     search.set_root(state)
     kept = {id(n.bias) for n in (search.root, *search.table) if n is not None and n.bias is not None}
     assert kept and kept == {id(e) for e in search._bias_table.values()}
+
+
+@pytest.mark.parametrize(("rules", "terminal"), [("tromp-taylor", True), ("chinese", False)])
+def test_a_friendly_pass_does_not_end_the_game_inside_the_search(rules: str, terminal: bool) -> None:
+    # KataGo's forceNonTerminal: under area rules with friendly passes, answering a pass with a pass is evaluated
+    # by the net and searched on instead of being scored with every stone alive.
+    from miai.go.rules import Rules
+    from miai.go.state import GameState
+    from miai.nets.evaluator import UniformEvaluator
+
+    state = GameState(5, Rules.preset(rules), 0.5)
+    state.push(12)
+    state.push(-1)
+    search = Search(UniformEvaluator(), SearchConfig(max_visits=100, max_time=0.0, seed=1))
+    search.set_root(state)
+    search.run()
+    edge = search.root.edge_for(-1)  # type: ignore[union-attr]
+    assert edge is not None and edge.child is not None
+    assert edge.child.terminal is terminal
