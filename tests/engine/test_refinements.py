@@ -199,9 +199,9 @@ def test_a_friendly_pass_does_not_end_the_game_inside_the_search(rules: str, ter
     state = GameState(5, Rules.preset(rules), 0.5)
     state.push(12)
     state.push(-1)
-    search = Search(UniformEvaluator(), SearchConfig(max_visits=100, max_time=0.0, seed=1))
+    search = Search(UniformEvaluator(), SearchConfig(max_visits=20, max_time=0.0, seed=1))
     search.set_root(state)
-    search.run()
+    search.run(allow=[-1])
     edge = search.root.edge_for(-1)  # type: ignore[union-attr]
     assert edge is not None and edge.child is not None
     assert edge.child.terminal is terminal
