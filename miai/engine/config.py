@@ -57,13 +57,19 @@ def option(
     return field(default=default, metadata=meta)
 
 
+def _section_name(cls: type) -> str:
+    """The TOML section a config dataclass is read from (``SearchConfig`` -> ``search``): messages name the key the
+    user wrote, never the class."""
+    return cls.__name__.removesuffix("Config").lower()
+
+
 def _validate(obj: Any) -> None:
     """Check every field of a config dataclass against its declared type, range and choices."""
     hints = typing.get_type_hints(type(obj))
     for f in dataclasses.fields(obj):
         value = getattr(obj, f.name)
         kind = hints[f.name]
-        name = f"{type(obj).__name__}.{f.name}"
+        name = f"{_section_name(type(obj))}.{f.name}"
         if kind is bool and not isinstance(value, bool):
             raise ConfigError(f"{name} must be a boolean, got {value!r}")
         if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
@@ -358,15 +364,22 @@ def parse_value(text: str, kind: type) -> Any:
         if kind is float:
             return float(text)
     except ValueError as exc:
-        raise ConfigError(f"cannot read {text!r} as {kind.__name__}") from exc
+        raise ConfigError(f"cannot read {text!r} as {_KIND_NAMES.get(kind, kind.__name__)}") from exc
     return text.strip().strip('"')
+
+
+# What parse_value says it expected, in a user's words.
+_KIND_NAMES: dict[type, str] = {int: "an integer", float: "a number", bool: "true or false"}
 
 
 def set_option(config: Config, key: str, value: Any) -> Config:
     """Return a copy of ``config`` with one option changed; ``value`` may be text (parsed) or already typed."""
     section, name, _field, kind = _split_key(config, key)
     if isinstance(value, str) and kind is not str:
-        value = parse_value(value, kind)
+        try:
+            value = parse_value(value, kind)
+        except ConfigError as exc:
+            raise ConfigError(f"{section}.{name}: {exc}") from None
     new_section = dataclasses.replace(getattr(config, section), **{name: value})
     return dataclasses.replace(config, **{section: new_section})
 
