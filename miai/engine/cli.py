@@ -16,7 +16,8 @@ from typing import Any
 import click
 
 from miai import __version__
-from miai.engine.config import Config, ConfigError, apply_overrides, load_config
+from miai.go.rules import Rules
+from miai.engine.config import Config, ConfigError, apply_overrides, bundled_config_names, load_config, resolve_config
 
 log = logging.getLogger("miai")
 
@@ -84,7 +85,7 @@ def playout_defaults(config: Config, evaluator: Any, config_path: str | None, se
 
     if not isinstance(evaluator, PlayoutEvaluator):
         return config
-    chosen = " ".join(sets) + (Path(config_path).read_text(encoding="utf-8") if config_path else "")
+    chosen = " ".join(sets) + (resolve_config(config_path).read_text(encoding="utf-8") if config_path else "")
     overrides = [item for key, item in (("selection", "search.selection=ucb1-tuned"),
                                          ("use_lcb", "search.use_lcb=false")) if key not in chosen]
     return apply_overrides(config, overrides)
@@ -109,6 +110,14 @@ def _progress_callback(label: str) -> Any:
     return callback
 
 
+MODEL_HELP = ("The net that plays: a KataGo model file (.bin.gz, .bin, .txt.gz; converted to ONNX once and cached), "
+              "an .onnx file, or playouts[:N][:priors][:tactical] for no net. Default: miai's bundled nets. "
+              "KataGo's nets are published at https://katagotraining.org/networks/.")
+RULES_HELP = f"Rules preset: {', '.join(Rules.preset_names())}."
+CONFIG_HELP = (f"TOML config: a file, or the name of a config installed with miai ({', '.join(bundled_config_names())}); "
+               "'default' lists every option.")
+
+
 def _load_config(config_path: str | None, sets: tuple[str, ...]) -> Config:
     try:
         return load_config(config_path, sets)
@@ -126,13 +135,14 @@ def main(log_level: str) -> None:
 
 
 @main.command()
-@click.option("--model", default=None, help="KataGo model (.bin.gz, .txt.gz), .onnx file, or playouts[:N][:priors].")
+@click.option("--model", default=None, help=MODEL_HELP)
 @click.option("--config", "config_path", default=None, type=click.Path(dir_okay=False),
-              help="TOML config (see configs/default.toml).")
+              help=CONFIG_HELP)
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key, e.g. search.max_visits=800.")
 @click.option("--size", default=19, show_default=True, type=click.IntRange(2, 25), help="Board size at start.")
 @click.option("--komi", default=7.5, show_default=True, type=float, help="Komi at start.")
-@click.option("--rules", default="tromp-taylor", show_default=True, help="Rules preset at start.")
+@click.option("--rules", default="tromp-taylor", show_default=True,
+              help=RULES_HELP + " Controllers may change it later (kata-set-rules, SGF RU).")
 @click.option("--name", default="miai", show_default=True, help="Engine name reported by GTP `name`.")
 def gtp(model: str | None, config_path: str | None, sets: tuple[str, ...], size: int, komi: float, rules: str,
         name: str) -> None:

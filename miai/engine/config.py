@@ -29,6 +29,8 @@ __all__ = [
     "Config",
     "OptionInfo",
     "load_config",
+    "resolve_config",
+    "BUNDLED_CONFIGS",
     "apply_overrides",
     "set_option",
     "get_option",
@@ -289,14 +291,44 @@ def _section_from_dict(cls: type, data: Mapping[str, Any], prefix: str) -> Any:
     return cls(**data)
 
 
-def load_config(path: str | Path | None = None, overrides: Iterable[str] = ()) -> Config:
-    """Read a TOML config file (or start from the defaults when ``path`` is None), then apply ``key=value`` overrides.
+# The example configs ship inside the package, so ``--config analysis`` works from any directory.
+BUNDLED_CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+
+def bundled_config_names() -> list[str]:
+    """The names ``--config`` accepts besides file paths (``analysis``, ``default``, ...)."""
+    return sorted(p.stem for p in BUNDLED_CONFIGS.glob("*.toml"))
+
+
+def resolve_config(path: str | Path) -> Path:
+    """The file ``--config`` means: an existing file as given, else a bundled config by name (``analysis`` or
+    ``analysis.toml``).
 
     Raises:
-        ConfigError: the file cannot be read or parsed, or a key or value is invalid.
+        ConfigError: it is neither (the message lists the bundled names).
+    """
+    given = Path(path)
+    if given.is_file():
+        return given
+    bundled = BUNDLED_CONFIGS / f"{given.name.removesuffix('.toml')}.toml"
+    if given.name == str(path) and bundled.is_file():  # a bare name, not a path into some directory
+        return bundled
+    if given.is_dir():
+        raise ConfigError(f"config {path} is a directory, not a TOML file")
+    names = ", ".join(bundled_config_names())
+    raise ConfigError(f"config {path}: no such file, and no bundled config has that name ({names})")
+
+
+def load_config(path: str | Path | None = None, overrides: Iterable[str] = ()) -> Config:
+    """Read a TOML config (a file, or a bundled config by name; the defaults when ``path`` is None), then apply
+    ``key=value`` overrides.
+
+    Raises:
+        ConfigError: the file cannot be found, read or parsed, or a key or value is invalid.
     """
     config = Config()
     if path is not None:
+        path = resolve_config(path)
         try:
             with open(path, "rb") as handle:
                 data = tomllib.load(handle)
