@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -273,3 +274,28 @@ def test_damaged_files_raise_only_model_format_errors(data: st.DataObject) -> No
         parse_model_bytes(bytes(stream), binary_floats=binary)
     except ModelFormatError:
         pass
+
+
+def test_a_weight_beyond_float32_is_rejected_without_a_numpy_warning() -> None:
+    text = write_model(Spec(version=10), binary=False)
+    header = b"model.conv_spatial 5 5 22 12 1 1\n"
+    at = text.index(header) + len(header)
+    broken = text[:at] + b"1e39 " + text[at:]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a RuntimeWarning from numpy's cast would fail here
+        with pytest.raises(ModelFormatError, match="NaN or infinite weight"):
+            parse_model_bytes(broken, binary_floats=False)
+
+
+@pytest.mark.parametrize("name", ["junk.txt", "junk.bin", "junk.bin.gz", "junk.txt.gz"])
+def test_binary_garbage_is_named_not_echoed(tmp_path: Path, name: str) -> None:
+    """Random bytes make a one-line message of plain text: no raw bytes, no escapes, no quoted gzip header."""
+    raw = bytes(np.random.default_rng(5).integers(0, 256, 3000, dtype=np.uint8))
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(raw) if name == "junk.txt.gz" else raw)
+    with pytest.raises(ModelFormatError) as info:
+        load_model(path)
+    message = str(info.value)
+    assert message.isprintable() and message.isascii() and "\\x" not in message and "b'" not in message
+    expected = "not a gzip file" if name == "junk.bin.gz" else "binary data"
+    assert expected in message and message.startswith(str(path))
