@@ -144,7 +144,9 @@ class NetInfo:
 class OnnxEvaluator:
     """A converted KataGo net run by onnxruntime on the CPU."""
 
-    def __init__(self, path: str, config: OnnxConfig | None = None, **overrides: Any) -> None:
+    def __init__(self, path: str, config: OnnxConfig | None = None, *, model_bytes: bytes | None = None,
+                 **overrides: Any) -> None:
+        """Load the ONNX net at ``path``, or from ``model_bytes`` when given (``path`` then only names it)."""
         import onnxruntime as ort
 
         base = config or OnnxConfig()
@@ -160,7 +162,8 @@ class OnnxEvaluator:
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         try:
-            self.session = ort.InferenceSession(self.path, options, providers=["CPUExecutionProvider"])
+            source = self.path if model_bytes is None else model_bytes
+            self.session = ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own exception types
             raise EvaluatorError(f"cannot load ONNX net {self.path}: {exc}") from exc
         self.info = _read_net_info(self.session)

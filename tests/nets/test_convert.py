@@ -91,7 +91,9 @@ def test_shared_nets_match_katago(file_name: str, dynamic: bool) -> None:
 @needs_nets
 def test_convert_model_writes_the_agreed_interface(tmp_path: Path) -> None:
     stages: list[tuple[float, str]] = []
-    dst = tmp_path / "out" / "b6.onnx"
+    with pytest.raises(FileNotFoundError, match="output directory .*out does not exist"):
+        convert_model(B6, tmp_path / "out" / "b6.onnx")  # it creates no directories
+    dst = tmp_path / "b6.onnx"
     result = convert_model(B6, dst, board_size=None, progress=lambda f, s: stages.append((f, s)))
     assert result.path == dst and dst.stat().st_size == result.bytes_written
     assert (result.model_version, result.num_policy_channels, result.board_size) == (8, 1, None)

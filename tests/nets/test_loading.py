@@ -42,13 +42,13 @@ def test_katago_file_is_converted_once_and_cached(tmp_path: Path, monkeypatch: p
     from miai.nets import convert
 
     calls: list[str] = []
-    real = convert.convert_model
+    real = convert.load_model
 
-    def counting(src, dst, board_size=None, progress=None):  # type: ignore[no-untyped-def]
-        calls.append(str(src))
-        return real(src, dst, board_size=board_size, progress=progress)
+    def counting(src, progress=None):  # type: ignore[no-untyped-def]
+        calls.append(str(src))  # every conversion reads the KataGo file once
+        return real(src, progress=progress)
 
-    monkeypatch.setattr(convert, "convert_model", counting)
+    monkeypatch.setattr(convert, "load_model", counting)
     monkeypatch.setenv("MIAI_CACHE_DIR", str(tmp_path / "cache"))
     first = load_evaluator(B6)
     second = load_evaluator(B6)
