@@ -115,3 +115,62 @@ def test_net_threads_reach_onnxruntime(sets: tuple[str, ...], expected: int | No
     assert inner.config.intra_op_threads == (expected or max(1, min(os.cpu_count() or 1, 4)))
     options = inner.session.get_session_options()
     assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+
+
+def test_gtp_version_and_dash_dash_version_agree_with_the_installed_package() -> None:
+    from importlib.metadata import version
+
+    installed = version("miai")
+    shown = subprocess.run([sys.executable, "-m", "miai", "--version"], capture_output=True, text=True, timeout=60)
+    assert shown.stdout.split()[-1] == installed
+    answers = _responses(_miai(["gtp", "--model", "playouts"], "version\nquit\n").stdout)
+    assert answers[0] == f"= {installed}"
+
+
+def test_configs_are_found_by_name_from_any_directory(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "miai", "gtp", "--model", "playouts", "--config", "analysis"],
+                          input="kata-get-param maxVisits\nquit\n", capture_output=True, text=True, timeout=60,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    from miai.engine.config import load_config
+
+    assert _responses(done.stdout)[0] == f"= {load_config('analysis').search.max_visits}"
+    (tmp_path / "mine.toml").write_text("[search]\nmax_visits = 33\n")
+    done = subprocess.run([sys.executable, "-m", "miai", "gtp", "--model", "playouts", "--config", "mine.toml"],
+                          input="kata-get-param maxVisits\nquit\n", capture_output=True, text=True, timeout=60,
+                          cwd=tmp_path)
+    assert _responses(done.stdout)[0] == "= 33"
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--config", "nope"], "Error: config nope: no such file, and no bundled config has that name (analysis, "
+                           "default, fast, selfplay, server, tree)"),
+    (["--set", "search.max_visits=abc"], "Error: search.max_visits: cannot read 'abc' as an integer"),
+    (["--set", "search.max_visits=-5"], "Error: search.max_visits must be >= 0, got -5"),
+])
+def test_bad_settings_are_one_line_in_the_users_words(tmp_path: Path, args: list[str], expected: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "miai", "gtp", *args], input="quit\n", capture_output=True,
+                          text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode != 0 and done.stderr.splitlines() == [expected]
+
+
+def test_every_bundled_config_is_installed_as_package_data() -> None:
+    import tomllib
+
+    root = Path(__file__).resolve().parents[2]
+    with open(root / "pyproject.toml", "rb") as handle:
+        package_data = tomllib.load(handle)["tool"]["setuptools"]["package-data"]
+    assert "configs/*.toml" in package_data["miai"]
+    from miai.engine.config import BUNDLED_CONFIGS, bundled_config_names
+
+    assert BUNDLED_CONFIGS == root / "miai" / "configs"
+    assert {"analysis", "default", "fast", "selfplay", "server", "tree"} <= set(bundled_config_names())
+
+
+def test_match_start_timeout_is_an_option(tmp_path: Path) -> None:
+    silent = f"{sys.executable} -c 'import time; time.sleep(60)'"
+    done = subprocess.run([sys.executable, "-m", "miai", "match", "--black", silent, "--white", silent,
+                           "--start-timeout", "0.5"], capture_output=True, text=True, timeout=30, cwd=tmp_path)
+    assert done.returncode != 0
+    assert done.stderr.splitlines() == [f"Error: engine A ({silent}) does not start: no answer to 'protocol_version' "
+                                        "within 0.5 s (a slow start? see --start-timeout)"]
