@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from miai.oserrors import describe
+
 __all__ = [
     "ConfigError",
     "option",
@@ -315,6 +317,8 @@ def resolve_config(path: str | Path) -> Path:
         return bundled
     if given.is_dir():
         raise ConfigError(f"config {path} is a directory, not a TOML file")
+    if given.name != str(path):
+        raise ConfigError(f"config {path}: {describe(FileNotFoundError(), given)}")
     names = ", ".join(bundled_config_names())
     raise ConfigError(f"config {path}: no such file, and no bundled config has that name ({names})")
 

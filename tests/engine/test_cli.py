@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from miai.engine.cli import NO_DEFAULT_NET
+from tests.outside import needs_shared, shared
 
-SHARED_NETS = Path(__file__).resolve().parents[2].parent / "shared" / "nets"
-B6 = SHARED_NETS / "g170-b6c96-s175395328-d26788732.bin.gz"
+B6 = shared("nets/g170-b6c96-s175395328-d26788732.bin.gz")
 
 
 def _miai(args: list[str], stdin: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
@@ -68,7 +68,7 @@ def test_bad_config_override_is_a_clear_error() -> None:
     assert "max_visitz" in done.stderr and "Traceback" not in done.stderr
 
 
-@pytest.mark.skipif(not B6.exists(), reason=f"KataGo test net not found at {B6}")
+@needs_shared(f"nets/{B6.name}")
 def test_gtp_with_a_katago_net_plays_and_answers_kata_raw_nn(tmp_path: Path) -> None:
     env_cache = {"XDG_CACHE_HOME": str(tmp_path)}
     import os

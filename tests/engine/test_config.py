@@ -75,8 +75,12 @@ def test_load_config_reads_toml_then_applies_overrides(tmp_path: Path) -> None:
     path.write_text("[search\n")
     with pytest.raises(ConfigError, match="cannot parse"):
         load_config(path)
-    with pytest.raises(ConfigError, match="cannot read"):
+    with pytest.raises(ConfigError, match="missing.toml: no such file$"):
         load_config(tmp_path / "missing.toml")
+    with pytest.raises(ConfigError, match="no-dir/x.toml: no such directory .*no-dir$"):
+        load_config(tmp_path / "no-dir" / "x.toml")
+    with pytest.raises(ConfigError, match=r"no bundled config has that name \(analysis, default"):
+        load_config("analysys")
 
 
 def test_to_dict_round_trips() -> None:

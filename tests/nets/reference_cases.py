@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -16,10 +15,9 @@ import numpy as np
 from miai.go.coords import parse_color, parse_gtp
 from miai.go.rules import Rules
 from miai.go.state import GameState
+from tests.outside import reference_file, shared
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-REFERENCE_DIR = SHARED / "reference"
-NETS_DIR = SHARED / "nets"
+NETS_DIR = shared("nets")
 
 # The tolerances issue 3 asks for.
 POLICY_TOL = 0.002
@@ -29,8 +27,8 @@ OWNERSHIP_TOL = 0.01
 
 
 def load_records(name: str) -> list[dict[str, Any]]:
-    """The records of one reference file (empty when the shared folder is absent)."""
-    path = REFERENCE_DIR / name
+    """The records of one reference file (empty when it is neither committed nor in the shared folder)."""
+    path = reference_file(name)
     if not path.is_file():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

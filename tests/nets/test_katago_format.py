@@ -24,6 +24,8 @@ from miai.nets.katago import (
     parse_model_bytes,
 )
 
+from tests.outside import needs_shared, require_shared
+
 from .katago_reference import NETS_DIR
 from .synthetic_models import FFN, GPool, Attn, Nested, Spec, write_model
 
@@ -31,14 +33,12 @@ B6 = NETS_DIR / "g170-b6c96-s175395328-d26788732.bin.gz"
 T7A = NETS_DIR / "b7c96h3tfrs-test5-cnorm.bin.gz"
 T7B = NETS_DIR / "b7c96h6kv3qk32v16tflrs-fson-bnh.bin.gz"
 
-needs_nets = pytest.mark.skipif(not B6.exists(), reason="shared test nets not found at ../shared/nets")
+needs_nets = needs_shared(f"nets/{B6.name}", f"nets/{T7A.name}", f"nets/{T7B.name}")
 
 
 @pytest.fixture(scope="module")
 def b6_bytes() -> bytes:
-    if not B6.exists():
-        pytest.skip("shared test nets not found at ../shared/nets")
-    return gzip.decompress(B6.read_bytes())
+    return gzip.decompress(require_shared(f"nets/{B6.name}").read_bytes())
 
 
 @needs_nets

@@ -11,6 +11,8 @@ from miai.nets import load_evaluator
 from miai.nets import loading
 from miai.nets.evaluator import CachedEvaluator, EvaluatorError, OnnxEvaluator, UniformEvaluator
 
+from tests.outside import needs_shared
+
 from .reference_cases import NETS_DIR
 from .tiny_nets import build_tiny_net
 
@@ -37,7 +39,7 @@ def test_errors_name_the_problem(tmp_path: Path) -> None:
         load_evaluator(build_tiny_net(tmp_path / "t.onnx"), no_such_option=1)
 
 
-@pytest.mark.skipif(not B6.is_file(), reason="shared/nets not available")
+@needs_shared(f"nets/{B6.name}")
 def test_katago_file_is_converted_once_and_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from miai.nets import convert
 

@@ -1,9 +1,9 @@
-"""miai against KataGo 1.17.2, position by position (shared/reference/*.jsonl).
+"""miai against KataGo 1.17.2, position by position (reference/*.jsonl, see tests/outside.py).
 
 For every recorded position: every policy probability within 0.002 of KataGo's, win and loss
 within 0.002, lead within 0.05 points, ownership within 0.01, and the same illegal points.
 Each net is converted once per test session into a temporary cache. The whole file takes about
-20 s on one core (the KaTrain nets are downloaded once into ~/.cache/miai).
+20 s on one core (the KaTrain nets are downloaded once into ~/.cache/miai, with MIAI_DOWNLOAD_NETS=1 only).
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from miai.nets.evaluator import OnnxEvaluator
 from miai.nets.loading import load_evaluator
 from miai.nets.rawnn import raw_nn
 
-from .reference_cases import NETS_DIR, compare, load_records, state_from_record
+from tests.outside import missing_reason, require_shared
+
+from .reference_cases import compare, load_records, state_from_record
 
 SMALL_NETS = {
     "pub_b6.jsonl": "g170-b6c96-s175395328-d26788732.bin.gz",
@@ -57,7 +59,7 @@ def katrain_model(version: str) -> Path:
 def check_file(reference: str, model: Path, cache: Path, board_size: int | None = None) -> None:
     records = load_records(reference)
     if not records:
-        pytest.skip(f"{reference} not found next to the repository (../shared/reference)")
+        pytest.skip(missing_reason(f"reference/{reference}"))
     evaluator = evaluator_for(model, cache, board_size)
     failures = []
     for record in records:
@@ -72,9 +74,7 @@ def check_file(reference: str, model: Path, cache: Path, board_size: int | None 
 @pytest.mark.parametrize("reference", sorted(SMALL_NETS))
 def test_small_nets_match_katago(reference: str, board_size: int | None, net_cache: Path) -> None:
     """Dynamic-size nets see each board at its size; 19x19 nets see small boards padded."""
-    model = NETS_DIR / SMALL_NETS[reference]
-    if not model.is_file():
-        pytest.skip(f"{model} not found")
+    model = require_shared(f"nets/{SMALL_NETS[reference]}")
     check_file(reference, model, net_cache, board_size)
 
 
@@ -110,10 +110,8 @@ def parse_raw_nn_block(text: str, size: int) -> dict[str, object]:
 def test_printed_kata_raw_nn_text_matches_katago(net_cache: Path) -> None:
     from miai.nets.rawnn import format_raw_nn
 
-    records = load_records("pub_b6.jsonl")
-    model = NETS_DIR / SMALL_NETS["pub_b6.jsonl"]
-    if not records or not model.is_file():
-        pytest.skip("b6 reference not available")
+    model = require_shared(f"nets/{SMALL_NETS['pub_b6.jsonl']}")
+    records = load_records("pub_b6.jsonl") or pytest.skip(missing_reason("reference/pub_b6.jsonl"))
     evaluator = evaluator_for(model, net_cache)
     for record in records[:8]:
         state = state_from_record(record)
@@ -137,9 +135,7 @@ def test_symmetry_numbering_matches_katago(net_cache: Path) -> None:
     from miai.go.rules import Rules
     from miai.go.state import GameState
 
-    model = NETS_DIR / SMALL_NETS["pub_b6.jsonl"]
-    if not model.is_file():
-        pytest.skip(f"{model} not found")
+    model = require_shared(f"nets/{SMALL_NETS['pub_b6.jsonl']}")
     state = GameState(size=9, rules=Rules.preset("chinese"), komi=7.5)
     state.push(parse_gtp("C3", 9), Color.BLACK)
     state.push(parse_gtp("C6", 9), Color.WHITE)
