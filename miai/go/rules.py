@@ -1,6 +1,7 @@
 """Rule sets: ko rule, scoring, tax, suicide and handicap compensation, with KataGo's named presets.
 
-The presets and their meanings follow KataGo (see shared/KATAGO.md section 6). ``to_json``/``from_json`` use the keys
+The presets and their meanings follow KataGo (its rules page, https://lightvector.github.io/KataGo/rules.html,
+and cpp/game/rules.cpp). ``to_json``/``from_json`` use the keys
 of KataGo's ``kata-get-rules`` answer, so GTP front ends can pass rules through unchanged.
 
 >>> Rules.preset("chinese").ko

@@ -9,7 +9,7 @@ weights, ready for `miai.nets.onnx_export`.
 Supported: model versions 8 to 17, i.e. ordinary and global-pooling residual blocks, nested
 bottleneck blocks (any depth, conv or transformer inner blocks), transformer attention and
 feed-forward blocks, batch-norm and RMSNorm trunk tips, both head layouts. The facts come from
-KataGo's format description (../shared/KATAGO.md section 4); the code is miai's own.
+KataGo's model loader (cpp/neuralnet/desc.cpp in lightvector/KataGo); the code is miai's own.
 
 Errors: anything wrong with the file raises `ModelFormatError`, naming what was expected, the layer
 being read and the byte offset in the (decompressed) stream.
