@@ -58,9 +58,16 @@ def test_gtp_model_that_is_not_a_file(tmp_path: Path, model: str, expected: str)
     assert error_line(miai(["gtp", "--model", model], tmp_path)) == expected
 
 
-def test_gtp_model_of_binary_garbage_is_described_not_echoed(tmp_path: Path, garbage: Path) -> None:
-    line = error_line(miai(["gtp", "--model", garbage.name], tmp_path))
-    assert line.startswith("Error: cannot load model garbage.txt: ") and "binary data" in line
+@pytest.mark.parametrize("name, expected", [
+    ("garbage.txt", "binary data (not a KataGo model, or a corrupt one)"),
+    ("garbage.bin.gz", "not a gzip file"),
+    ("garbage.onnx", "not an ONNX model"),
+])
+def test_gtp_model_of_binary_garbage_is_described_not_echoed(tmp_path: Path, garbage: Path, name: str,
+                                                             expected: str) -> None:
+    garbage.rename(tmp_path / name)
+    line = error_line(miai(["gtp", "--model", name], tmp_path))
+    assert line.startswith(f"Error: cannot load model {name}: ") and expected in line
     assert line.isprintable() and line.isascii()
 
 
