@@ -150,8 +150,8 @@ MODEL_HELP = ("The net that plays: a KataGo model file (.bin.gz, .bin, .txt.gz; 
               "an .onnx file, or playouts[:N][:priors][:tactical] for no net. Default: miai's bundled nets. "
               "KataGo's nets are published at https://katagotraining.org/networks/.")
 RULES_HELP = f"Rules preset: {', '.join(Rules.preset_names())}."
-CONFIG_HELP = (f"TOML config: a file, or the name of a config installed with miai ({', '.join(bundled_config_names())}); "
-               "'default' lists every option.")
+CONFIG_HELP = ("TOML config: a file, or the name of a config installed with miai "
+               f"({', '.join(bundled_config_names())}); 'default' lists every option.")
 
 
 def _load_config(config_path: str | None, sets: tuple[str, ...]) -> Config:

@@ -87,8 +87,8 @@ def bench(model: str | None, sizes: str, seconds: float, config_path: str | None
 @click.option("--log-dir", default=None, type=click.Path(file_okay=False), help="Keep the engines' stderr here.")
 def match(black_cmd: str, white_cmd: str, games: int, size: int, komi: float, handicap: int, max_moves: int | None,
           sprt: str | None, rules: str, time_spec: str | None,
-          visits: int | None, openings: str | None, sgf_dir: str | None, alternate: bool, move_timeout: float, start_timeout: float,
-          dead_model: str | None, json_path: str | None, log_dir: str | None) -> None:
+          visits: int | None, openings: str | None, sgf_dir: str | None, alternate: bool, move_timeout: float,
+          start_timeout: float, dead_model: str | None, json_path: str | None, log_dir: str | None) -> None:
     """Play GTP engines against each other and report wins, Elo with a 95% interval and how games ended."""
     from miai.engine.elo import SprtConfig
     from miai.engine.match import MatchConfig, MatchError, TimeControl, ownership_dead_stones, run_match

@@ -1,4 +1,4 @@
-"""KataGo planes 14-19 on the reference positions of KataGo's reference outputs (tests/outside.py; rebuilt from their move lists).
+"""KataGo planes 14-19 on the positions of KataGo's reference outputs (tests/outside.py), rebuilt from their moves.
 
 The reference holds KataGo's outputs, not its inputs, so these are sanity checks; exact plane equality is
 checked by the nets tests through the policy. Checked here: the positions rebuild exactly (KataGo's
