@@ -174,3 +174,19 @@ def test_match_start_timeout_is_an_option(tmp_path: Path) -> None:
     assert done.returncode != 0
     assert done.stderr.splitlines() == [f"Error: engine A ({silent}) does not start: no answer to 'protocol_version' "
                                         "within 0.5 s (a slow start? see --start-timeout)"]
+
+
+def test_train_gen_has_no_machine_defaults_and_says_what_it_needs(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from miai.engine.cli import main
+
+    runner = CliRunner()
+    missing = runner.invoke(main, ["train", "gen"])
+    assert missing.exit_code != 0 and "Missing option '--teacher'" in missing.output
+    no_games = runner.invoke(main, ["train", "gen", "--teacher", "net.bin.gz", "--source", "kifu"])
+    assert no_games.exit_code != 0 and "--source kifu needs --kifu FILE" in no_games.output
+    absent = runner.invoke(main, ["train", "gen", "--teacher", str(tmp_path / "net.bin.gz")])
+    assert absent.exit_code != 0
+    expected = f"Error: cannot load the teacher: {tmp_path / 'net.bin.gz'}: no such file"
+    assert absent.output.strip().splitlines()[-1] == expected
