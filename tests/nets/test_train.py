@@ -188,7 +188,7 @@ def test_teacher_labels_agree_with_the_evaluator() -> None:
 
 # -- torch parts ----------------------------------------------------------------------------------
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="needs torch, the training extra: pip install -e '.[train]'")
 # Two cores shared with other work: more than one intra-op thread makes torch spin-wait (measured
 # 20x slower under load).
 torch.set_num_threads(1)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-pytest.importorskip("torch")
+pytest.importorskip("torch", reason="needs torch, the training extra: pip install -e '.[train]'")
 
 from miai.engine.cli import main  # noqa: E402
 from miai.go.state import GameState  # noqa: E402
