@@ -1,16 +1,17 @@
 """Benchmark: KataGo input-feature encoding (miai.nets.features.encode) in positions per second.
 
 Usage (from the repository root):
-    python scripts/bench_features.py                          # 19x19 real games + 9x9 random games
+    python scripts/bench_features.py --kifu all.kifu          # 19x19 real games + 9x9 random games
     python scripts/bench_features.py --sizes 19 --positions 300 --mode cold
     python scripts/bench_features.py --profile 19             # cProfile of the 19x19 run
-    python scripts/bench_features.py --mode replay --net /work/shared/nets/g170-b6c96-s175395328-d26788732.bin.gz
-    python scripts/bench_features.py --split --net /work/shared/nets/g170-b6c96-s175395328-d26788732.bin.gz
-    python scripts/bench_features.py --dump /tmp/f.npz        # save every encoding...
-    python scripts/bench_features.py --check /tmp/f.npz       # ...and compare later runs to it exactly
+    python scripts/bench_features.py --mode replay --net g170-b6c96-s175395328-d26788732.bin.gz
+    python scripts/bench_features.py --split --net g170-b6c96-s175395328-d26788732.bin.gz
+    python scripts/bench_features.py --dump f.npz             # save every encoding...
+    python scripts/bench_features.py --check f.npz            # ...and compare later runs to it exactly
 
-Positions: on 19x19, mid-game positions of real games from ``/work/shared/data/tom/all.kifu`` (a random
-move number between 20 and 200 of each game; never committed); on other sizes, random legal games
+Positions: on 19x19 with ``--kifu FILE``, mid-game positions of real games (one a line,
+``id<TAB>;B[pd];W[dd]...``; a random move number between 20 and 200 of each game; never committed), else random
+legal games as on other sizes
 (a fixed seed). Two modes:
 
 - ``cold``: every memo of the feature code is cleared before each position, so each encoding reads
@@ -45,14 +46,11 @@ from miai.go.rules import Rules
 from miai.go.state import GameState
 from miai.nets import features
 
-KIFU = Path("/work/shared/data/tom/all.kifu")
-
-
-def kifu_states(count: int, seed: int) -> list[GameState]:
+def kifu_states(kifu: Path, count: int, seed: int) -> list[GameState]:
     """``count`` mid-game 19x19 positions of real games (one per game, random move number)."""
     rng = random.Random(seed)
     states: list[GameState] = []
-    with open(KIFU, encoding="utf-8", errors="replace") as handle:
+    with open(kifu, encoding="utf-8", errors="replace") as handle:
         for line in handle:
             if len(states) >= count:
                 break
@@ -202,6 +200,7 @@ def main() -> None:
     parser.add_argument("--net", type=Path, default=None, help="net for --mode replay")
     parser.add_argument("--search-playouts", type=int, default=1500, help="search recorded for --mode replay")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--kifu", type=Path, default=None, help="real games for the 19x19 positions")
     parser.add_argument("--repeat", type=int, default=3, help="passes per mode; the fastest is reported")
     parser.add_argument("--profile", type=int, default=None, metavar="SIZE", help="cProfile the run of this size")
     parser.add_argument("--split", action="store_true", help="split a search's time (needs --net)")
@@ -226,8 +225,8 @@ def main() -> None:
             if args.net is None:
                 parser.error("--mode replay needs --net")
             states = searched_states(size, args.net, args.search_playouts)
-        elif size == 19:
-            states = kifu_states(args.positions, args.seed)
+        elif size == 19 and args.kifu is not None:
+            states = kifu_states(args.kifu, args.positions, args.seed)
         else:
             states = random_states(size, args.positions, args.seed)
         made = time.perf_counter() - t0

@@ -1,7 +1,7 @@
 """Benchmark: KataGo -> ONNX conversion time and onnxruntime evaluations per second.
 
 Usage (from the repository root):
-    python scripts/bench_nets.py                      # b6c96 from ../shared/nets
+    python scripts/bench_nets.py                      # KataGo's b6c96 net in the current directory
     python scripts/bench_nets.py --net 1.9.3          # a KaTrain net (downloaded once)
     python scripts/bench_nets.py --sizes 19 9 --batches 1 8 32 --threads 1 2 --seconds 3
 
@@ -27,7 +27,8 @@ import onnxruntime as ort
 from miai.nets.convert import convert_model
 from miai.nets.katrain_nets import KATRAIN_NETS, fetch_katrain_net
 
-DEFAULT_NET = Path(__file__).resolve().parents[2] / "shared" / "nets" / "g170-b6c96-s175395328-d26788732.bin.gz"
+# KataGo's g170 b6c96 net (katagotraining.org), expected in the current directory unless --net says otherwise.
+DEFAULT_NET = Path("g170-b6c96-s175395328-d26788732.bin.gz")
 
 
 def resolve_net(text: str | None) -> Path:

@@ -1,6 +1,6 @@
 """Measure random playouts per second from the empty board on 9x9 and 19x19 (one process, one core).
 
-Usage: /work/venv/bin/python scripts/bench_playouts.py [--seconds S] [--sizes 9,19] [--seed N] [--search RULE]
+Usage: python scripts/bench_playouts.py [--seconds S] [--sizes 9,19] [--seed N] [--search RULE]
        [--tactical]
 
 Each playout is what the playout evaluator does per playout (miai.nets.playouts.benchmark_playouts): copy the

@@ -11,7 +11,7 @@ Random legal games are generated first (not timed); then every game is replayed 
 
 Times are CPU time of this process (time.process_time), so other load on the machine disturbs them less.
 
-With ``--kifu PATH`` (e.g. ../shared/data/tom/all.kifu: one game a line, ``id<TAB>;B[pd];W[dd]...``) the 19x19
+With ``--kifu PATH`` (real games, one a line, ``id<TAB>;B[pd];W[dd]...``) the 19x19
 figures also come from the first N real games, which capture far less than random games.
 
 Usage: python scripts/bench_rules.py [--games N] [--rules tromp-taylor] [--sizes 19,9] [--seed 1] [--kifu PATH]

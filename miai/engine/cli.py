@@ -16,7 +16,9 @@ from typing import Any
 import click
 
 from miai import __version__
-from miai.engine.config import Config, ConfigError, apply_overrides, load_config
+from miai.engine.config import Config, ConfigError, apply_overrides, bundled_config_names, load_config, resolve_config
+from miai.go.rules import Rules
+from miai.oserrors import describe
 
 log = logging.getLogger("miai")
 
@@ -48,6 +50,7 @@ def build_evaluator(model: str, config: Config, *, progress: bool = True) -> Any
     from miai.nets.bundled import load_bundled
     from miai.nets.playouts import PlayoutError, PlayoutEvaluator
 
+    bar = ProgressBar("converting", note=" (once per net: the result is cached)") if progress else None
     try:
         if model == "default" and default_net() is None:
             click.echo(NO_DEFAULT_NET, err=True)
@@ -59,10 +62,23 @@ def build_evaluator(model: str, config: Config, *, progress: bool = True) -> Any
             return load_bundled(Path(model).expanduser(), cache_capacity=config.net.cache_size, **options)
         if PlayoutEvaluator.is_spec(model):
             return PlayoutEvaluator.from_spec(model, seed=config.search.seed or None)
-        return load_evaluator(model, cache_capacity=config.net.cache_size,
-                              progress=_progress_callback("converting") if progress else None, **options)
+        return load_evaluator(model, cache_capacity=config.net.cache_size, progress=bar, **options)
     except (OSError, EvaluatorError, PlayoutError, ValueError) as exc:
-        raise click.ClickException(f"cannot load model {model}: {exc}") from exc
+        raise click.ClickException(f"cannot load model {model}: {_problem(exc, model)}") from exc
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _problem(error: Exception, path: str) -> str:
+    """An error's text without the path it starts with (the caller's message names the file already), and an OS
+    error without errno numbers."""
+    if isinstance(error, OSError) and error.errno is not None:
+        return describe(error, path)
+    text = str(error)
+    for prefix in (f"{path}: ", f"{Path(path).expanduser()}: "):
+        text = text.removeprefix(prefix)
+    return text
 
 
 def net_options(config: Config) -> dict[str, Any]:
@@ -87,29 +103,59 @@ def playout_defaults(config: Config, evaluator: Any, config_path: str | None, se
 
     if not isinstance(evaluator, PlayoutEvaluator):
         return config
-    chosen = " ".join(sets) + (Path(config_path).read_text(encoding="utf-8") if config_path else "")
+    chosen = " ".join(sets) + (resolve_config(config_path).read_text(encoding="utf-8") if config_path else "")
     overrides = [item for key, item in (("selection", "search.selection=ucb1-tuned"),
                                          ("use_lcb", "search.use_lcb=false")) if key not in chosen]
     return apply_overrides(config, overrides)
 
 
-def _progress_callback(label: str) -> Any:
-    """A converter progress callback, ``callback(fraction_done, stage)``, that draws a bar on stderr."""
-    finished = False
+class ProgressBar:
+    """A converter progress callback, ``bar(fraction_done, stage)``, drawing on stderr.
 
-    def callback(fraction: float, stage: str = "", *_: Any) -> None:
-        nonlocal finished
-        if finished:
+    On a terminal the bar redraws in place; in a log (stderr not a terminal) carriage returns would pile up, so it
+    writes one line when it starts and one when it is done. `close` ends an unfinished bar's line, so an error
+    printed next starts on a line of its own.
+    """
+
+    width = 30
+
+    def __init__(self, label: str, stream: Any = None, note: str = "") -> None:
+        self.label = label
+        self.note = note
+        self.stream = stream if stream is not None else sys.stderr
+        self.animate = self.stream.isatty()
+        self.started = self.finished = False
+
+    def __call__(self, fraction: float, stage: str = "", *_: Any) -> None:
+        if self.finished:
             return
-        width = 30
-        filled = int(width * max(0.0, min(fraction, 1.0)))
-        click.echo(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {int(100 * fraction):3d}% {stage:<10}",
-                   err=True, nl=False)
-        if fraction >= 1.0:
-            finished = True
-            click.echo("", err=True)
+        done = fraction >= 1.0
+        if self.animate:
+            filled = int(self.width * max(0.0, min(fraction, 1.0)))
+            self._write(f"\r{self.label} [{'#' * filled}{'.' * (self.width - filled)}] {int(100 * fraction):3d}% "
+                        f"{stage:<10}" + ("\n" if done else ""))
+        elif not self.started or done:
+            self._write(f"{self.label}: {'done' if done else 'started' + self.note}\n")
+        self.started, self.finished = True, done
 
-    return callback
+    def close(self) -> None:
+        """End the bar's line if it is still open (an error interrupted it)."""
+        if self.started and not self.finished and self.animate:
+            self._write("\n")
+        self.finished = True
+
+    def _write(self, text: str) -> None:
+        self.stream.write(text)
+        self.stream.flush()
+
+
+MODEL_HELP = ("The net that plays: a KataGo model file (.bin.gz, .bin, .txt.gz; converted to ONNX once and cached), "
+              "an .onnx file, or playouts[:N][:priors][:tactical] for no net. Default: miai's bundled nets. "
+              "KataGo's nets are published at https://katagotraining.org/networks/.")
+RULES_HELP = (f"Rules: a preset ({', '.join(Rules.preset_names())}), or a JSON object or compact string as "
+              "for kata-set-rules.")
+CONFIG_HELP = ("TOML config: a file, or the name of a config installed with miai "
+               f"({', '.join(bundled_config_names())}); 'default' lists every option.")
 
 
 def _load_config(config_path: str | None, sets: tuple[str, ...]) -> Config:
@@ -129,13 +175,14 @@ def main(log_level: str) -> None:
 
 
 @main.command()
-@click.option("--model", default=None, help="KataGo model (.bin.gz, .txt.gz), .onnx file, or playouts[:N][:priors].")
+@click.option("--model", default=None, help=MODEL_HELP)
 @click.option("--config", "config_path", default=None, type=click.Path(dir_okay=False),
-              help="TOML config (see configs/default.toml).")
+              help=CONFIG_HELP)
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key, e.g. search.max_visits=800.")
 @click.option("--size", default=19, show_default=True, type=click.IntRange(2, 25), help="Board size at start.")
 @click.option("--komi", default=7.5, show_default=True, type=float, help="Komi at start.")
-@click.option("--rules", default="tromp-taylor", show_default=True, help="Rules at start: a preset name, or a JSON object as for kata-set-rules.")
+@click.option("--rules", default="tromp-taylor", show_default=True,
+              help=RULES_HELP + " Controllers may change it later (kata-set-rules, SGF RU).")
 @click.option("--name", default="miai", show_default=True, help="Engine name reported by GTP `name`.")
 def gtp(model: str | None, config_path: str | None, sets: tuple[str, ...], size: int, komi: float, rules: str,
         name: str) -> None:
@@ -164,10 +211,15 @@ def convert(source: str, target: str, board_size: int | None) -> None:
     """Convert a KataGo model file (versions 8-17) to ONNX."""
     from miai.nets.convert import convert_model
 
+    if not Path(target).resolve().parent.is_dir():  # say so before a long conversion; never create directories
+        raise click.ClickException(f"cannot write {target}: {describe(FileNotFoundError(), Path(target))}")
+    bar = ProgressBar("converting")
     try:
-        convert_model(source, target, board_size=board_size, progress=_progress_callback("converting"))
+        convert_model(source, target, board_size=board_size, progress=bar)
     except Exception as exc:  # every converter error carries a message naming the file and the problem
-        raise click.ClickException(f"cannot convert {source}: {exc}") from exc
+        raise click.ClickException(f"cannot convert {source}: {_problem(exc, source)}") from exc
+    finally:
+        bar.close()
     click.echo(f"wrote {target}", err=True)
 
 

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from miai.engine.cli import _load_config, build_evaluator, main
+from miai.engine.cli import CONFIG_HELP, RULES_HELP, _load_config, build_evaluator, main
 
 
 def _sizes(text: str) -> list[int]:
@@ -24,7 +24,7 @@ def _sizes(text: str) -> list[int]:
 @click.option("--model", default=None, help="Also benchmark this net: raw evals/s and search playouts/s.")
 @click.option("--sizes", default="9,19", show_default=True, help="Comma-separated board sizes.")
 @click.option("--seconds", default=3.0, show_default=True, type=click.FloatRange(0.1), help="Seconds per figure.")
-@click.option("--config", "config_path", default=None, type=click.Path(dir_okay=False), help="TOML config.")
+@click.option("--config", "config_path", default=None, type=click.Path(dir_okay=False), help=CONFIG_HELP)
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Config override, e.g. search.batch_size=32.")
 @click.option("--json", "json_path", default=None, type=click.Path(dir_okay=False), help="Also write JSON here.")
 @click.option("--skip", multiple=True, type=click.Choice(["rules", "playouts", "search"]), help="Leave a part out.")
@@ -62,13 +62,16 @@ def bench(model: str | None, sizes: str, seconds: float, config_path: str | None
 @main.command()
 @click.option("--black", "black_cmd", required=True, help="Engine A's command line (Black in game 1).")
 @click.option("--white", "white_cmd", required=True, help="Engine B's command line.")
-@click.option("--games", default=2, show_default=True, type=click.IntRange(1))
-@click.option("--size", default=9, show_default=True, type=click.IntRange(2, 25))
-@click.option("--komi", default=7.5, show_default=True, type=float)
+@click.option("--games", default=2, show_default=True, type=click.IntRange(1),
+              help="Games to play (colours alternate, so an even number gives each engine Black equally often).")
+@click.option("--size", default=9, show_default=True, type=click.IntRange(2, 25), help="Board size of every game.")
+@click.option("--komi", default=7.5, show_default=True, type=float,
+              help="Komi given to White (sent to both engines and used by the referee's count).")
 @click.option("--handicap", default=0, show_default=True, type=click.IntRange(0), help="Fixed handicap stones for Black.")
 @click.option("--max-moves", default=None, type=click.IntRange(1), help="Score the game after this many moves.")
 @click.option("--sprt", default=None, metavar="ELO0,ELO1", help="Run an SPRT of engine A and stop when it decides.")
-@click.option("--rules", default="chinese", show_default=True, help="Rules preset (referee and engines).")
+@click.option("--rules", default="chinese", show_default=True, help=RULES_HELP + " Used by the referee and sent to "
+              "engines that know kata-set-rules.")
 @click.option("--time", "time_spec", default=None, help="Clock per engine: MAIN[+BYOYOMI/STONES] in seconds.")
 @click.option("--visits", default=None, type=click.IntRange(1), help="Sent as kata-set-param maxVisits.")
 @click.option("--openings", default=None, type=click.Path(exists=True), help="Openings file or SGF directory.")
@@ -76,6 +79,8 @@ def bench(model: str | None, sizes: str, seconds: float, config_path: str | None
 @click.option("--alternate/--no-alternate", default=True, show_default=True, help="Swap colours every game.")
 @click.option("--move-timeout", default=600.0, show_default=True, type=click.FloatRange(0.1),
               help="Seconds before a genmove counts as a hang.")
+@click.option("--start-timeout", default=120.0, show_default=True, type=click.FloatRange(0.1),
+              help="Seconds a freshly started engine may take to answer its first command (loading a net).")
 @click.option("--dead-model", default=None,
               help="Net whose ownership marks dead stones when the engines' scores disagree (default: all alive).")
 @click.option("--json", "json_path", default=None, type=click.Path(dir_okay=False), help="Write the summary as JSON.")
@@ -83,7 +88,7 @@ def bench(model: str | None, sizes: str, seconds: float, config_path: str | None
 def match(black_cmd: str, white_cmd: str, games: int, size: int, komi: float, handicap: int, max_moves: int | None,
           sprt: str | None, rules: str, time_spec: str | None,
           visits: int | None, openings: str | None, sgf_dir: str | None, alternate: bool, move_timeout: float,
-          dead_model: str | None, json_path: str | None, log_dir: str | None) -> None:
+          start_timeout: float, dead_model: str | None, json_path: str | None, log_dir: str | None) -> None:
     """Play GTP engines against each other and report wins, Elo with a 95% interval and how games ended."""
     from miai.engine.elo import SprtConfig
     from miai.engine.match import MatchConfig, MatchError, TimeControl, ownership_dead_stones, run_match
@@ -96,7 +101,8 @@ def match(black_cmd: str, white_cmd: str, games: int, size: int, komi: float, ha
         config = MatchConfig(games=games, size=size, komi=komi, handicap=handicap, max_moves=max_moves,
                              sprt=sprt_config, rules=rules, alternate=alternate,
                              time=TimeControl.parse(time_spec) if time_spec else None, visits=visits,
-                             openings=openings, sgf_dir=sgf_dir, move_timeout=move_timeout, log_dir=log_dir)
+                             openings=openings, sgf_dir=sgf_dir, move_timeout=move_timeout, start_timeout=start_timeout,
+                             log_dir=log_dir)
     except ValueError as exc:
         raise click.ClickException(str(exc)) from exc
     dead = None

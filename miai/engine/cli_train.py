@@ -14,8 +14,9 @@ import click
 
 from miai.engine.cli import main
 
-DEFAULT_TEACHER = "/work/shared/nets/g170-b6c96-s175395328-d26788732.bin.gz"
-DEFAULT_KIFU = "/work/shared/data/tom/all.kifu"
+TEACHER_HELP = ("Teacher net: a KataGo model (.bin.gz) or .onnx file. miai's nets were distilled from g170 b6c96 "
+                "(g170-b6c96-s175395328-d26788732.bin.gz, one of KataGo's published nets: "
+                "https://katagotraining.org/networks/).")
 
 
 @main.group()
@@ -25,26 +26,33 @@ def train() -> None:
 
 @train.command("gen")
 @click.option("--data", "data_name", default="default", show_default=True, help="Data set name (a directory).")
-@click.option("--teacher", default=DEFAULT_TEACHER, show_default=True, help="Teacher net (.bin.gz or .onnx).")
+@click.option("--teacher", required=True, help=TEACHER_HELP)
 @click.option("--source", type=click.Choice(["selfplay", "kifu"]), default="selfplay", show_default=True)
 @click.option("--size", default=9, show_default=True, type=click.IntRange(5, 19), help="Board size.")
 @click.option("--positions", default=100_000, show_default=True, type=click.IntRange(1), help="Positions to add.")
 @click.option("--minutes", default=0.0, show_default=True, type=click.FloatRange(0), help="Time limit (0 = none).")
-@click.option("--kifu", default=DEFAULT_KIFU, show_default=True, help="Real games for --source kifu.")
+@click.option("--kifu", default=None, type=click.Path(dir_okay=False),
+              help="Real games for --source kifu: a text file, one game a line (id<TAB>;B[pd];W[dd]...).")
 @click.option("--parallel", default=32, show_default=True, type=click.IntRange(1), help="Positions per teacher call.")
 @click.option("--temperature", default=0.8, show_default=True, type=click.FloatRange(0.05), help="Self-play.")
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--threads", default=1, show_default=True, type=click.IntRange(1), help="onnxruntime threads.")
-def gen(data_name: str, teacher: str, source: str, size: int, positions: int, minutes: float, kifu: str,
+def gen(data_name: str, teacher: str, source: str, size: int, positions: int, minutes: float, kifu: str | None,
         parallel: int, temperature: float, seed: int, threads: int) -> None:
     """Add teacher-labelled positions to a data set (resumable: it only adds shards)."""
+    from miai.nets.evaluator import EvaluatorError
     from miai.nets.loading import load_evaluator
     from miai.nets.train import datagen
     from miai.nets.train.paths import data_dir
 
     from miai.nets.train import TrainError
 
-    evaluator = load_evaluator(teacher, intra_op_threads=threads, max_batch=max(parallel, 1))
+    if source == "kifu" and kifu is None:
+        raise click.UsageError("--source kifu needs --kifu FILE (real games, one a line)")
+    try:
+        evaluator = load_evaluator(teacher, intra_op_threads=threads, max_batch=max(parallel, 1))
+    except (OSError, ValueError, EvaluatorError) as exc:  # the message names the file
+        raise click.ClickException(f"cannot load the teacher: {exc}") from exc
     try:
         labeler = datagen.Teacher(evaluator)  # type: ignore[arg-type]
     except TrainError as exc:
@@ -55,7 +63,7 @@ def gen(data_name: str, teacher: str, source: str, size: int, positions: int, mi
         batches = datagen.self_play_positions(labeler, config)
         prefix = f"selfplay-s{seed}"
     else:
-        batches = datagen.kifu_positions(labeler, datagen.KifuConfig(path=kifu, batch=parallel, seed=seed), size)
+        batches = datagen.kifu_positions(labeler, datagen.KifuConfig(path=str(kifu), batch=parallel, seed=seed), size)
         prefix = f"kifu-s{seed}"
     writer = datagen.ShardWriter(directory, prefix, size)
     interactive, reported = sys.stderr.isatty(), 0.0

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from miai.oserrors import describe
+
 __all__ = [
     "ConfigError",
     "option",
@@ -29,6 +31,8 @@ __all__ = [
     "Config",
     "OptionInfo",
     "load_config",
+    "resolve_config",
+    "BUNDLED_CONFIGS",
     "apply_overrides",
     "set_option",
     "get_option",
@@ -57,13 +61,19 @@ def option(
     return field(default=default, metadata=meta)
 
 
+def _section_name(cls: type) -> str:
+    """The TOML section a config dataclass is read from (``SearchConfig`` -> ``search``): messages name the key the
+    user wrote, never the class."""
+    return cls.__name__.removesuffix("Config").lower()
+
+
 def _validate(obj: Any) -> None:
     """Check every field of a config dataclass against its declared type, range and choices."""
     hints = typing.get_type_hints(type(obj))
     for f in dataclasses.fields(obj):
         value = getattr(obj, f.name)
         kind = hints[f.name]
-        name = f"{type(obj).__name__}.{f.name}"
+        name = f"{_section_name(type(obj))}.{f.name}"
         if kind is bool and not isinstance(value, bool):
             raise ConfigError(f"{name} must be a boolean, got {value!r}")
         if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
@@ -283,14 +293,46 @@ def _section_from_dict(cls: type, data: Mapping[str, Any], prefix: str) -> Any:
     return cls(**data)
 
 
-def load_config(path: str | Path | None = None, overrides: Iterable[str] = ()) -> Config:
-    """Read a TOML config file (or start from the defaults when ``path`` is None), then apply ``key=value`` overrides.
+# The example configs ship inside the package, so ``--config analysis`` works from any directory.
+BUNDLED_CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+
+def bundled_config_names() -> list[str]:
+    """The names ``--config`` accepts besides file paths (``analysis``, ``default``, ...)."""
+    return sorted(p.stem for p in BUNDLED_CONFIGS.glob("*.toml"))
+
+
+def resolve_config(path: str | Path) -> Path:
+    """The file ``--config`` means: an existing file as given, else a bundled config by name (``analysis`` or
+    ``analysis.toml``).
 
     Raises:
-        ConfigError: the file cannot be read or parsed, or a key or value is invalid.
+        ConfigError: it is neither (the message lists the bundled names).
+    """
+    given = Path(path)
+    if given.is_file():
+        return given
+    bundled = BUNDLED_CONFIGS / f"{given.name.removesuffix('.toml')}.toml"
+    if given.name == str(path) and bundled.is_file():  # a bare name, not a path into some directory
+        return bundled
+    if given.is_dir():
+        raise ConfigError(f"config {path} is a directory, not a TOML file")
+    if given.name != str(path):
+        raise ConfigError(f"config {path}: {describe(FileNotFoundError(), given)}")
+    names = ", ".join(bundled_config_names())
+    raise ConfigError(f"config {path}: no such file, and no bundled config has that name ({names})")
+
+
+def load_config(path: str | Path | None = None, overrides: Iterable[str] = ()) -> Config:
+    """Read a TOML config (a file, or a bundled config by name; the defaults when ``path`` is None), then apply
+    ``key=value`` overrides.
+
+    Raises:
+        ConfigError: the file cannot be found, read or parsed, or a key or value is invalid.
     """
     config = Config()
     if path is not None:
+        path = resolve_config(path)
         try:
             with open(path, "rb") as handle:
                 data = tomllib.load(handle)
@@ -358,15 +400,22 @@ def parse_value(text: str, kind: type) -> Any:
         if kind is float:
             return float(text)
     except ValueError as exc:
-        raise ConfigError(f"cannot read {text!r} as {kind.__name__}") from exc
+        raise ConfigError(f"cannot read {text!r} as {_KIND_NAMES.get(kind, kind.__name__)}") from exc
     return text.strip().strip('"')
+
+
+# What parse_value says it expected, in a user's words.
+_KIND_NAMES: dict[type, str] = {int: "an integer", float: "a number", bool: "true or false"}
 
 
 def set_option(config: Config, key: str, value: Any) -> Config:
     """Return a copy of ``config`` with one option changed; ``value`` may be text (parsed) or already typed."""
     section, name, _field, kind = _split_key(config, key)
     if isinstance(value, str) and kind is not str:
-        value = parse_value(value, kind)
+        try:
+            value = parse_value(value, kind)
+        except ConfigError as exc:
+            raise ConfigError(f"{section}.{name}: {exc}") from None
     new_section = dataclasses.replace(getattr(config, section), **{name: value})
     return dataclasses.replace(config, **{section: new_section})
 

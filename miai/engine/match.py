@@ -676,7 +676,8 @@ def run_match(
             try:
                 player.ensure_started()
             except GtpClientError as exc:
-                raise MatchError(f"engine {player.label} ({player.command}) does not start: {exc}") from None
+                hint = " (a slow start? see --start-timeout)" if isinstance(exc, GtpTimeout) else ""
+                raise MatchError(f"engine {player.label} ({player.command}) does not start: {exc}{hint}") from None
         return _play_games(config, players, openings, hooks)
     finally:
         for player in players:

@@ -1,7 +1,8 @@
 """The game: rules, komi, side to move, history with push/pop, superko, and the three hashes.
 
 ``GameState`` wraps a ``Board`` with everything that depends on history: the move stack (undo records), prisoners,
-consecutive passes, the superko history, and the hashes of shared/KATAGO.md section 1:
+consecutive passes, the superko history, and the hashes KataGo keeps (cpp/game/board.cpp, boardhistory.cpp and
+graphhash.cpp in lightvector/KataGo):
 
 * ``position_hash``: the stones and the board size (the superko key under positional superko);
 * ``situation_hash`` (H): position, side to move, the simple-ko point, every point superko bans for the player to

@@ -32,8 +32,9 @@ from .table import CommandTable
 
 
 def _default_version() -> str:
-    """``X.Y`` from the package version (controllers such as Lizzie parse a two-part version)."""
-    return ".".join(miai.__version__.split(".")[:2])
+    """The package version, the same text as ``miai --version`` (Lizzie splits it on dots and reads the second
+    part, so ``X.Y.Z`` suits it as well as ``X.Y``)."""
+    return miai.__version__
 
 
 @dataclass(frozen=True)

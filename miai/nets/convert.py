@@ -9,6 +9,7 @@ callers that accept KataGo files directly (``load_evaluator``, ``miai gtp --mode
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import tempfile
 from dataclasses import dataclass
@@ -17,8 +18,12 @@ from typing import Callable
 
 from miai.nets.katago import ModelDesc, load_model
 from miai.nets.onnx_export import CONVERTER_VERSION, build_onnx
+from miai.oserrors import describe
 
-__all__ = ["ConversionResult", "ProgressCallback", "convert_model", "convert_cached", "default_cache_dir"]
+log = logging.getLogger("miai")
+
+__all__ = ["ConversionResult", "ProgressCallback", "convert_model", "convert_cached", "convert_cached_or_in_memory",
+           "cached_name", "default_cache_dir"]
 
 # progress(fraction_done in [0, 1], stage) with stage "reading", "building", "writing" or "done".
 ProgressCallback = Callable[[float, str], None]
@@ -62,17 +67,24 @@ def convert_model(
         UnsupportedModelError: the model uses a feature miai does not implement.
         ValueError: ``board_size`` is out of range.
     """
-    report = progress or _noop
     dst = Path(dst)
+    if not dst.parent.is_dir():  # fail before a long conversion, and never create directories the user did not
+        raise FileNotFoundError(f"the output directory {dst.parent} does not exist")
+    report = progress or _noop
+    data, desc = _convert_to_bytes(src, board_size, report)
+    _write_atomically(dst, data)
+    report(1.0, "done")
+    return _result(dst, desc, board_size, len(data))
+
+
+def _convert_to_bytes(src: str | Path, board_size: int | None, report: ProgressCallback) -> tuple[bytes, ModelDesc]:
+    """The serialised ONNX model of ``src`` and its description (progress up to the "writing" stage)."""
     report(0.0, "reading")
     desc = load_model(src, progress=lambda f: report(_READ_SHARE * f, "reading"))
     report(_READ_SHARE, "building")
     model = build_onnx(desc, board_size)
     report(_READ_SHARE + _BUILD_SHARE, "writing")
-    data = model.SerializeToString()
-    _write_atomically(dst, data)
-    report(1.0, "done")
-    return _result(dst, desc, board_size, len(data))
+    return model.SerializeToString(), desc
 
 
 def _result(dst: Path, desc: ModelDesc, board_size: int | None, size: int) -> ConversionResult:
@@ -80,16 +92,27 @@ def _result(dst: Path, desc: ModelDesc, board_size: int | None, size: int) -> Co
 
 
 def _write_atomically(dst: Path, data: bytes) -> None:
-    """Writes via a temporary file in the same directory so readers never see half a model."""
-    dst.parent.mkdir(parents=True, exist_ok=True)
+    """Writes via a temporary file in the same directory so readers never see half a model.
+
+    mkstemp makes the file private (0600); the finished model gets the mode any new file of the user gets
+    (0666 less the umask), as ``open()`` would give it.
+    """
     fd, tmp = tempfile.mkstemp(prefix=dst.name + ".", suffix=".part", dir=dst.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+            os.fchmod(f.fileno(), 0o666 & ~_umask())
         os.replace(tmp, dst)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    """The process's umask (reading it means setting it; it is restored at once)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def default_cache_dir() -> Path:
@@ -120,12 +143,45 @@ def convert_cached(
 
     Raises: as `convert_model`.
     """
+    dst = cached_name(src, board_size, cache_dir)
+    if not dst.exists():
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        convert_model(src, dst, board_size=board_size, progress=progress)
+    return dst
+
+
+def cached_name(src: str | Path, board_size: int | None = None, cache_dir: str | Path | None = None) -> Path:
+    """Where `convert_cached` keeps the conversion of ``src`` (whether or not it is there yet)."""
     src = Path(src)
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     size_tag = "dyn" if board_size is None else f"{board_size}x{board_size}"
     key = f"{_file_digest(src)[:32]}-{size_tag}-c{CONVERTER_VERSION}"
-    stem = src.name.split(".")[0]
-    dst = cache / f"{stem}-{key}.onnx"
-    if not dst.exists():
-        convert_model(src, dst, board_size=board_size, progress=progress)
+    return cache / f"{src.name.split('.')[0]}-{key}.onnx"
+
+
+def convert_cached_or_in_memory(
+    src: str | Path,
+    board_size: int | None = None,
+    cache_dir: str | Path | None = None,
+    progress: ProgressCallback | None = None,
+) -> Path | bytes:
+    """Like `convert_cached`, but when the cache cannot be written the ONNX model is returned as bytes (with a
+    warning) instead of failing: a read-only home must not stop a net from playing.
+
+    Raises: as `convert_model`, except for the cache's own write errors.
+    """
+    dst = cached_name(src, board_size, cache_dir)
+    if dst.exists():
+        return dst
+    report = progress or _noop
+    data, _desc = _convert_to_bytes(src, board_size, report)
+    try:
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomically(dst, data)
+    except OSError as exc:
+        log.warning("cannot write the net cache %s (%s); converted in memory, so every start converts again "
+                    "(set MIAI_CACHE_DIR to a writable directory)", dst.parent, describe(exc, dst))
+        report(1.0, "done")
+        return data
+    report(1.0, "done")
     return dst

@@ -141,10 +141,20 @@ class NetInfo:
     metadata: dict[str, str]
 
 
+def _onnx_problem(error: Exception) -> str:
+    """onnxruntime's load error in a user's words: a file that does not parse is simply not an ONNX model."""
+    text = str(error)
+    if "INVALID_PROTOBUF" in text or "Protobuf parsing failed" in text:
+        return "not an ONNX model (a corrupt file, or a file of another kind)"
+    return "onnxruntime cannot load it: " + " ".join(text.split())
+
+
 class OnnxEvaluator:
     """A converted KataGo net run by onnxruntime on the CPU."""
 
-    def __init__(self, path: str, config: OnnxConfig | None = None, **overrides: Any) -> None:
+    def __init__(self, path: str, config: OnnxConfig | None = None, *, model_bytes: bytes | None = None,
+                 **overrides: Any) -> None:
+        """Load the ONNX net at ``path``, or from ``model_bytes`` when given (``path`` then only names it)."""
         import onnxruntime as ort
 
         base = config or OnnxConfig()
@@ -160,9 +170,10 @@ class OnnxEvaluator:
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         try:
-            self.session = ort.InferenceSession(self.path, options, providers=["CPUExecutionProvider"])
+            source = self.path if model_bytes is None else model_bytes
+            self.session = ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own exception types
-            raise EvaluatorError(f"cannot load ONNX net {self.path}: {exc}") from exc
+            raise EvaluatorError(f"{self.path}: {_onnx_problem(exc)}") from exc
         self.info = _read_net_info(self.session)
         self._rng = np.random.default_rng(self.config.seed)
         self._outputs = [o.name for o in self.session.get_outputs()]

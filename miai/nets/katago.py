@@ -9,7 +9,7 @@ weights, ready for `miai.nets.onnx_export`.
 Supported: model versions 8 to 17, i.e. ordinary and global-pooling residual blocks, nested
 bottleneck blocks (any depth, conv or transformer inner blocks), transformer attention and
 feed-forward blocks, batch-norm and RMSNorm trunk tips, both head layouts. The facts come from
-KataGo's format description (../shared/KATAGO.md section 4); the code is miai's own.
+KataGo's model loader (cpp/neuralnet/desc.cpp in lightvector/KataGo); the code is miai's own.
 
 Errors: anything wrong with the file raises `ModelFormatError`, naming what was expected, the layer
 being read and the byte offset in the (decompressed) stream.
@@ -111,6 +111,15 @@ def _is_number(token: bytes) -> bool:
     return True
 
 
+def _shown(token: str | bytes) -> str:
+    """A token for an error message: quoted when it is printable text, else named as binary data (raw bytes in a
+    message are noise and can upset a terminal)."""
+    text = token.decode("ascii", errors="replace") if isinstance(token, bytes) else token
+    if text.isprintable() and "\ufffd" not in text:
+        return repr(text[:40])
+    return "binary data (not a KataGo model, or a corrupt one)"
+
+
 class _Reader:
     """Reads tokens and float arrays from the decompressed bytes, tracking the byte offset."""
 
@@ -146,7 +155,7 @@ class _Reader:
         try:
             value = int(tok)
         except ValueError:
-            raise self.fail(f"expected an integer for {what}, found {tok[:40]!r}", start) from None
+            raise self.fail(f"expected an integer for {what}, found {_shown(tok)}", start) from None
         if minimum is not None and value < minimum:
             raise self.fail(f"{what} must be >= {minimum}, found {value}", start)
         return value
@@ -157,7 +166,7 @@ class _Reader:
         try:
             return float(tok)
         except ValueError:
-            raise self.fail(f"expected a number for {what}, found {tok[:40]!r}", start) from None
+            raise self.fail(f"expected a number for {what}, found {_shown(tok)}", start) from None
 
     def flag(self, what: str) -> bool:
         value = self.int(what)
@@ -169,7 +178,7 @@ class _Reader:
         start = self.pos
         tok = self.token(repr(literal))
         if tok != literal:
-            raise self.fail(f"expected {literal!r}, found {tok[:40]!r}", start)
+            raise self.fail(f"expected {literal!r}, found {_shown(tok)}", start)
 
     def floats(self, count: int, what: str) -> np.ndarray:
         values = self._binary_floats(count, what) if self.binary else self._text_floats(count, what)
@@ -189,7 +198,7 @@ class _Reader:
                     f"unexpected end of file: expected {count} floats for {what}; the file is truncated", pos
                 )
             raise self.fail(
-                f"expected '@BIN@' before {count} binary floats for {what}, found {data[pos:pos + 12]!r} "
+                f"expected '@BIN@' before {count} binary floats for {what}, found {_shown(data[pos:pos + 12])} "
                 "(a .txt model read as .bin, or a corrupt file)",
                 pos,
             )
@@ -222,11 +231,11 @@ class _Reader:
             )
         self.pos = start + (len(chunk) - len(parts[count]) if len(parts) > count else len(chunk))
         try:
-            return np.array(parts[:count]).astype(np.float64).astype(np.float32)
+            with np.errstate(over="ignore"):  # a weight beyond float32 becomes inf, which floats() reports
+                return np.array(parts[:count]).astype(np.float64).astype(np.float32)
         except ValueError:
             bad = next(p for p in parts[:count] if not _is_number(p))
-            shown = bad[:40].decode("ascii", "replace")
-            raise self.fail(f"expected a number in {what}, found {shown!r}", start) from None
+            raise self.fail(f"expected a number in {what}, found {_shown(bad)}", start) from None
 
     def _report(self) -> None:
         # Reporting every float array would be thousands of callbacks; one per ~1% is plenty.
@@ -667,6 +676,9 @@ def parse_model_bytes(data: bytes, *, binary_floats: bool, progress: ProgressCal
 def _decompress(raw: bytes, path: Path) -> bytes:
     try:
         return gzip.decompress(raw)
+    except gzip.BadGzipFile as exc:  # its text quotes the file's first bytes
+        message = f"{path}: not a gzip file (KataGo's .gz models are gzip-compressed); corrupt or not a model"
+        raise ModelFormatError(message) from exc
     except (OSError, EOFError, zlib.error) as exc:
         message = f"{path}: cannot decompress the gzip stream ({exc}); the file is truncated or corrupt"
         raise ModelFormatError(message) from exc

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from miai.nets.evaluator import CachedEvaluator, Evaluator, EvaluatorError, OnnxConfig, OnnxEvaluator, UniformEvaluator
+from miai.oserrors import describe
 
 KATAGO_SUFFIXES = (".bin.gz", ".bin", ".txt.gz", ".txt")
 
@@ -69,13 +70,20 @@ def load_evaluator(
         evaluator = UniformEvaluator(max_batch=int(options.get("max_batch", 64)))
     else:
         path = Path(name).expanduser()
+        if path.is_dir():
+            raise EvaluatorError(f"{path}: is a directory, not a net file")
         if not path.is_file():
-            raise FileNotFoundError(f"no such net file: {path}")
+            raise FileNotFoundError(f"{path}: {describe(FileNotFoundError(), path)}")
+        model_bytes = None
         if is_katago_model(path):
-            path = converted_path(path, board_size=board_size, directory=directory, progress=progress)
+            from miai.nets import convert
+
+            converted = convert.convert_cached_or_in_memory(path, board_size=board_size, cache_dir=directory,
+                                                            progress=progress)
+            path, model_bytes = (path, converted) if isinstance(converted, bytes) else (converted, None)
         elif path.suffix.lower() != ".onnx":
             raise EvaluatorError(f"{path}: expected an .onnx file or a KataGo model ({', '.join(KATAGO_SUFFIXES)})")
-        evaluator = OnnxEvaluator(str(path), OnnxConfig(**options))
+        evaluator = OnnxEvaluator(str(path), OnnxConfig(**options), model_bytes=model_bytes)
     if cache_capacity > 0:
         evaluator = CachedEvaluator(evaluator, cache_capacity)
     return evaluator

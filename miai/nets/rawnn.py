@@ -40,8 +40,8 @@ def parse_symmetry(text: str) -> list[int]:
 def white_view(state: GameState, evaluation: Evaluation, symmetry: int) -> dict[str, Any]:
     """KataGo's kata-raw-nn fields (White's view) for one evaluation of ``state``.
 
-    Keys follow shared/reference/*.jsonl: ``symmetry``, ``white_win``, ``white_loss``,
-    ``no_result``, ``white_lead``, ``white_score_selfplay``, ``white_score_selfplay_sq``,
+    Keys follow the reference files of KataGo's outputs (tests/nets/reference/*.jsonl): ``symmetry``,
+    ``white_win``, ``white_loss``, ``no_result``, ``white_lead``, ``white_score_selfplay``, ``white_score_selfplay_sq``,
     ``var_time_left``, ``shortterm_winloss_error``, ``shortterm_score_error``, ``policy``
     (``size*size`` floats, NaN on illegal points), ``policy_pass``, ``white_ownership``.
     """

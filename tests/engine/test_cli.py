@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from miai.engine.cli import NO_DEFAULT_NET
+from tests.outside import needs_shared, shared
 
-SHARED_NETS = Path(__file__).resolve().parents[2].parent / "shared" / "nets"
-B6 = SHARED_NETS / "g170-b6c96-s175395328-d26788732.bin.gz"
+B6 = shared("nets/g170-b6c96-s175395328-d26788732.bin.gz")
 
 
 def _miai(args: list[str], stdin: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
@@ -68,7 +68,7 @@ def test_bad_config_override_is_a_clear_error() -> None:
     assert "max_visitz" in done.stderr and "Traceback" not in done.stderr
 
 
-@pytest.mark.skipif(not B6.exists(), reason=f"KataGo test net not found at {B6}")
+@needs_shared(f"nets/{B6.name}")
 def test_gtp_with_a_katago_net_plays_and_answers_kata_raw_nn(tmp_path: Path) -> None:
     env_cache = {"XDG_CACHE_HOME": str(tmp_path)}
     import os
@@ -115,3 +115,78 @@ def test_net_threads_reach_onnxruntime(sets: tuple[str, ...], expected: int | No
     assert inner.config.intra_op_threads == (expected or max(1, min(os.cpu_count() or 1, 4)))
     options = inner.session.get_session_options()
     assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+
+
+def test_gtp_version_and_dash_dash_version_agree_with_the_installed_package() -> None:
+    from importlib.metadata import version
+
+    installed = version("miai")
+    shown = subprocess.run([sys.executable, "-m", "miai", "--version"], capture_output=True, text=True, timeout=60)
+    assert shown.stdout.split()[-1] == installed
+    answers = _responses(_miai(["gtp", "--model", "playouts"], "version\nquit\n").stdout)
+    assert answers[0] == f"= {installed}"
+
+
+def test_configs_are_found_by_name_from_any_directory(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "miai", "gtp", "--model", "playouts", "--config", "analysis"],
+                          input="kata-get-param maxVisits\nquit\n", capture_output=True, text=True, timeout=60,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    from miai.engine.config import load_config
+
+    assert _responses(done.stdout)[0] == f"= {load_config('analysis').search.max_visits}"
+    (tmp_path / "mine.toml").write_text("[search]\nmax_visits = 33\n")
+    done = subprocess.run([sys.executable, "-m", "miai", "gtp", "--model", "playouts", "--config", "mine.toml"],
+                          input="kata-get-param maxVisits\nquit\n", capture_output=True, text=True, timeout=60,
+                          cwd=tmp_path)
+    assert _responses(done.stdout)[0] == "= 33"
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--config", "nope"], "Error: config nope: no such file, and no bundled config has that name (analysis, "
+                           "default, fast, selfplay, server, tree)"),
+    (["--set", "search.max_visits=abc"], "Error: search.max_visits: cannot read 'abc' as an integer"),
+    (["--set", "search.max_visits=-5"], "Error: search.max_visits must be >= 0, got -5"),
+])
+def test_bad_settings_are_one_line_in_the_users_words(tmp_path: Path, args: list[str], expected: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "miai", "gtp", *args], input="quit\n", capture_output=True,
+                          text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode != 0 and done.stderr.splitlines() == [expected]
+
+
+def test_every_bundled_config_is_installed_as_package_data() -> None:
+    import tomllib
+
+    root = Path(__file__).resolve().parents[2]
+    with open(root / "pyproject.toml", "rb") as handle:
+        package_data = tomllib.load(handle)["tool"]["setuptools"]["package-data"]
+    assert "configs/*.toml" in package_data["miai"]
+    from miai.engine.config import BUNDLED_CONFIGS, bundled_config_names
+
+    assert BUNDLED_CONFIGS == root / "miai" / "configs"
+    assert {"analysis", "default", "fast", "selfplay", "server", "tree"} <= set(bundled_config_names())
+
+
+def test_match_start_timeout_is_an_option(tmp_path: Path) -> None:
+    silent = f"{sys.executable} -c 'import time; time.sleep(60)'"
+    done = subprocess.run([sys.executable, "-m", "miai", "match", "--black", silent, "--white", silent,
+                           "--start-timeout", "0.5"], capture_output=True, text=True, timeout=30, cwd=tmp_path)
+    assert done.returncode != 0
+    assert done.stderr.splitlines() == [f"Error: engine A ({silent}) does not start: no answer to 'protocol_version' "
+                                        "within 0.5 s (a slow start? see --start-timeout)"]
+
+
+def test_train_gen_has_no_machine_defaults_and_says_what_it_needs(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from miai.engine.cli import main
+
+    runner = CliRunner()
+    missing = runner.invoke(main, ["train", "gen"])
+    assert missing.exit_code != 0 and "Missing option '--teacher'" in missing.output
+    no_games = runner.invoke(main, ["train", "gen", "--teacher", "net.bin.gz", "--source", "kifu"])
+    assert no_games.exit_code != 0 and "--source kifu needs --kifu FILE" in no_games.output
+    absent = runner.invoke(main, ["train", "gen", "--teacher", str(tmp_path / "net.bin.gz")])
+    assert absent.exit_code != 0
+    expected = f"Error: cannot load the teacher: {tmp_path / 'net.bin.gz'}: no such file"
+    assert absent.output.strip().splitlines()[-1] == expected

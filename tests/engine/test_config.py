@@ -19,7 +19,7 @@ from miai.engine.config import (
     set_option,
 )
 
-CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+CONFIGS = Path(__file__).resolve().parents[2] / "miai" / "configs"
 
 
 def test_overrides_parse_each_field_type() -> None:
@@ -32,9 +32,11 @@ def test_overrides_parse_each_field_type() -> None:
 
 @pytest.mark.parametrize("override, message", [
     ("search.max_visit=3", "did you mean 'search.max_visits'"),
-    ("search.max_visits=-1", ">= 0"),
-    ("search.max_visits=many", "cannot read 'many' as int"),
-    ("search.graph=maybe", "as bool"),
+    ("search.max_visits=-1", "^search.max_visits must be >= 0, got -1$"),
+    ("search.max_visits=many", "^search.max_visits: cannot read 'many' as an integer$"),
+    ("search.graph=maybe", "^search.graph: cannot read 'maybe' as true or false$"),
+    ("search.max_time=soon", "^search.max_time: cannot read 'soon' as a number$"),
+    ("net.cache_size=-5", "^net.cache_size must be >= 0, got -5$"),
     ("search.child_visits_exceed_edge=sometimes", "one of stop, continue, leaky"),
     ("search.leak_probability=1.5", "<= 1.0"),
     ("search.max_time=nan", "finite"),
@@ -73,8 +75,12 @@ def test_load_config_reads_toml_then_applies_overrides(tmp_path: Path) -> None:
     path.write_text("[search\n")
     with pytest.raises(ConfigError, match="cannot parse"):
         load_config(path)
-    with pytest.raises(ConfigError, match="cannot read"):
+    with pytest.raises(ConfigError, match="missing.toml: no such file$"):
         load_config(tmp_path / "missing.toml")
+    with pytest.raises(ConfigError, match="no-dir/x.toml: no such directory .*no-dir$"):
+        load_config(tmp_path / "no-dir" / "x.toml")
+    with pytest.raises(ConfigError, match=r"no bundled config has that name \(analysis, default"):
+        load_config("analysys")
 
 
 def test_to_dict_round_trips() -> None:

@@ -1,4 +1,4 @@
-"""KataGo planes 14-19 on the reference positions of ../shared/reference (rebuilt from their move lists).
+"""KataGo planes 14-19 on the positions of KataGo's reference outputs (tests/outside.py), rebuilt from their moves.
 
 The reference holds KataGo's outputs, not its inputs, so these are sanity checks; exact plane equality is
 checked by the nets tests through the policy. Checked here: the positions rebuild exactly (KataGo's
@@ -10,7 +10,6 @@ policy does favour our working ladder moves where they exist."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,22 +19,22 @@ from miai.go.coords import PASS, parse_color, parse_gtp
 from miai.go.ladders import ladder_features, ladder_planes, laddered_stones, state_ko_point
 from miai.go.rules import Rules, Scoring
 from miai.go.state import GameState
+from tests.outside import missing_reason, reference_file
 
-REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference"
 FILES = ("pub_b6.jsonl", "pub_b15.jsonl")
 
 
 def load_records() -> list[dict]:
     records = []
     for name in FILES:
-        path = REFERENCE / name
+        path = reference_file(name)
         if path.exists():
             records.extend(json.loads(line) for line in path.read_text().splitlines() if line.strip())
     return records
 
 
 RECORDS = load_records()
-pytestmark = pytest.mark.skipif(not RECORDS, reason=f"reference positions not found in {REFERENCE}")
+pytestmark = pytest.mark.skipif(not RECORDS, reason=missing_reason("reference/pub_b6.jsonl"))
 
 
 def build(record: dict) -> GameState:

@@ -24,9 +24,10 @@ from miai.go.sgf import (
     write_sgf,
 )
 from miai.go.state import GameState
+from tests.outside import needs_shared, shared
 
 B, W = Color.BLACK, Color.WHITE
-TOM = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "tom" / "all.kifu"
+TOM = shared("data/tom/all.kifu")
 
 
 def test_root_properties() -> None:
@@ -190,7 +191,7 @@ def test_any_text_survives_a_round_trip(comment: str, name: str) -> None:
     assert back.comments == [comment] and back.black_player == name
 
 
-@pytest.mark.skipif(not TOM.exists(), reason="the Tom game records are not present (../shared/data/tom)")
+@needs_shared("data/tom/all.kifu")
 def test_real_games_replay() -> None:
     with TOM.open(encoding="utf-8") as kifu:
         lines = [next(kifu) for _ in range(60)]

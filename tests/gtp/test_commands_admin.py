@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import json
 
+import miai
 from miai.gtp.session import GtpConfig
+
 from .fakes import Driver, FakePlayer
 
 
 def test_identity(driver: Driver) -> None:
     assert driver.ok("protocol_version") == "2"
     assert driver.ok("name") == "miai"
-    major, minor = driver.ok("version").split(".")
-    assert major.isdigit() and minor.isdigit()
+    version = driver.ok("version")
+    assert version == miai.__version__  # the same text as `miai --version`
+    int(version.split(".")[1])  # Lizzie splits on dots and parses the second part as an integer
 
 
 def test_identity_comes_from_config() -> None:

@@ -274,6 +274,21 @@ def test_rules_and_komi_changes_keep_sgf_setup_stones(driver: Driver, tmp_path: 
     assert driver.ok("list_stones w") == "E5"  # the setup stones stay
 
 
+@pytest.mark.parametrize("line, stderr", [
+    ("loadsgf missing.sgf", "miai: loadsgf missing.sgf: no such file"),
+    ("loadsgf no-dir/x.sgf", "miai: loadsgf no-dir/x.sgf: no such directory no-dir"),
+    ("loadsgf .", "miai: loadsgf .: is a directory, not a file"),
+    ("printsgf no-dir/deeper/x.sgf", "miai: printsgf no-dir/deeper/x.sgf: no such directory no-dir"),
+    ("printsgf .", "miai: printsgf .: is a directory, not a file"),
+])
+def test_file_failures_explain_themselves_in_one_line(driver: Driver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      line: str, stderr: str) -> None:
+    """The stderr line says what is wrong with the file, without errno numbers or the path repeated."""
+    monkeypatch.chdir(tmp_path)
+    driver.fail(line)
+    assert driver.err.getvalue().splitlines() == [stderr]
+
+
 @pytest.mark.parametrize("name", ["/dev/zero", "/dev/stdin", "/dev/null", "/proc"])
 def test_loadsgf_refuses_devices_and_directories(driver: Driver, name: str) -> None:
     assert driver.fail(f"loadsgf {name}") == "cannot load file"

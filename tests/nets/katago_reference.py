@@ -13,13 +13,12 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
-REFERENCE_DIR = SHARED / "reference"
-NETS_DIR = SHARED / "nets"
+from tests.outside import reference_file, shared
+
+NETS_DIR = shared("nets")
 
 COLUMNS = "ABCDEFGHJKLMNOPQRSTUVWXYZ"
 
@@ -49,7 +48,7 @@ REFERENCE_FILES = {
 
 def load_rows(file_name: str) -> list[dict]:
     """All reference rows of one jsonl file."""
-    with open(REFERENCE_DIR / file_name) as f:
+    with open(reference_file(file_name)) as f:
         return [json.loads(line) for line in f if line.strip()]
 
 

@@ -16,10 +16,12 @@ import numpy as np
 from miai.go.coords import parse_color, parse_gtp
 from miai.go.rules import Rules
 from miai.go.state import GameState
+from tests.outside import reference_file, shared
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-REFERENCE_DIR = SHARED / "reference"
-NETS_DIR = SHARED / "nets"
+REFERENCE_DIR = shared("reference")
+NETS_DIR = shared("nets")
+
+NETS_DIR = shared("nets")
 
 # The tolerances issue 3 asks for.
 POLICY_TOL = 0.002
@@ -29,8 +31,9 @@ OWNERSHIP_TOL = 0.01
 
 
 def load_records(name: str | Path) -> list[dict[str, Any]]:
-    """The records of one reference file: a name in shared/reference, or a path (empty when it is absent)."""
-    path = name if isinstance(name, Path) else REFERENCE_DIR / name
+    """The records of one reference file: a name (committed, or in the shared folder) or a path (empty when it is
+    absent)."""
+    path = name if isinstance(name, Path) else reference_file(name)
     if not path.is_file():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

@@ -1,6 +1,6 @@
 """KataGo -> ONNX conversion: the file interface, and outputs equal to KataGo's own.
 
-The reference check runs every *quiet* position of ../shared/reference (see
+The reference check runs every *quiet* position of KataGo's reference outputs (tests/outside.py) (see
 katago_reference.encode_quiet) through the converted nets and compares the decoded numbers with
 KataGo 1.17.2's within the tolerances of issue 3: policy 0.002, win/loss 0.002, lead 0.05 points,
 ownership 0.01.
@@ -19,6 +19,7 @@ import pytest
 from miai.nets.convert import convert_cached, convert_model
 from miai.nets.katago import GPoolBlock, ModelFormatError, load_model, parse_model_bytes
 from miai.nets.onnx_export import CONVERTER_VERSION, build_onnx
+from tests.outside import needs_shared
 
 from .katago_reference import NETS_DIR, REFERENCE_FILES, decode, encode_quiet, load_rows, policy_probs
 from .numpy_forward import forward as numpy_forward
@@ -27,7 +28,8 @@ from .synthetic_models import FFN, Attn, GPool, Nested, Ordinary, Spec, random_i
 SHARED_NETS = {name: NETS_DIR / net for name, net in REFERENCE_FILES.items() if (NETS_DIR / net).exists()}
 B6 = NETS_DIR / "g170-b6c96-s175395328-d26788732.bin.gz"
 
-needs_nets = pytest.mark.skipif(not B6.exists(), reason="shared test nets not found at ../shared/nets")
+needs_nets = needs_shared(f"nets/{B6.name}", "nets/" + REFERENCE_FILES["pub_t7a.jsonl"],
+                          "nets/" + REFERENCE_FILES["pub_t7b.jsonl"])
 
 POLICY_TOL, VALUE_TOL, LEAD_TOL, OWNERSHIP_TOL = 0.002, 0.002, 0.05, 0.01
 
@@ -91,7 +93,9 @@ def test_shared_nets_match_katago(file_name: str, dynamic: bool) -> None:
 @needs_nets
 def test_convert_model_writes_the_agreed_interface(tmp_path: Path) -> None:
     stages: list[tuple[float, str]] = []
-    dst = tmp_path / "out" / "b6.onnx"
+    with pytest.raises(FileNotFoundError, match="output directory .*out does not exist"):
+        convert_model(B6, tmp_path / "out" / "b6.onnx")  # it creates no directories
+    dst = tmp_path / "b6.onnx"
     result = convert_model(B6, dst, board_size=None, progress=lambda f, s: stages.append((f, s)))
     assert result.path == dst and dst.stat().st_size == result.bytes_written
     assert (result.model_version, result.num_policy_channels, result.board_size) == (8, 1, None)

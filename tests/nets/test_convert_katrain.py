@@ -1,8 +1,9 @@
 """The KaTrain nets (b15c192 v8, b18c384nbt v14 nested bottleneck, b10c384 v15 transformer)
 converted and checked against KataGo 1.17.2 on the quiet reference positions.
 
-The nets are downloaded once from PyPI into ~/.cache/miai (see miai.nets.katrain_nets); the tests
-skip with the reason when that is impossible (offline).
+The nets are downloaded once from PyPI into ~/.cache/miai (see miai.nets.katrain_nets), about 290 MB, so these
+tests run only with MIAI_DOWNLOAD_NETS=1 (tests/conftest.py) and skip with the reason when the download is
+impossible (offline). KataGo's outputs for them are committed in tests/nets/reference/.
 """
 
 from __future__ import annotations

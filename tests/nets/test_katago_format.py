@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,8 @@ from miai.nets.katago import (
     parse_model_bytes,
 )
 
+from tests.outside import needs_shared, require_shared
+
 from .katago_reference import NETS_DIR
 from .synthetic_models import FFN, GPool, Attn, Nested, Spec, write_model
 
@@ -30,14 +33,12 @@ B6 = NETS_DIR / "g170-b6c96-s175395328-d26788732.bin.gz"
 T7A = NETS_DIR / "b7c96h3tfrs-test5-cnorm.bin.gz"
 T7B = NETS_DIR / "b7c96h6kv3qk32v16tflrs-fson-bnh.bin.gz"
 
-needs_nets = pytest.mark.skipif(not B6.exists(), reason="shared test nets not found at ../shared/nets")
+needs_nets = needs_shared(f"nets/{B6.name}", f"nets/{T7A.name}", f"nets/{T7B.name}")
 
 
 @pytest.fixture(scope="module")
 def b6_bytes() -> bytes:
-    if not B6.exists():
-        pytest.skip("shared test nets not found at ../shared/nets")
-    return gzip.decompress(B6.read_bytes())
+    return gzip.decompress(require_shared(f"nets/{B6.name}").read_bytes())
 
 
 @needs_nets
@@ -273,3 +274,28 @@ def test_damaged_files_raise_only_model_format_errors(data: st.DataObject) -> No
         parse_model_bytes(bytes(stream), binary_floats=binary)
     except ModelFormatError:
         pass
+
+
+def test_a_weight_beyond_float32_is_rejected_without_a_numpy_warning() -> None:
+    text = write_model(Spec(version=10), binary=False)
+    header = b"model.conv_spatial 5 5 22 12 1 1\n"
+    at = text.index(header) + len(header)
+    broken = text[:at] + b"1e39 " + text[at:]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a RuntimeWarning from numpy's cast would fail here
+        with pytest.raises(ModelFormatError, match="NaN or infinite weight"):
+            parse_model_bytes(broken, binary_floats=False)
+
+
+@pytest.mark.parametrize("name", ["junk.txt", "junk.bin", "junk.bin.gz", "junk.txt.gz"])
+def test_binary_garbage_is_named_not_echoed(tmp_path: Path, name: str) -> None:
+    """Random bytes make a one-line message of plain text: no raw bytes, no escapes, no quoted gzip header."""
+    raw = bytes(np.random.default_rng(5).integers(0, 256, 3000, dtype=np.uint8))
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(raw) if name == "junk.txt.gz" else raw)
+    with pytest.raises(ModelFormatError) as info:
+        load_model(path)
+    message = str(info.value)
+    assert message.isprintable() and message.isascii() and "\\x" not in message and "b'" not in message
+    expected = "not a gzip file" if name == "junk.bin.gz" else "binary data"
+    assert expected in message and message.startswith(str(path))

@@ -11,6 +11,8 @@ from miai.nets import load_evaluator
 from miai.nets import loading
 from miai.nets.evaluator import CachedEvaluator, EvaluatorError, OnnxEvaluator, UniformEvaluator
 
+from tests.outside import needs_shared
+
 from .reference_cases import NETS_DIR
 from .tiny_nets import build_tiny_net
 
@@ -37,18 +39,18 @@ def test_errors_name_the_problem(tmp_path: Path) -> None:
         load_evaluator(build_tiny_net(tmp_path / "t.onnx"), no_such_option=1)
 
 
-@pytest.mark.skipif(not B6.is_file(), reason="shared/nets not available")
+@needs_shared(f"nets/{B6.name}")
 def test_katago_file_is_converted_once_and_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from miai.nets import convert
 
     calls: list[str] = []
-    real = convert.convert_model
+    real = convert.load_model
 
-    def counting(src, dst, board_size=None, progress=None):  # type: ignore[no-untyped-def]
-        calls.append(str(src))
-        return real(src, dst, board_size=board_size, progress=progress)
+    def counting(src, progress=None):  # type: ignore[no-untyped-def]
+        calls.append(str(src))  # every conversion reads the KataGo file once
+        return real(src, progress=progress)
 
-    monkeypatch.setattr(convert, "convert_model", counting)
+    monkeypatch.setattr(convert, "load_model", counting)
     monkeypatch.setenv("MIAI_CACHE_DIR", str(tmp_path / "cache"))
     first = load_evaluator(B6)
     second = load_evaluator(B6)

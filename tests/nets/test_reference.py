@@ -1,10 +1,11 @@
-"""miai against KataGo 1.17.2, position by position (shared/reference/*.jsonl).
+"""miai against KataGo 1.17.2, position by position (reference/*.jsonl, see tests/outside.py).
 
 Every file of shared/reference whose net is in shared/nets (pub_rules.jsonl covers KataGo's rule presets, half of
 its positions right after a pass) and our own KataGo positions in tests/nets/data. For every recorded position: every
 policy probability within 0.002 of KataGo's, win and loss within 0.002, lead within 0.05 points, ownership within
-0.01, and the same illegal points. Each net is converted once per test session into a temporary cache. The whole file takes about
-20 s on one core (the KaTrain nets are downloaded once into ~/.cache/miai).
+0.01, and the same illegal points. Each net is converted once per test session into a temporary cache. The whole
+file takes about 20 s on one core (the KaTrain nets are downloaded once into ~/.cache/miai, with
+MIAI_DOWNLOAD_NETS=1 only).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import pytest
 from miai.nets.evaluator import OnnxEvaluator
 from miai.nets.loading import load_evaluator
 from miai.nets.rawnn import raw_nn
+
+from tests.outside import missing_reason
 
 from .reference_cases import NETS_DIR, REFERENCE_DIR, compare, load_records, state_from_record
 
@@ -74,7 +77,7 @@ def katrain_model(version: str) -> Path:
 def check_file(reference: str | Path, model: Path, cache: Path, board_size: int | None = None) -> None:
     records = load_records(reference)
     if not records:
-        pytest.skip(f"{reference} not found next to the repository (../shared/reference)")
+        pytest.skip(missing_reason(f"reference/{reference}"))
     evaluator = evaluator_for(model, cache, board_size)
     failures = []
     for record in records:
@@ -96,7 +99,7 @@ def test_every_position_with_a_shared_net_matches_katago(
     """Every position of every reference file whose net is in ../shared/nets, under every rule preset, within the
     tolerances. Dynamic-size nets see each board at its size; 19x19 nets see small boards padded."""
     if reference is None:
-        pytest.skip("../shared (reference positions and KataGo's test nets) is absent next to the repository")
+        pytest.skip(missing_reason("nets/ and reference/"))
     check_file(reference, NETS_DIR / _net_of(reference), net_cache, board_size)
 
 
@@ -104,7 +107,7 @@ def test_the_shared_reference_files_are_all_checked() -> None:
     """The files named in shared/README.md whose nets are shared are among the checked ones (none silently
     dropped because a net name changed)."""
     if not NETS_DIR.is_dir():
-        pytest.skip("../shared is absent next to the repository")
+        pytest.skip(missing_reason("nets/"))
     checked = {path.name for path in LOCAL_FILES}
     assert set(SMALL_NETS) | {"pub_rules.jsonl"} <= checked
     assert {path.name for path in DATA_DIR.glob("*.jsonl")} <= checked
@@ -142,10 +145,8 @@ def parse_raw_nn_block(text: str, size: int) -> dict[str, object]:
 def test_printed_kata_raw_nn_text_matches_katago(net_cache: Path) -> None:
     from miai.nets.rawnn import format_raw_nn
 
-    records = load_records("pub_b6.jsonl")
-    model = NETS_DIR / SMALL_NETS["pub_b6.jsonl"]
-    if not records or not model.is_file():
-        pytest.skip("b6 reference not available")
+    model = require_shared(f"nets/{SMALL_NETS['pub_b6.jsonl']}")
+    records = load_records("pub_b6.jsonl") or pytest.skip(missing_reason("reference/pub_b6.jsonl"))
     evaluator = evaluator_for(model, net_cache)
     for record in records[:8]:
         state = state_from_record(record)
@@ -169,9 +170,7 @@ def test_symmetry_numbering_matches_katago(net_cache: Path) -> None:
     from miai.go.rules import Rules
     from miai.go.state import GameState
 
-    model = NETS_DIR / SMALL_NETS["pub_b6.jsonl"]
-    if not model.is_file():
-        pytest.skip(f"{model} not found")
+    model = require_shared(f"nets/{SMALL_NETS['pub_b6.jsonl']}")
     state = GameState(size=9, rules=Rules.preset("chinese"), komi=7.5)
     state.push(parse_gtp("C3", 9), Color.BLACK)
     state.push(parse_gtp("C6", 9), Color.WHITE)

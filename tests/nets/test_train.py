@@ -26,6 +26,7 @@ from miai.nets.train.datagen import (
     unpack_spatial,
 )
 from miai.nets.train.dataset import ShardSet, apply_symmetry, load_shard
+from tests.outside import needs_shared, shared
 
 
 def random_states(size: int, count: int, seed: int = 0) -> list[GameState]:
@@ -160,10 +161,10 @@ def test_sample_move_follows_the_policy() -> None:
     assert cold.count(2) >= 98
 
 
-TEACHER = Path(__file__).resolve().parents[3] / "shared" / "nets" / "g170-b6c96-s175395328-d26788732.bin.gz"
+TEACHER = shared("nets/g170-b6c96-s175395328-d26788732.bin.gz")
 
 
-@pytest.mark.skipif(not TEACHER.is_file(), reason="the KataGo teacher net is not available")
+@needs_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz")
 def test_teacher_labels_agree_with_the_evaluator() -> None:
     """The labels of a self-play batch are the evaluator's own answers for the stored inputs."""
     from miai.nets.loading import load_evaluator
@@ -187,7 +188,7 @@ def test_teacher_labels_agree_with_the_evaluator() -> None:
 
 # -- torch parts ----------------------------------------------------------------------------------
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="needs torch, the training extra: pip install -e '.[train]'")
 # Two cores shared with other work: more than one intra-op thread makes torch spin-wait (measured
 # 20x slower under load).
 torch.set_num_threads(1)

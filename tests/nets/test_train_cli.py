@@ -8,18 +8,19 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-pytest.importorskip("torch")
+pytest.importorskip("torch", reason="needs torch, the training extra: pip install -e '.[train]'")
 
 from miai.engine.cli import main  # noqa: E402
 from miai.go.state import GameState  # noqa: E402
 from miai.nets.loading import load_evaluator  # noqa: E402
 from miai.nets.train.manifest import verify_manifest  # noqa: E402
+from tests.outside import needs_shared, shared  # noqa: E402
 
-TEACHER = Path(__file__).resolve().parents[3] / "shared" / "nets" / "g170-b6c96-s175395328-d26788732.bin.gz"
+TEACHER = shared("nets/g170-b6c96-s175395328-d26788732.bin.gz")
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not TEACHER.is_file(), reason="the KataGo teacher net is not available")
+@needs_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz")
 def test_gen_fit_eval_export(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MIAI_TRAIN_DIR", str(tmp_path / "train"))
     runner = CliRunner()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import operator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING
 from miai.go.coords import PASS, Color, to_gtp
 from miai.go.errors import GoError
 from miai.go.state import GameState
+from miai.oserrors import describe
 
 from ..args import COLOR, FLOAT, STRING, UINT, named, optional
 from ..errors import CANNOT_LOAD_FILE, CANNOT_SCORE, GtpError, GtpSyntaxError
@@ -134,9 +136,12 @@ def loadsgf(s: GtpSession, filename: str, move_number: int | None) -> str:
 
     try:
         text = _read_sgf_file(Path(filename))
+    except OSError as error:  # the log line already names the file: say only what is wrong with it
+        raise GtpError(CANNOT_LOAD_FILE, describe(error, filename)) from error
+    try:
         state = load_sgf(text).to_state(move_number)
-    except (OSError, GoError, ValueError, IndexError, KeyError) as error:
-        raise GtpError(CANNOT_LOAD_FILE, f"'{filename}': {error}") from error
+    except (GoError, ValueError, IndexError, KeyError) as error:
+        raise GtpError(CANNOT_LOAD_FILE, str(error)) from error
     s.state = state
     return state.to_play.name.lower()
 
@@ -150,8 +155,10 @@ def _read_sgf_file(path: Path) -> str:
     Raises:
         OSError: not a regular file, too big, or unreadable.
     """
-    if not path.is_file():
-        raise OSError(f"not a regular file: {path}")
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+    if path.exists() and not path.is_file():
+        raise OSError("not a regular file (a device or a pipe)")
     with path.open("rb") as handle:
         data = handle.read(MAX_SGF_BYTES + 1)
     if len(data) > MAX_SGF_BYTES:
@@ -170,10 +177,10 @@ def printsgf(s: GtpSession, filename: str | None) -> str:
     path = Path(filename)
     try:
         if path.exists() and not path.is_file():  # e.g. /dev/stdout would corrupt the protocol stream
-            raise OSError("not a regular file")
+            raise OSError("not a regular file" if not path.is_dir() else "is a directory, not a file")
         path.write_text(text, encoding="utf-8")
     except OSError as error:
-        raise GtpError(f"cannot write file '{filename}'", str(error)) from error
+        raise GtpError(f"cannot write file '{filename}'", describe(error, filename)) from error
     return ""
 
 

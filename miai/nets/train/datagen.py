@@ -264,7 +264,7 @@ def read_kifu_games(path: Path, size: int = 19) -> list[list[int]]:
 class KifuConfig:
     """Real-game position sampling settings."""
 
-    path: str = "/work/shared/data/tom/all.kifu"
+    path: str  # one game a line: id<TAB>;B[pd];W[dd]...
     batch: int = 32
     komi_range: tuple[float, float] = (5.5, 8.5)
     seed: int = 0
