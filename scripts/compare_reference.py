@@ -1,10 +1,10 @@
 """Compare miai's kata-raw-nn outputs with recorded KataGo outputs: mismatch count and worst deviations.
 
-Each file is a reference JSON-lines file (shared/README.md format); its positions are replayed with the test
+Each file is a reference JSON-lines file (the shared test data's reference format); its positions are replayed with the test
 helpers of tests/nets and evaluated with symmetry 0 by the net named in each record, looked up in ``--nets``.
 Run from the repository root:
 
-    python scripts/compare_reference.py --nets ../shared/nets ../shared/reference/pub_rules.jsonl
+    python scripts/compare_reference.py --nets NETS_DIR REFERENCE.jsonl...
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Each position is set up over GTP on a real KataGo (``boardsize``, ``kata-set-rules``, ``komi``, ``fixed_handicap``,
 ``play``...), KataGo answers ``kata-raw-nn 0 0`` (symmetry 0, policy optimism 0), and the position is written as
-one JSON line in the format of shared/reference (see shared/README.md): id, size, komi,
+one JSON line in the format of the shared test data's reference files: id, size, komi,
 rules, handicap_stones, moves, to_play, net, symmetry 0, optimism 0, and KataGo's outputs from White's view. ``rules``
 is a preset name or, for rules that are no preset, KataGo's JSON rules object.
 

@@ -47,7 +47,7 @@ def build_evaluator(model: str, config: Config, *, progress: bool = True) -> Any
         click.ClickException: the model cannot be loaded (the message names the file and the problem).
     """
     from miai.nets import EvaluatorError, load_evaluator
-    from miai.nets.bundled import load_bundled
+    from miai.nets.bundled import bundled_nets, load_bundled
     from miai.nets.playouts import PlayoutError, PlayoutEvaluator
 
     bar = ProgressBar("converting", note=" (once per net: the result is cached)") if progress else None
@@ -58,8 +58,12 @@ def build_evaluator(model: str, config: Config, *, progress: bool = True) -> Any
         options = net_options(config)
         if model == "default":  # one bundled net per range of board sizes
             return load_bundled(DEFAULT_NET_DIR, cache_capacity=config.net.cache_size, **options)
-        if Path(model).expanduser().is_dir():  # a folder of nets with manifests, like miai/nets/default
-            return load_bundled(Path(model).expanduser(), cache_capacity=config.net.cache_size, **options)
+        folder = Path(model).expanduser()
+        if folder.is_dir():  # a folder of nets with manifests, like miai/nets/default
+            if not bundled_nets(folder):
+                raise EvaluatorError("is a directory, not a net file (nor a folder of nets with manifests, "
+                                     "like miai/nets/default)")
+            return load_bundled(folder, cache_capacity=config.net.cache_size, **options)
         if PlayoutEvaluator.is_spec(model):
             return PlayoutEvaluator.from_spec(model, seed=config.search.seed or None)
         return load_evaluator(model, cache_capacity=config.net.cache_size, progress=bar, **options)

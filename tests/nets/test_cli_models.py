@@ -50,7 +50,8 @@ def error_line(done: subprocess.CompletedProcess[str]) -> str:
 
 
 @pytest.mark.parametrize("model, expected", [
-    (".", "Error: cannot load model .: is a directory, not a net file"),
+    (".", "Error: cannot load model .: is a directory, not a net file (nor a folder of nets with manifests, "
+          "like miai/nets/default)"),
     ("missing.bin.gz", "Error: cannot load model missing.bin.gz: no such file"),
     ("no-dir/net.onnx", "Error: cannot load model no-dir/net.onnx: no such directory no-dir"),
 ])

@@ -12,11 +12,13 @@ from types import ModuleType
 
 import pytest
 
-from .reference_cases import NETS_DIR, SHARED
+from tests.outside import shared
+
+from .reference_cases import NETS_DIR
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA_FILES = sorted((Path(__file__).parent / "data").glob("*.jsonl"))
-KATAGO = SHARED / "peers" / "katago"
+KATAGO = shared("peers/katago")
 
 
 def load_script() -> ModuleType:
@@ -63,6 +65,6 @@ def test_the_committed_positions_are_what_katago_answers(data: Path, tmp_path: P
         pytest.skip(f"../shared/peers/katago does not start here ({exc}); see shared/peers/README.md")
     out = tmp_path / "extra.jsonl"
     code = load_script().main(["--katago", str(KATAGO), "--model", str(model),
-                               "--config", str(SHARED / "peers" / "katago_gtp.cfg"), "--out", str(out)])
+                               "--config", str(shared("peers/katago_gtp.cfg")), "--out", str(out)])
     assert code == 0
     assert [json.loads(line) for line in out.read_text().splitlines()] == committed

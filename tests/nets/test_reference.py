@@ -19,7 +19,7 @@ from miai.nets.evaluator import OnnxEvaluator
 from miai.nets.loading import load_evaluator
 from miai.nets.rawnn import raw_nn
 
-from tests.outside import missing_reason
+from tests.outside import missing_reason, require_shared
 
 from .reference_cases import NETS_DIR, REFERENCE_DIR, compare, load_records, state_from_record
 
