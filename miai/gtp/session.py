@@ -99,6 +99,7 @@ class GtpSession:
     def run(self) -> int:
         """Serve commands until ``quit`` or end of input; returns the process exit code (0)."""
         self._reader = InputReader(self._stdin)
+        self.player.set_interrupt(self._reader.quit_seen)
         self._reader.start()
         guard = self._stdout is sys.stdout
         if guard:  # a stray print() anywhere in the engine would corrupt the protocol: send it to stderr
@@ -108,6 +109,9 @@ class GtpSession:
                 line = self._next_line()
                 if line is None:
                     break
+                # A quit already queued behind this command waits its turn (scripts pipe "genmove b" and "quit"
+                # together); only a quit that arrives while this command runs interrupts its search.
+                self._reader.quit_seen.clear()
                 self.handle_line(line)
         except OutputClosedError:
             self.log("stdout closed by the controller; exiting")
