@@ -32,6 +32,7 @@ import numpy as np
 
 from miai.engine.config import Config, ConfigError, SearchConfig, get_option, katago_names, set_option
 from miai.engine.search import Search
+from miai.engine.snapshot import MoveInfo as SearchMoveInfo
 from miai.engine.snapshot import Snapshot, average_ownership, ownership_moments, pv_visits
 from miai.engine.timecontrol import Clock, TimeSettings
 from miai.engine.timecontrol import TimeSystem as ClockSystem
@@ -261,7 +262,7 @@ class EnginePlayer(Player):
             stdev = None if moments is None else [float(x) for x in moments[1]]
         return AnalysisSnapshot(moves=infos, root=root_info, ownership=ownership, ownership_stdev=stdev)
 
-    def _move_info(self, m: Any, request: AnalyzeRequest) -> MoveInfo:
+    def _move_info(self, m: SearchMoveInfo, request: AnalyzeRequest) -> MoveInfo:
         """One root move for the GTP layer, with the per-move extras the request asked for, read off the graph
         (the search is paused: this runs in its progress callback or after it)."""
         visits = edge_visits = ownership = None
