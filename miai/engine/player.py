@@ -108,8 +108,9 @@ class EnginePlayer(Player):
         self.warm_up(state)
         root = _root_for(state, color, fresh_passes=cleanup)
         seconds = self._move_seconds(root, color, start)
+        calls_before = self.search.stats().get("eval_batches", 0)
         snapshot = self._search(root, self._interrupt, analysis, emit, seconds)
-        self._note_batch_time(root.size, snapshot)
+        self._note_batch_time(root.size, snapshot, self.search.stats().get("eval_batches", 0) - calls_before)
         self._clock(color).record(time.monotonic() - start)
         if self._should_resign(snapshot):
             return RESIGN
@@ -202,13 +203,18 @@ class EnginePlayer(Player):
                         "is set; each move searches %.1f s. Set search.max_time or a clock to change it.",
                         _UNLIMITED_GENMOVE_SECONDS)
 
-    def _note_batch_time(self, size: int, snapshot: Snapshot) -> None:
-        """Update the running estimate of one batch's duration from a finished search."""
-        batch = max(1, min(self.config.search.batch_size, getattr(self.evaluator, "max_batch", 1 << 30)))
-        batches = -(-snapshot.root.playouts // batch)
-        if batches < 2:  # too short to tell (and dominated by tree reuse and the root's evaluation)
+    def _note_batch_time(self, size: int, snapshot: Snapshot, calls: int) -> None:
+        """Update the estimate of how long the last batch of a search takes, from a finished search that made
+        ``calls`` evaluator calls: the mean call, or the search's time per playout times the size of its last
+        batch (batches grow with the root's visits, so the last one is the biggest), whichever is longer."""
+        playouts, elapsed = snapshot.root.playouts, snapshot.root.elapsed
+        if calls < 2 or playouts < 2:  # too short to tell (and dominated by tree reuse and the root's evaluation)
             return
-        seconds = snapshot.root.elapsed / batches
+        cfg = self.config.search
+        batch = max(1, min(cfg.batch_size, getattr(self.evaluator, "max_batch", 1 << 30)))
+        per_leaf = cfg.visits_per_batch_leaf
+        last = min(batch, 1 + snapshot.root.visits // per_leaf) if per_leaf else batch
+        seconds = max(elapsed / calls, elapsed / playouts * last)
         old = self._batch_seconds.get(size)
         # Rise at once, decay slowly: a slow batch (a busy machine) is what could overrun the clock.
         self._batch_seconds[size] = seconds if old is None else max(seconds, 0.5 * (old + seconds))
