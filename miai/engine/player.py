@@ -223,17 +223,19 @@ class EnginePlayer(Player):
         """Run the evaluator on ``state``'s board size once, if not done yet, and time one batch.
 
         onnxruntime plans a new input shape on its first run, which can take longer than a whole blitz move; done
-        when the size is set (``boardsize``, start-up) it stays off the game's clock. The timed batch seeds the
-        estimate that lets clocked searches stop one batch early.
+        when the size is set (``boardsize``, start-up) it stays off the game's clock. The timed batch (as big as
+        a search's first batches) seeds the estimate that lets clocked searches stop one batch early.
         """
         size = state.size
         if size in self._batch_seconds:
             return
-        batch = max(1, min(self.config.search.batch_size, getattr(self.evaluator, "max_batch", 1 << 30)))
+        cfg = self.config.search
+        batch = max(1, min(cfg.batch_size, getattr(self.evaluator, "max_batch", 1 << 30)))
+        first_batch = 1 if cfg.visits_per_batch_leaf else batch  # batches grow from one leaf with root visits
         empty = GameState(size, state.rules, state.komi)
         self.evaluator.evaluate([empty])  # the first run of this shape
         positions = []
-        for i in range(batch):  # distinct positions, so that an evaluation cache cannot answer them
+        for i in range(first_batch):  # distinct positions, so that an evaluation cache cannot answer them
             position = empty.copy()
             position.push(i % (size * size), Color.BLACK if i < size * size else Color.WHITE)
             positions.append(position)

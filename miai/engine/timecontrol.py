@@ -4,7 +4,7 @@
 ``Clock`` tracks one player's remaining time (told by GTP ``time_left`` or counted down by ``record``) and
 ``Clock.budget`` answers "how many seconds may this move take?". Every budget keeps ``lag_buffer`` seconds in
 reserve (``search.lag_buffer``) so that network and GUI lag cannot make the engine lose on time; in overtime the
-reserve shrinks for short periods (at most 15% of a move's share of the period), since a 1-second byo-yomi period
+reserve shrinks for short periods (at most 20% of a move's share of the period), since a 1-second byo-yomi period
 with a 1-second reserve would leave no time to think.
 """
 
@@ -22,7 +22,7 @@ _MAX_SHARE_OF_MAIN = 0.5
 _MIN_BUDGET = 0.05
 # In overtime the lag reserve is at most this share of the time one move may use: a short period cannot afford the
 # full lag_buffer, and the controller that chose 1-second periods accepts that its lag must be small.
-_LAG_SHARE_OF_PERIOD = 0.15
+_LAG_SHARE_OF_PERIOD = 0.2
 
 
 class TimeControlError(ValueError):
@@ -100,11 +100,11 @@ def expected_moves_left(board_size: int, move_number: int) -> float:
 
 
 def overtime_lag(lag_buffer: float, per_move: float) -> float:
-    """The lag reserve of one overtime move that may use ``per_move`` seconds: ``lag_buffer``, but at most 15% of
-    ``per_move`` (a 1 s byo-yomi period keeps 0.15 s, a 10 s one keeps 1.5 s).
+    """The lag reserve of one overtime move that may use ``per_move`` seconds: ``lag_buffer``, but at most 20% of
+    ``per_move`` (a 1 s byo-yomi period keeps 0.2 s, a 10 s one keeps 2 s).
 
     >>> overtime_lag(1.0, 1.0), overtime_lag(1.0, 30.0)
-    (0.15, 1.0)
+    (0.2, 1.0)
     """
     return min(lag_buffer, _LAG_SHARE_OF_PERIOD * max(0.0, per_move))
 
