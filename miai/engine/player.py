@@ -72,6 +72,8 @@ _DEAD_OWNERSHIP = -0.3
 _STATUS_VISITS = 64
 # A genmove whose config sets no limit at all (analysis configs) searches this long: the built-in max_time.
 _UNLIMITED_GENMOVE_SECONDS = next(f.default for f in dataclasses.fields(SearchConfig) if f.name == "max_time")
+# Seconds kept for what follows the search: choosing the move, answering, the controller reading the pipe.
+_ANSWER_SECONDS = 0.02
 # Shortest search time handed to the search (0 would mean "no limit" to it).
 _MIN_SEARCH_SECONDS = 0.001
 
@@ -193,7 +195,7 @@ class EnginePlayer(Player):
                 return 0.0
             self._warn_unlimited()
             cap = _UNLIMITED_GENMOVE_SECONDS
-        limit = min(cap, budget) - self._batch_seconds.get(root.size, 0.0)
+        limit = min(cap, budget) - self._batch_seconds.get(root.size, 0.0) - _ANSWER_SECONDS
         return max(_MIN_SEARCH_SECONDS, limit - (time.monotonic() - start))
 
     def _warn_unlimited(self) -> None:

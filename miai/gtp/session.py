@@ -167,16 +167,16 @@ class GtpSession:
             self.log("".join(traceback.format_exception(error)).rstrip())
             self._finish_failed(command, GtpError(f"internal error: {type(error).__name__}: {error}"))
         else:
+            if spec.mutates:  # before the answer: what the player prepares (a new board size warms up the net)
+                self._notify_player()  # must not run on the clock of the controller's next command
             self._finish_ok(command, "" if result is None else str(result))
-            if spec.mutates:
-                self._notify_player()
         finally:
             self._command, self._stream_open = None, False
 
     def _notify_player(self) -> None:
         try:
             self.player.on_state_changed(self.state)
-        except Exception as error:  # the response is already out; only log
+        except Exception as error:  # the command succeeded; only log
             self.log(f"player.on_state_changed failed: {error!r}")
 
     # -------------------------------------------------------------------------------------------- output

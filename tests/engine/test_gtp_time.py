@@ -195,6 +195,37 @@ def test_first_move_on_a_new_board_size_keeps_to_its_budget() -> None:
     assert elapsed < 1.0
 
 
+def test_boardsize_answers_after_the_warm_up_so_the_next_genmove_is_not_charged() -> None:
+    """A controller times genmove from its request: the warm-up that boardsize starts must be over by then."""
+    import os
+
+    evaluator = SlowEvaluator(0.03, first_run_seconds=0.8)
+    player = EnginePlayer(evaluator, _config("search.max_visits=0", "search.max_time=0"))
+    read_fd, write_fd = os.pipe()
+    stdin, out = os.fdopen(read_fd, "r", encoding="utf-8"), io.StringIO()
+    session = GtpSession(player, stdin, out, io.StringIO(), GtpConfig(board_size=9))
+    runner = threading.Thread(target=session.run, daemon=True)
+    runner.start()
+
+    def answered(count: int, timeout: float = 10.0) -> float:
+        """Seconds until ``count`` responses are out."""
+        start = time.monotonic()
+        while out.getvalue().count("\n\n") < count:
+            assert time.monotonic() - start < timeout, out.getvalue()
+            time.sleep(0.002)
+        return time.monotonic() - start
+
+    os.write(write_fd, b"kgs-time_settings byoyomi 0 1 5\nboardsize 13\n")
+    answered(2)
+    os.write(write_fd, b"genmove b\n")
+    assert answered(3) < 1.0
+    os.write(write_fd, b"quit\n")
+    answered(4)
+    runner.join(5.0)
+    os.close(write_fd)
+    stdin.close()
+
+
 def test_first_move_without_warm_up_still_keeps_to_its_budget() -> None:
     """Straight to genmove on a size never seen: the warm-up is charged to the move, which still ends in time."""
     evaluator = SlowEvaluator(0.03, first_run_seconds=0.5)
