@@ -203,6 +203,7 @@ def gtp(model: str | None, config_path: str | None, sets: tuple[str, ...], size:
     except ValueError as exc:
         raise click.ClickException(str(exc)) from exc
     session = GtpSession(player, sys.stdin, sys.stdout, sys.stderr, gtp_config)
+    player.warm_up(session.state)  # the net's first run on the start size, before any clock runs
     sys.exit(session.run())
 
 

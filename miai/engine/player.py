@@ -11,10 +11,16 @@ Move choice on top of the search:
   scoring needs);
 - ``kgs-genmove_cleanup`` forbids passing while the opponent still has stones the engine thinks are dead;
 - resignation needs ``search.resign_threshold`` > 0 and that many consecutive low-winrate moves.
+
+Time: a move's clock starts when ``genmove`` is called, so the net's first run on a new board size (done early
+by :meth:`EnginePlayer.warm_up`) and tree reuse are charged to it; a clock's budget is met by stopping one batch
+early (the search checks the time between batches); a genmove with no limit at all gets the default
+``search.max_time`` and a warning; ``quit`` arriving during a genmove stops it (see ``set_interrupt``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import threading
@@ -24,9 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from miai.engine.config import Config, ConfigError, get_option, katago_names, set_option
+from miai.engine.config import Config, ConfigError, SearchConfig, get_option, katago_names, set_option
 from miai.engine.search import Search
-from miai.engine.snapshot import Snapshot
+from miai.engine.snapshot import MoveInfo as SearchMoveInfo
+from miai.engine.snapshot import Snapshot, average_ownership, ownership_moments, pv_visits
 from miai.engine.timecontrol import Clock, TimeSettings
 from miai.engine.timecontrol import TimeSystem as ClockSystem
 from miai.go.coords import PASS, Color
@@ -63,6 +70,12 @@ _CLOCK_SYSTEMS = {
 _DEAD_OWNERSHIP = -0.3
 # Visits of the short search that estimates dead stones at the end of a game.
 _STATUS_VISITS = 64
+# A genmove whose config sets no limit at all (analysis configs) searches this long: the built-in max_time.
+_UNLIMITED_GENMOVE_SECONDS = next(f.default for f in dataclasses.fields(SearchConfig) if f.name == "max_time")
+# Seconds kept for what follows the search: choosing the move, answering, the controller reading the pipe.
+_ANSWER_SECONDS = 0.02
+# Shortest search time handed to the search (0 would mean "no limit" to it).
+_MIN_SEARCH_SECONDS = 0.001
 
 
 class EnginePlayer(Player):
@@ -77,6 +90,9 @@ class EnginePlayer(Player):
         self._low_winrate_streak = 0
         self._ponder_thread: threading.Thread | None = None
         self._ponder_stop = threading.Event()
+        self._interrupt: threading.Event | None = None
+        self._batch_seconds: dict[int, float] = {}  # board size -> seconds one search batch takes (measured)
+        self._warned_unlimited = False
 
     # ------------------------------------------------------------------------------------------ decisions
     def genmove(
@@ -89,10 +105,14 @@ class EnginePlayer(Player):
         emit: Emit | None = None,
     ) -> GenmoveResult:
         """Search from ``state`` with ``color`` to move and choose a move (see the module docstring)."""
+        start = time.monotonic()  # the controller's clock is running: everything below is charged to the move
         self.stop_pondering()
+        self.warm_up(state)
         root = _root_for(state, color, fresh_passes=cleanup)
-        start = time.monotonic()
-        snapshot = self._search(root, None, analysis, emit, self._time_budget(root, color))
+        seconds = self._move_seconds(root, color, start)
+        calls_before = self.search.stats().get("eval_batches", 0)
+        snapshot = self._search(root, self._interrupt, analysis, emit, seconds)
+        self._note_batch_time(root.size, snapshot, self.search.stats().get("eval_batches", 0) - calls_before)
         self._clock(color).record(time.monotonic() - start)
         if self._should_resign(snapshot):
             return RESIGN
@@ -112,7 +132,7 @@ class EnginePlayer(Player):
         """Search until ``stop`` is set, emitting a snapshot every ``request.interval_cs``."""
         self.stop_pondering()
         root = _root_for(state, color)
-        final = self._search(root, stop, request, emit, math.inf, unlimited=True)
+        final = self._search(root, stop, request, emit, None)
         emit(self._convert(final, root, request))
 
     def final_status(self, state: GameState) -> list[int]:
@@ -142,10 +162,10 @@ class EnginePlayer(Player):
         stop: threading.Event | None,
         request: AnalyzeRequest | None,
         emit: Emit | None,
-        budget: float,
-        *,
-        unlimited: bool = False,
+        seconds: float | None,
     ) -> Snapshot:
+        """Search ``root`` until ``stop``, the config's visit limits or ``seconds`` (0 = no time limit); with
+        ``seconds`` None (analysis) only ``stop`` or the node cap ends it."""
         self.search.set_root(root)
         on_progress: Callable[[Snapshot], None] | None = None
         interval = 1.0
@@ -156,13 +176,82 @@ class EnginePlayer(Player):
                 emit(self._convert(snapshot, root, request))
 
         allow = _allowed_moves(request, root.to_play, root.size) if request is not None else None
-        if unlimited:  # analysis: only stop (or the node cap) ends it
+        if seconds is None:  # analysis: only stop (or the node cap) ends it
             return self.search.run(stop, on_progress, max_visits=0, max_playouts=0, max_time=0.0,
                                    progress_interval=interval, allow=allow)
-        cap = self.config.search.max_time or math.inf
-        limit = min(cap, budget)
-        return self.search.run(stop, on_progress, max_time=0.0 if math.isinf(limit) else limit,
-                               progress_interval=interval, allow=allow)
+        return self.search.run(stop, on_progress, max_time=seconds, progress_interval=interval, allow=allow)
+
+    def _move_seconds(self, root: GameState, color: Color, start: float) -> float:
+        """How long the search of this move may run from now (0 = no time limit; visits then end it).
+
+        The clock's budget (and ``max_time``) counts from ``start``; the search checks the time only between
+        batches, so it is told to stop one batch early and the last batch still ends within the limit.
+        """
+        cfg = self.config.search
+        cap = cfg.max_time or math.inf
+        budget = self._time_budget(root, color)
+        if math.isinf(budget) and math.isinf(cap):
+            if cfg.max_visits or cfg.max_playouts:
+                return 0.0
+            self._warn_unlimited()
+            cap = _UNLIMITED_GENMOVE_SECONDS
+        limit = min(cap, budget) - self._batch_seconds.get(root.size, 0.0) - _ANSWER_SECONDS
+        return max(_MIN_SEARCH_SECONDS, limit - (time.monotonic() - start))
+
+    def _warn_unlimited(self) -> None:
+        if not self._warned_unlimited:
+            self._warned_unlimited = True
+            log.warning("genmove: search.max_visits, max_playouts and max_time are all 0 (no limit) and no clock "
+                        "is set; each move searches %.1f s. Set search.max_time or a clock to change it.",
+                        _UNLIMITED_GENMOVE_SECONDS)
+
+    def _note_batch_time(self, size: int, snapshot: Snapshot, calls: int) -> None:
+        """Update the estimate of how long the last batch of a search takes, from a finished search that made
+        ``calls`` evaluator calls: the mean call, or the search's time per playout times the size of its last
+        batch (batches grow with the root's visits, so the last one is the biggest), whichever is longer."""
+        playouts, elapsed = snapshot.root.playouts, snapshot.root.elapsed
+        if calls < 2 or playouts < 2:  # too short to tell (and dominated by tree reuse and the root's evaluation)
+            return
+        cfg = self.config.search
+        batch = max(1, min(cfg.batch_size, getattr(self.evaluator, "max_batch", 1 << 30)))
+        per_leaf = cfg.visits_per_batch_leaf
+        last = min(batch, 1 + snapshot.root.visits // per_leaf) if per_leaf else batch
+        seconds = max(elapsed / calls, elapsed / playouts * last)
+        old = self._batch_seconds.get(size)
+        # Rise at once, decay slowly: a slow batch (a busy machine) is what could overrun the clock.
+        self._batch_seconds[size] = seconds if old is None else max(seconds, 0.5 * (old + seconds))
+
+    def warm_up(self, state: GameState) -> None:
+        """Run the evaluator on ``state``'s board size once, if not done yet, and time one batch.
+
+        onnxruntime plans a new input shape on its first run, which can take longer than a whole blitz move; done
+        when the size is set (``boardsize``, start-up) it stays off the game's clock. The timed batch (as big as
+        a search's first batches) seeds the estimate that lets clocked searches stop one batch early.
+        """
+        size = state.size
+        if size in self._batch_seconds:
+            return
+        cfg = self.config.search
+        batch = max(1, min(cfg.batch_size, getattr(self.evaluator, "max_batch", 1 << 30)))
+        first_batch = 1 if cfg.visits_per_batch_leaf else batch  # batches grow from one leaf with root visits
+        empty = GameState(size, state.rules, state.komi)
+        self.evaluator.evaluate([empty])  # the first run of this shape
+        positions = []
+        for i in range(first_batch):  # distinct positions, so that an evaluation cache cannot answer them
+            position = empty.copy()
+            position.push(i % (size * size), Color.BLACK if i < size * size else Color.WHITE)
+            positions.append(position)
+        begin = time.monotonic()
+        self.evaluator.evaluate(positions)
+        self._batch_seconds[size] = time.monotonic() - begin
+
+    def on_state_changed(self, state: GameState) -> None:
+        """A new board size is warmed up now, before any genmove's clock runs."""
+        self.warm_up(state)
+
+    def set_interrupt(self, event: threading.Event) -> None:
+        """A running genmove stops (answering its best move so far) when ``event`` is set (``quit`` arrived)."""
+        self._interrupt = event
 
     def _convert(self, snapshot: Snapshot, root: GameState, request: AnalyzeRequest) -> AnalysisSnapshot:
         """Engine snapshot -> GTP snapshot; the search reports from the root player's view already."""
@@ -170,19 +259,36 @@ class EnginePlayer(Player):
         moves = [m for m in snapshot.moves if allowed is None or m.move in allowed]
         if request.max_moves > 0:
             moves = moves[: request.max_moves]
-        infos = tuple(
-            MoveInfo(move=m.move, visits=m.visits, winrate=m.winrate, prior=m.prior, lcb=m.lcb, pv=m.pv,
-                     score_lead=m.score_lead, score_mean=m.score_mean, score_stdev=m.score_stdev,
-                     utility=m.utility, utility_lcb=m.utility_lcb, edge_visits=m.edge_visits,
-                     weight=float(m.edge_visits))
-            for m in moves)
+        infos = tuple(self._move_info(m, request) for m in moves)
         info = snapshot.root
         root_info = RootInfo(visits=info.visits, winrate=info.winrate, score_lead=info.score_lead,
                              score_mean=info.score_mean, score_stdev=info.score_stdev, utility=info.utility)
-        ownership = None
+        ownership = stdev = None
         if request.ownership and info.ownership is not None:
             ownership = [float(x) for x in info.ownership]
-        return AnalysisSnapshot(moves=infos, root=root_info, ownership=ownership)
+        node = self.search.root
+        if request.ownership_stdev and node is not None and node.visits > 0:
+            moments = ownership_moments(node)
+            stdev = None if moments is None else [float(x) for x in moments[1]]
+        return AnalysisSnapshot(moves=infos, root=root_info, ownership=ownership, ownership_stdev=stdev)
+
+    def _move_info(self, m: SearchMoveInfo, request: AnalyzeRequest) -> MoveInfo:
+        """One root move for the GTP layer, with the per-move extras the request asked for, read off the graph
+        (the search is paused: this runs in its progress callback or after it)."""
+        visits = edge_visits = ownership = None
+        root = self.search.root
+        wanted = request.pv_visits or request.pv_edge_visits or request.moves_ownership
+        edge = next((e for e in root.edges if e.move == m.move), None) if root is not None and wanted else None
+        if edge is not None and (request.pv_visits or request.pv_edge_visits):
+            visits, edge_visits = pv_visits(root, edge, len(m.pv))
+        if edge is not None and request.moves_ownership and edge.child is not None \
+                and edge.child.ownership is not None:
+            ownership = [float(x) for x in average_ownership(edge.child) * root.sign]
+        return MoveInfo(move=m.move, visits=m.visits, winrate=m.winrate, prior=m.prior, lcb=m.lcb, pv=m.pv,
+                        score_lead=m.score_lead, score_mean=m.score_mean, score_stdev=m.score_stdev,
+                        utility=m.utility, utility_lcb=m.utility_lcb, edge_visits=m.edge_visits,
+                        weight=float(m.edge_visits), pv_visits=visits if request.pv_visits else None,
+                        pv_edge_visits=edge_visits if request.pv_edge_visits else None, ownership=ownership)
 
     def _black_ownership(self, state: GameState) -> np.ndarray | None:
         """Ownership from Black's view after a short search (the net's, averaged over the graph)."""

@@ -19,7 +19,8 @@ from miai.engine.config import SearchConfig
 from miai.engine.graph import Edge, Node
 from miai.engine.selection import puct_exploration, utility_stdev_factor
 
-__all__ = ["MoveInfo", "RootInfo", "Snapshot", "build_snapshot", "choose_move", "move_temperature", "PASS"]
+__all__ = ["MoveInfo", "RootInfo", "Snapshot", "build_snapshot", "choose_move", "move_temperature", "PASS",
+           "pv_visits", "ownership_moments"]
 
 PASS = -1  # miai.go.coords.PASS (the flat-index convention of docs/INTERFACES.md)
 
@@ -224,6 +225,56 @@ def principal_variation(root: Node, edge: Edge, length: int) -> tuple[int, ...]:
         pv.append(best.move)
         node = best.child
     return tuple(pv)
+
+
+def pv_visits(root: Node, edge: Edge, length: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """kata-analyze ``pvVisits`` and ``pvEdgeVisits``: along the same walk as :func:`principal_variation`, the
+    visits of the node each PV move leads to and the visits of the edge that plays it."""
+    node_visits, edge_visits = [], []
+    seen = {id(root)}
+    current: Edge | None = edge
+    while current is not None and len(edge_visits) < length:
+        child = current.child
+        node_visits.append(child.visits if child is not None else current.visits)
+        edge_visits.append(current.visits)
+        if child is None or id(child) in seen:
+            break
+        seen.add(id(child))
+        current = max((e for e in child.edges if e.visits > 0), key=lambda e: e.visits, default=None)
+    return tuple(node_visits), tuple(edge_visits)
+
+
+def ownership_moments(root: Node) -> tuple[np.ndarray, np.ndarray] | None:
+    """Mean (White's view) and standard deviation of the ownership over ``root``'s subgraph, weighted as in
+    :func:`average_ownership` (kata-analyze ``ownershipStdev``); None without ownership."""
+    memo: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def moments(node: Node, depth: int) -> tuple[np.ndarray, np.ndarray] | None:
+        own = node.ownership
+        if own is None:
+            return None
+        if id(node) in memo:
+            return memo[id(node)]
+        own64 = own.astype(np.float64)
+        memo[id(node)] = (own64, own64 * own64)  # provisional value breaks cycles
+        if depth >= 64 or node.visits <= 1:
+            return memo[id(node)]
+        total, total_sq, weight = own64.copy(), own64 * own64, 1.0
+        for e in node.edges:
+            if e.visits and e.child is not None:
+                sub = moments(e.child, depth + 1)
+                if sub is not None:
+                    total += e.visits * sub[0]
+                    total_sq += e.visits * sub[1]
+                    weight += e.visits
+        memo[id(node)] = result = (total / weight, total_sq / weight)
+        return result
+
+    result = moments(root, 0)
+    if result is None:
+        return None
+    mean, mean_sq = result
+    return mean, np.sqrt(np.maximum(0.0, mean_sq - mean * mean))
 
 
 def average_ownership(root: Node) -> np.ndarray:

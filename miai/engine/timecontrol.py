@@ -3,7 +3,9 @@
 ``TimeSettings`` says what the clock is (GTP ``time_settings``, ``kgs-time_settings``, ``kata-time_settings``);
 ``Clock`` tracks one player's remaining time (told by GTP ``time_left`` or counted down by ``record``) and
 ``Clock.budget`` answers "how many seconds may this move take?". Every budget keeps ``lag_buffer`` seconds in
-reserve (``search.lag_buffer``) so that network and GUI lag cannot make the engine lose on time.
+reserve (``search.lag_buffer``) so that network and GUI lag cannot make the engine lose on time; in overtime the
+reserve shrinks for short periods (at most 20% of a move's share of the period), since a 1-second byo-yomi period
+with a 1-second reserve would leave no time to think.
 """
 
 from __future__ import annotations
@@ -12,12 +14,15 @@ import math
 from dataclasses import dataclass
 from enum import Enum
 
-__all__ = ["TimeSystem", "TimeSettings", "Clock", "TimeControlError", "expected_moves_left"]
+__all__ = ["TimeSystem", "TimeSettings", "Clock", "TimeControlError", "expected_moves_left", "overtime_lag"]
 
 # Never spend more than this share of the time that is left on one move of the main time.
 _MAX_SHARE_OF_MAIN = 0.5
 # Smallest budget, in seconds, when almost nothing is left: still enough to pick a sensible move.
 _MIN_BUDGET = 0.05
+# In overtime the lag reserve is at most this share of the time one move may use: a short period cannot afford the
+# full lag_buffer, and the controller that chose 1-second periods accepts that its lag must be small.
+_LAG_SHARE_OF_PERIOD = 0.2
 
 
 class TimeControlError(ValueError):
@@ -94,6 +99,16 @@ def expected_moves_left(board_size: int, move_number: int) -> float:
     return max(plies_left / 2.0, 4.0)
 
 
+def overtime_lag(lag_buffer: float, per_move: float) -> float:
+    """The lag reserve of one overtime move that may use ``per_move`` seconds: ``lag_buffer``, but at most 20% of
+    ``per_move`` (a 1 s byo-yomi period keeps 0.2 s, a 10 s one keeps 2 s).
+
+    >>> overtime_lag(1.0, 1.0), overtime_lag(1.0, 30.0)
+    (0.2, 1.0)
+    """
+    return min(lag_buffer, _LAG_SHARE_OF_PERIOD * max(0.0, per_move))
+
+
 @dataclass
 class Clock:
     """One player's clock under ``settings``."""
@@ -167,9 +182,10 @@ class Clock:
         if s.system is TimeSystem.CANADIAN:
             stones = max(1, self.stones_left)
             # Keep the lag margin for every move still to play in this period.
-            return max(_MIN_BUDGET, (self.period_left - lag_buffer * stones) / stones)
+            share = self.period_left / stones
+            return max(_MIN_BUDGET, share - overtime_lag(lag_buffer, share))
         if s.system is TimeSystem.BYO_YOMI:
-            return max(_MIN_BUDGET, s.period_time - lag_buffer)
+            return max(_MIN_BUDGET, s.period_time - overtime_lag(lag_buffer, s.period_time))
         return _MIN_BUDGET  # absolute or Fischer with nothing left
 
     def record(self, elapsed: float) -> None:

@@ -34,20 +34,22 @@ _FLAG_KEYS = {
     "pvvisits": "pv_visits",
     "pvedgevisits": "pv_edge_visits",
 }
-# Accepted for compatibility and ignored: miai never reports a no-result value.
-_IGNORED_FLAG_KEYS = {"noresultvalue"}
+# KataGo's key that miai refuses: its search does not track the no-result outcome, so it has no value to print.
+_UNSUPPORTED_FLAG_KEYS = {"noresultvalue": "noResultValue"}
 
 
 def parse_analyze_args(
-    tokens: Sequence[str], size: int, to_play: Color, default_interval_cs: int = 100
+    tokens: Sequence[str], size: int, to_play: Color, default_interval_cs: int = 100, flavour: Flavour = "kata"
 ) -> tuple[Color, AnalyzeRequest]:
     """Parse ``[color] [interval] [key value ...]`` (lz-analyze, kata-analyze and the genmove_analyze forms).
 
     The colour defaults to ``to_play``; a bare number is the interval in centiseconds, as Leela Zero accepts
-    it (Lizzie sends ``lz-analyze 10``).
+    it (Lizzie sends ``lz-analyze 10``). Every accepted key shows in the output; the ``lz`` flavour refuses
+    KataGo's output keys (``ownership``, ``pvVisits``, ...), as KataGo's lz-analyze does, since Leela Zero's
+    format has no place for them.
 
     Raises:
-        GtpSyntaxError: an unknown key, a missing value, or a bad number, colour or vertex (quoted).
+        GtpSyntaxError: an unknown or refused key, a missing value, or a bad number, colour or vertex (quoted).
     """
     rest = list(tokens)
     color = to_play
@@ -57,7 +59,7 @@ def parse_analyze_args(
     if rest and rest[0][:1].isdigit():
         request = replace(request, interval_cs=_count(rest.pop(0), "interval"))
     while rest:
-        request = _apply_key(request, rest, size)
+        request = _apply_key(request, rest, size, flavour)
     return color, request
 
 
@@ -81,7 +83,7 @@ def _take(rest: list[str], key: str) -> str:
     return rest.pop(0)
 
 
-def _apply_key(request: AnalyzeRequest, rest: list[str], size: int) -> AnalyzeRequest:
+def _apply_key(request: AnalyzeRequest, rest: list[str], size: int, flavour: Flavour) -> AnalyzeRequest:
     """Consume one ``key value...`` group from ``rest`` and return the updated request."""
     key = rest.pop(0)
     lowered = key.lower()
@@ -90,12 +92,14 @@ def _apply_key(request: AnalyzeRequest, rest: list[str], size: int) -> AnalyzeRe
     if lowered in ("minmoves", "maxmoves"):
         field_name = "min_moves" if lowered == "minmoves" else "max_moves"
         return replace(request, **{field_name: _count(_take(rest, key), lowered)})
-    if lowered in _FLAG_KEYS or lowered in _IGNORED_FLAG_KEYS:
+    if lowered in _UNSUPPORTED_FLAG_KEYS:
+        raise GtpSyntaxError(f"'{key}' is not supported: miai's search does not track no-result outcomes")
+    if lowered in _FLAG_KEYS:
+        if flavour == "lz":
+            raise GtpSyntaxError(f"'{key}' is a kata-analyze key; Leela Zero's format has no field for it")
         value = _take(rest, key).lower()
         if value not in ("true", "false"):
             raise GtpSyntaxError(f"invalid value '{value}' for '{key}' (expected true or false)")
-        if lowered in _IGNORED_FLAG_KEYS:
-            return request
         return replace(request, **{_FLAG_KEYS[lowered]: value == "true"})
     if lowered in ("avoid", "allow"):
         return _apply_restriction(request, lowered, rest, size)

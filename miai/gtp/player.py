@@ -239,3 +239,8 @@ class Player(ABC):
 
     def on_state_changed(self, state: GameState) -> None:
         """A command changed the game (play, undo, boardsize, loadsgf, ...)."""
+
+    def set_interrupt(self, event: threading.Event) -> None:
+        """The session's interrupt signal, set when ``quit`` arrives while a command runs: a running
+        :meth:`genmove` should then stop soon and answer its best move so far (the session answers ``quit``
+        right after). Players that ignore it finish their move first."""

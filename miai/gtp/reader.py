@@ -3,7 +3,8 @@
 Analysis commands run until the next input line arrives and must not consume it (GTP.md section 2.3). A
 ``select()`` on ``sys.stdin`` would miss lines already held in Python's buffer, so one thread reads lines as
 they come and puts them on a queue; ``pending`` (an Event) is set while the queue holds unread input, and the
-analysis loop uses it as its stop signal.
+analysis loop uses it as its stop signal. ``quit_seen`` is set whenever a ``quit`` line is read, even while the
+session is busy with a search, so that a running genmove can stop and the session reach the ``quit``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import threading
 from collections.abc import Iterator
 from typing import TextIO
 
+from .protocol import parse_command, preprocess
+
 _EOF = None
 
 
@@ -25,6 +28,7 @@ class InputReader:
         self._stream = stream
         self._queue: queue.Queue[str | None] = queue.Queue()
         self.pending = threading.Event()
+        self.quit_seen = threading.Event()
         self._at_eof = False
         self._thread = threading.Thread(target=self._read_all, name="gtp-stdin", daemon=True)
 
@@ -61,6 +65,8 @@ class InputReader:
         try:
             for line in self._lines():
                 self._queue.put(line)
+                if _is_quit(line):
+                    self.quit_seen.set()
                 self.pending.set()
         except (OSError, ValueError) as error:  # a closed or broken stdin ends the session like EOF
             print(f"miai: stdin read failed: {error}", file=sys.stderr, flush=True)
@@ -77,6 +83,12 @@ class InputReader:
             return
         for line in iter(self._stream.readline, ""):
             yield line[:-1] if line.endswith("\n") else line
+
+
+def _is_quit(line: str) -> bool:
+    """Whether ``line`` is a ``quit`` command (with or without an id)."""
+    text = preprocess(line)
+    return text is not None and parse_command(text).name == "quit"
 
 
 def _fd_lines(fd: int) -> Iterator[str]:

@@ -100,6 +100,7 @@ class GtpSession:
     def run(self) -> int:
         """Serve commands until ``quit`` or end of input; returns the process exit code (0)."""
         self._reader = InputReader(self._stdin)
+        self.player.set_interrupt(self._reader.quit_seen)
         self._reader.start()
         guard = self._stdout is sys.stdout
         if guard:  # a stray print() anywhere in the engine would corrupt the protocol: send it to stderr
@@ -109,6 +110,9 @@ class GtpSession:
                 line = self._next_line()
                 if line is None:
                     break
+                # A quit already queued behind this command waits its turn (scripts pipe "genmove b" and "quit"
+                # together); only a quit that arrives while this command runs interrupts its search.
+                self._reader.quit_seen.clear()
                 self.handle_line(line)
         except OutputClosedError:
             self.log("stdout closed by the controller; exiting")
@@ -164,16 +168,16 @@ class GtpSession:
             self.log("".join(traceback.format_exception(error)).rstrip())
             self._finish_failed(command, GtpError(f"internal error: {type(error).__name__}: {error}"))
         else:
+            if spec.mutates:  # before the answer: what the player prepares (a new board size warms up the net)
+                self._notify_player()  # must not run on the clock of the controller's next command
             self._finish_ok(command, "" if result is None else str(result))
-            if spec.mutates:
-                self._notify_player()
         finally:
             self._command, self._stream_open = None, False
 
     def _notify_player(self) -> None:
         try:
             self.player.on_state_changed(self.state)
-        except Exception as error:  # the response is already out; only log
+        except Exception as error:  # the command succeeded; only log
             self.log(f"player.on_state_changed failed: {error!r}")
 
     # -------------------------------------------------------------------------------------------- output

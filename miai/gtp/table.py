@@ -22,6 +22,7 @@ class CommandSpec:
     ``mutates``: the command may change the game (the session tells the player after it succeeds).
     ``streaming``: the handler writes its own response head and lines (analysis commands) and returns the last
     line, or ``""``, before the terminating blank line.
+    ``listed``: shown by ``list_commands`` and ``known_command`` (False for aliases a controller must not pick).
     """
 
     name: str
@@ -29,6 +30,7 @@ class CommandSpec:
     schema: tuple[Arg, ...]
     mutates: bool = False
     streaming: bool = False
+    listed: bool = True
 
     @property
     def usage(self) -> str:
@@ -43,12 +45,12 @@ class CommandTable:
         self._specs: dict[str, CommandSpec] = {}
 
     def command(
-        self, name: str, *schema: Arg, mutates: bool = False, streaming: bool = False
+        self, name: str, *schema: Arg, mutates: bool = False, streaming: bool = False, listed: bool = True
     ) -> Callable[[Handler], Handler]:
         """Decorator registering ``handler(session, *values)`` under ``name`` with the argument ``schema``."""
 
         def register(handler: Handler) -> Handler:
-            self.add(CommandSpec(name, handler, tuple(schema), mutates, streaming))
+            self.add(CommandSpec(name, handler, tuple(schema), mutates, streaming, listed))
             return handler
 
         return register
@@ -64,8 +66,8 @@ class CommandTable:
         return self._specs.get(name)
 
     def names(self) -> list[str]:
-        """Every registered name, in registration order."""
-        return list(self._specs)
+        """Every listed name (see ``CommandSpec.listed``), in registration order."""
+        return [name for name, spec in self._specs.items() if spec.listed]
 
     def __contains__(self, name: object) -> bool:
         return name in self._specs

@@ -6,7 +6,14 @@ import math
 
 import pytest
 
-from miai.engine.timecontrol import Clock, TimeControlError, TimeSettings, TimeSystem, expected_moves_left
+from miai.engine.timecontrol import (
+    Clock,
+    TimeControlError,
+    TimeSettings,
+    TimeSystem,
+    expected_moves_left,
+    overtime_lag,
+)
 
 SYSTEMS = {
     "absolute": TimeSettings(TimeSystem.ABSOLUTE, main_time=300),
@@ -48,6 +55,23 @@ def test_canadian_overtime_divides_the_period_between_its_stones() -> None:
     clock = Clock(SYSTEMS["canadian"])
     clock.update(40.0, 5)  # 40 s for 5 more moves
     assert clock.budget(9, 60, 1.0) == pytest.approx((40 - 5 * 1.0) / 5)
+
+
+def test_short_overtime_periods_keep_a_smaller_lag_reserve() -> None:
+    """A 1 s byo-yomi period cannot afford a 1 s reserve: most of it goes to thinking; long periods keep it all."""
+    assert overtime_lag(1.0, 1.0) == pytest.approx(0.2)
+    assert Clock(TimeSettings(TimeSystem.BYO_YOMI, period_time=1, periods=5)).budget(19, 0, 1.0) == pytest.approx(0.8)
+    assert Clock(TimeSettings(TimeSystem.BYO_YOMI, period_time=30, periods=5)).budget(19, 0, 1.0) == 29.0
+
+
+def test_a_canadian_period_of_30_s_for_10_moves_is_mostly_used_and_never_overrun() -> None:
+    clock = Clock(TimeSettings(TimeSystem.CANADIAN, period_time=30, stones=10))
+    budgets = []
+    for move in range(10):
+        budgets.append(clock.budget(19, 2 * move, 1.0))
+        clock.record(budgets[-1])
+    assert all(b >= 0.7 * 3.0 for b in budgets) and 0.7 * 30 <= sum(budgets) < 30
+    assert not clock.lost_on_time
 
 
 @pytest.mark.parametrize("name", sorted(SYSTEMS))

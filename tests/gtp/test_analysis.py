@@ -42,7 +42,7 @@ def test_parse_args_defaults_and_lizzie_form() -> None:
 def test_parse_args_keys() -> None:
     color, request = parse_analyze_args(
         ["b", "interval", "30", "minmoves", "2", "maxmoves", "5", "ownership", "true", "rootInfo", "TRUE",
-         "pvVisits", "true", "ownershipStdev", "false", "noResultValue", "true",
+         "pvVisits", "true", "ownershipStdev", "false",
          "avoid", "w", "d4,q16", "3", "avoid", "b", "pass", "1"], 19, Color.WHITE)
     assert color == Color.BLACK
     assert request == AnalyzeRequest(
@@ -51,6 +51,22 @@ def test_parse_args_keys() -> None:
                MoveRestriction(Color.BLACK, (-1,), 1)))
     _, allowed = parse_analyze_args(["allow", "b", "c3,d4", "1"], 9, Color.BLACK)
     assert allowed.allow == (MoveRestriction(Color.BLACK, (parse_gtp("C3", 9), parse_gtp("D4", 9)), 1),)
+
+
+@pytest.mark.parametrize(
+    ("flavour", "tokens", "detail"),
+    [
+        ("kata", ["noResultValue", "true"], "'noResultValue' is not supported: miai's search does not track "
+                                            "no-result outcomes"),
+        ("lz", ["b", "ownership", "true"], "'ownership' is a kata-analyze key; Leela Zero's format has no field "
+                                           "for it"),
+        ("lz", ["pvVisits", "true"], "'pvVisits' is a kata-analyze key; Leela Zero's format has no field for it"),
+    ],
+)
+def test_keys_that_would_print_nothing_are_refused(flavour: str, tokens: list[str], detail: str) -> None:
+    with pytest.raises(GtpSyntaxError) as caught:
+        parse_analyze_args(tokens, 19, Color.BLACK, flavour=flavour)  # type: ignore[arg-type]
+    assert caught.value.detail == detail
 
 
 @pytest.mark.parametrize(

@@ -116,6 +116,7 @@ MALFORMED = {
     "loadsgf": ["", "nonexistent.sgf", "nonexistent.sgf 3", "game.sgf x", "a b c"],
     "lz-genmove_analyze": ["x", "b interval", "b 10 ownership maybe", "b -5", "b 10 avoid"],
     "kata-genmove_analyze": ["x", "w interval x", "b 10 allow b a1 1 avoid b b1 1", "b 10 unknownkey 1"],
+    "genmove_analyze": ["x", "b 10 noResultValue true", "b pvVisits maybe"],
 }
 
 

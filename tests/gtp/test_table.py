@@ -83,15 +83,23 @@ def test_default_table_has_every_required_and_promised_command() -> None:
                 "kgs-genmove_cleanup", "kgs-rules", "kata-set-rules", "kata-get-rules", "loadsgf", "printsgf",
                 "reg_genmove", "lz-analyze", "kata-analyze", "lz-genmove_analyze", "kata-genmove_analyze",
                 "kata-raw-nn", "kata-set-param", "kata-get-param", "stop", "cputime", "clear_cache", "is_legal",
-                "all_legal", "list_stones", "captures", "miai-search_stats"}
+                "all_legal", "list_stones", "captures", "miai-search_stats", "help"}
     assert required | promised <= names
     # Private extensions carry a dash (spec section 2.14); the rest are GTP or GNU Go names.
-    gnugo_names = {"is_legal", "all_legal", "list_stones", "captures", "cputime", "stop", "clear_cache"}
+    gnugo_names = {"is_legal", "all_legal", "list_stones", "captures", "cputime", "stop", "clear_cache", "help"}
     for name in names - required - gnugo_names - {"undo", "showboard", "fixed_handicap", "place_free_handicap",
                                                   "set_free_handicap", "time_settings", "time_left",
                                                   "final_score", "final_status_list", "loadsgf", "printsgf",
                                                   "reg_genmove"}:
         assert "-" in name, name
+
+
+def test_katago_unprefixed_aliases_work_but_stay_unlisted() -> None:
+    """KataGo answers ``analyze`` and ``genmove_analyze`` without listing them; listing them would make Sabaki
+    prefer them and read their kata- decimals as Leela Zero integers."""
+    table = default_table()
+    for alias in ("analyze", "genmove_analyze"):
+        assert table.get(alias) is not None and alias not in table.names()
 
 
 def test_docs_mention_every_command() -> None:

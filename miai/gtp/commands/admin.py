@@ -36,14 +36,20 @@ def version(s: GtpSession) -> str:
 
 @table.command("known_command", named(STRING, "command_name"))
 def known_command(s: GtpSession, command_name: str) -> str:
-    """``true`` if the command is implemented (exact name, case-insensitive like the dispatcher)."""
-    return "true" if command_name.lower() in s.table else "false"
+    """``true`` if the command is listed (exact name, case-insensitive like the dispatcher)."""
+    return "true" if command_name.lower() in s.table.names() else "false"
 
 
 @table.command("list_commands")
 def list_commands(s: GtpSession) -> str:
     """One implemented command per line, straight from the command table."""
     return "\n".join(s.table.names())
+
+
+@table.command("help")
+def help_(s: GtpSession) -> str:
+    """The command list, as GNU Go answers ``help`` (KataGo 1.17 answers ``unknown command``)."""
+    return list_commands(s)
 
 
 @table.command("quit")

@@ -27,8 +27,8 @@ table = CommandTable()
 _ARGS = many(named(STRING, "arg"))
 
 
-def _parse(s: GtpSession, tokens: list[str]) -> tuple[Color, AnalyzeRequest]:
-    return parse_analyze_args(tokens, s.state.size, s.state.to_play, s.config.analysis_interval_cs)
+def _parse(s: GtpSession, tokens: list[str], flavour: Flavour) -> tuple[Color, AnalyzeRequest]:
+    return parse_analyze_args(tokens, s.state.size, s.state.to_play, s.config.analysis_interval_cs, flavour)
 
 
 def _emitter(s: GtpSession, flavour: Flavour, request: AnalyzeRequest) -> tuple[Emit, Callable[[], None]]:
@@ -44,7 +44,7 @@ def _emitter(s: GtpSession, flavour: Flavour, request: AnalyzeRequest) -> tuple[
 
 def analyze(s: GtpSession, flavour: Flavour, tokens: list[str]) -> str:
     """Run the player's analysis until input is pending."""
-    color, request = _parse(s, tokens)
+    color, request = _parse(s, tokens, flavour)
     s.open_stream()
     emit, close = _emitter(s, flavour, request)
     try:
@@ -56,7 +56,7 @@ def analyze(s: GtpSession, flavour: Flavour, tokens: list[str]) -> str:
 
 def genmove_analyze(s: GtpSession, flavour: Flavour, tokens: list[str]) -> str:
     """Generate and play a move while streaming analysis; the last line is ``play <move>``."""
-    color, request = _parse(s, tokens)
+    color, request = _parse(s, tokens, flavour)
     s.open_stream()
     emit, close = _emitter(s, flavour, request)
     try:
@@ -87,4 +87,19 @@ def lz_genmove_analyze(s: GtpSession, tokens: list[str]) -> str:
 @table.command("kata-genmove_analyze", _ARGS, mutates=True, streaming=True)
 def kata_genmove_analyze(s: GtpSession, tokens: list[str]) -> str:
     """``kata-genmove_analyze [color] [interval] [keys]``."""
+    return genmove_analyze(s, "kata", tokens)
+
+
+# KataGo also answers ``analyze`` and ``genmove_analyze`` (its "Sabaki flavour": kata- output) without listing them.
+# They stay out of list_commands here too: Sabaki would pick the unprefixed names first and, since its current
+# parser reads their winrates as Leela Zero integers, would misread kata- decimals.
+@table.command("analyze", _ARGS, streaming=True, listed=False)
+def plain_analyze(s: GtpSession, tokens: list[str]) -> str:
+    """``analyze [color] [interval] [keys]``: kata-analyze under KataGo's unprefixed name."""
+    return analyze(s, "kata", tokens)
+
+
+@table.command("genmove_analyze", _ARGS, mutates=True, streaming=True, listed=False)
+def plain_genmove_analyze(s: GtpSession, tokens: list[str]) -> str:
+    """``genmove_analyze [color] [interval] [keys]``: kata-genmove_analyze under KataGo's unprefixed name."""
     return genmove_analyze(s, "kata", tokens)

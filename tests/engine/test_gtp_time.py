@@ -1,0 +1,290 @@
+"""Thinking time over GTP: every genmove ends, quit always works, overtime periods are used and never overrun,
+and the first move on a new board size keeps to its budget.
+
+The clock tests use a uniform evaluator that sleeps a fixed time per batch, like a net on a slow machine, so the
+timings mean the same on a busy test machine as on a quiet one.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from miai.engine.config import Config, apply_overrides
+from miai.engine.player import EnginePlayer
+from miai.go.state import GameState
+from miai.gtp.session import GtpConfig, GtpSession
+from miai.nets.evaluator import Evaluation, UniformEvaluator
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class SlowEvaluator(UniformEvaluator):
+    """A uniform evaluator taking ``batch_seconds`` per call, and ``first_run_seconds`` more on the first call for
+    each board size (what onnxruntime does when it meets a new input shape)."""
+
+    def __init__(self, batch_seconds: float = 0.03, first_run_seconds: float = 0.0) -> None:
+        super().__init__()
+        self.batch_seconds = batch_seconds
+        self.first_run_seconds = first_run_seconds
+        self.sizes_seen: set[int] = set()
+        self._lock = threading.Lock()
+
+    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
+        with self._lock:
+            size = states[0].size
+            if size not in self.sizes_seen:
+                self.sizes_seen.add(size)
+                time.sleep(self.first_run_seconds)
+            time.sleep(self.batch_seconds)
+            return super().evaluate(states)
+
+
+def _config(*sets: str) -> Config:
+    return apply_overrides(Config(), ["search.seed=3", *sets])
+
+
+class Gtp:
+    """An in-process session driven line by line; ``timed`` returns (seconds, response)."""
+
+    def __init__(self, player: EnginePlayer, size: int = 9) -> None:
+        self.out = io.StringIO()
+        self.session = GtpSession(player, io.StringIO(), self.out, io.StringIO(), GtpConfig(board_size=size))
+
+    def timed(self, line: str) -> tuple[float, str]:
+        start_at = self.out.tell()
+        start = time.monotonic()
+        self.session.handle_line(line)
+        elapsed = time.monotonic() - start
+        self.out.seek(start_at)
+        response = self.out.read()
+        assert response.startswith("="), (line, response)
+        return elapsed, response.strip()
+
+
+# ----------------------------------------------------------------------------------- every genmove ends
+
+
+def test_genmove_without_any_limit_ends_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    player = EnginePlayer(SlowEvaluator(0.001), _config("search.max_visits=0", "search.max_playouts=0",
+                                                        "search.max_time=0"))
+    gtp = Gtp(player)
+    with caplog.at_level(logging.WARNING):
+        elapsed, response = gtp.timed("genmove b")
+    assert elapsed < 3.0 and response != "= pass"
+    assert any("no limit" in record.getMessage() for record in caplog.records)
+
+
+def _engine(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "miai", "gtp", "--model", "uniform", *args], cwd=REPO,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _response(engine: subprocess.Popen[str], deadline: float) -> str:
+    """The next response (lines up to the blank line), failing if it takes past ``deadline`` (monotonic)."""
+    assert engine.stdout is not None
+    lines: list[str] = []
+    result: list[str] = []
+
+    def read() -> None:
+        assert engine.stdout is not None
+        for line in engine.stdout:
+            if not line.strip():
+                break
+            lines.append(line.strip())
+        result.append("\n".join(lines))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(max(0.0, deadline - time.monotonic()))
+    if reader.is_alive():
+        engine.kill()
+        pytest.fail(f"no response in time; read so far: {lines!r}")
+    return result[0]
+
+
+def test_analysis_config_genmove_returns_and_quit_is_answered() -> None:
+    """configs/analysis.toml sets no limit (for kata-analyze); genmove must still answer, and quit end it."""
+    engine = _engine("--config", str(REPO / "configs" / "analysis.toml"))
+    assert engine.stdin is not None
+    engine.stdin.write("genmove b\n")
+    engine.stdin.flush()
+    sent = time.monotonic()
+    assert _response(engine, sent + 20.0).startswith("= ")  # start-up plus the bounded search
+    engine.stdin.write("quit\n")
+    engine.stdin.flush()
+    assert _response(engine, time.monotonic() + 5.0) == "="
+    assert engine.wait(5.0) == 0
+    assert engine.stderr is not None and "no limit" in engine.stderr.read()
+
+
+def test_quit_sent_during_a_long_genmove_stops_it() -> None:
+    engine = _engine("--set", "search.max_visits=0", "--set", "search.max_time=120")
+    assert engine.stdin is not None
+    engine.stdin.write("name\n")
+    engine.stdin.flush()
+    assert _response(engine, time.monotonic() + 20.0) == "= miai"  # started
+    engine.stdin.write("genmove b\n")
+    engine.stdin.flush()
+    time.sleep(0.5)  # the search is running
+    engine.stdin.write("quit\n")
+    engine.stdin.flush()
+    quit_sent = time.monotonic()
+    assert _response(engine, quit_sent + 5.0).startswith("= ")  # the best move so far, well before 120 s
+    assert _response(engine, quit_sent + 5.0) == "="
+    assert engine.wait(5.0) == 0
+
+
+def test_quit_queued_behind_a_genmove_waits_its_turn() -> None:
+    """Scripts pipe "genmove b" and "quit" together: that genmove is not cut short."""
+    player = EnginePlayer(SlowEvaluator(0.01), _config("search.max_visits=0", "search.max_time=0.6"))
+    out = io.StringIO()
+    session = GtpSession(player, io.StringIO("genmove b\nmiai-search_stats\nquit\n"), out, io.StringIO())
+    assert session.run() == 0
+    responses = out.getvalue().split("\n\n")
+    assert responses[0].startswith("= ") and responses[2].strip() == "="
+    assert '"seconds": 0.' in responses[1]
+    seconds = float(responses[1].split('"seconds": ')[1].split("}")[0].split(",")[0])
+    assert seconds >= 0.4
+
+
+# ------------------------------------------------------------------------------------------- overtime
+
+
+def test_byo_yomi_periods_of_one_second_are_mostly_used_and_never_overrun() -> None:
+    gtp = Gtp(EnginePlayer(SlowEvaluator(0.03), _config("search.max_visits=0", "search.max_time=0")))
+    gtp.timed("kgs-time_settings byoyomi 0 1 5")
+    times = [gtp.timed(f"genmove {color}")[0] for color in "bwbwbw"]
+    assert all(0.7 <= t < 1.0 for t in times), times
+
+
+def test_canadian_period_is_shared_out_and_mostly_used() -> None:
+    """30 s for 10 moves: about 3 s a move, of which at least 70% is used and never all of it."""
+    gtp = Gtp(EnginePlayer(SlowEvaluator(0.03), _config("search.max_visits=0", "search.max_time=0")))
+    gtp.timed("time_settings 0 30 10")
+    elapsed, _ = gtp.timed("genmove b")
+    assert 0.7 * 3.0 <= elapsed < 3.0
+
+
+def test_max_time_is_kept_even_with_slow_batches() -> None:
+    """The search looks at the clock only between batches; the last batch must still end within max_time."""
+    gtp = Gtp(EnginePlayer(SlowEvaluator(0.2), _config("search.max_visits=0", "search.max_time=1.0")))
+    times = [gtp.timed(f"genmove {color}")[0] for color in "bwb"]
+    assert all(0.6 <= t < 1.0 for t in times), times
+
+
+# ------------------------------------------------------------------------------------------- warm-up
+
+
+def test_first_move_on_a_new_board_size_keeps_to_its_budget() -> None:
+    """boardsize warms the evaluator up, so a slow first run is not charged to the first move."""
+    evaluator = SlowEvaluator(0.03, first_run_seconds=0.8)
+    gtp = Gtp(EnginePlayer(evaluator, _config("search.max_visits=0", "search.max_time=0")))
+    gtp.timed("kgs-time_settings byoyomi 0 1 5")
+    gtp.timed("boardsize 13")
+    assert 13 in evaluator.sizes_seen  # warmed up before any genmove
+    elapsed, _ = gtp.timed("genmove b")
+    assert elapsed < 1.0
+
+
+def test_boardsize_answers_after_the_warm_up_so_the_next_genmove_is_not_charged() -> None:
+    """A controller times genmove from its request: the warm-up that boardsize starts must be over by then."""
+    import os
+
+    evaluator = SlowEvaluator(0.03, first_run_seconds=0.8)
+    player = EnginePlayer(evaluator, _config("search.max_visits=0", "search.max_time=0"))
+    read_fd, write_fd = os.pipe()
+    stdin, out = os.fdopen(read_fd, "r", encoding="utf-8"), io.StringIO()
+    session = GtpSession(player, stdin, out, io.StringIO(), GtpConfig(board_size=9))
+    runner = threading.Thread(target=session.run, daemon=True)
+    runner.start()
+
+    def answered(count: int, timeout: float = 10.0) -> float:
+        """Seconds until ``count`` responses are out."""
+        start = time.monotonic()
+        while out.getvalue().count("\n\n") < count:
+            assert time.monotonic() - start < timeout, out.getvalue()
+            time.sleep(0.002)
+        return time.monotonic() - start
+
+    os.write(write_fd, b"kgs-time_settings byoyomi 0 1 5\nboardsize 13\n")
+    answered(2)
+    os.write(write_fd, b"genmove b\n")
+    assert answered(3) < 1.0
+    os.write(write_fd, b"quit\n")
+    answered(4)
+    runner.join(5.0)
+    os.close(write_fd)
+    stdin.close()
+
+
+def test_first_move_without_warm_up_still_keeps_to_its_budget() -> None:
+    """Straight to genmove on a size never seen: the warm-up is charged to the move, which still ends in time."""
+    evaluator = SlowEvaluator(0.03, first_run_seconds=0.5)
+    gtp = Gtp(EnginePlayer(evaluator, _config("search.max_visits=0", "search.max_time=0")), size=11)
+    gtp.timed("kgs-time_settings byoyomi 0 1 5")
+    elapsed, response = gtp.timed("genmove b")
+    assert 0.7 <= elapsed < 1.0 and response.startswith("= ")
+
+
+# ------------------------------------------------------------------------------------ analysis output
+
+
+def _floats(tokens: list[str], start: int, count: int) -> list[float]:
+    return [float(t) for t in tokens[start:start + count]]
+
+
+def _check_kata_segment(segment: str, area: int) -> None:
+    """One ``info move ...`` segment with pvVisits, pvEdgeVisits and movesOwnership after its pv."""
+    tokens = segment.split()  # from "move"
+    fields = dict(zip(tokens[0:tokens.index("pv"):2], tokens[1:tokens.index("pv"):2]))
+    pv_at, visits_at = tokens.index("pv"), tokens.index("pvVisits")
+    pv = tokens[pv_at + 1:visits_at]
+    pv_visits = [int(t) for t in tokens[visits_at + 1:visits_at + 1 + len(pv)]]
+    edge_at = visits_at + 1 + len(pv)
+    assert tokens[edge_at] == "pvEdgeVisits"
+    pv_edge_visits = [int(t) for t in tokens[edge_at + 1:edge_at + 1 + len(pv)]]
+    own_at = edge_at + 1 + len(pv)
+    assert tokens[own_at] == "movesOwnership" and len(tokens) == own_at + 1 + area
+    assert pv_visits[0] == int(fields["visits"]) and pv_edge_visits[0] == int(fields["edgeVisits"])
+    assert pv_visits == sorted(pv_visits, reverse=True) and min(pv_edge_visits) >= 1
+    assert all(-1.0 <= x <= 1.0 for x in _floats(tokens, own_at + 1, area))
+
+
+def test_kata_analyze_prints_every_key_it_accepts_and_aliases_work() -> None:
+    engine = _engine("--size", "9", "--set", "search.max_visits=0")
+    assert engine.stdin is not None and engine.stdout is not None
+    engine.stdin.write("kata-analyze b 10 pvVisits true pvEdgeVisits true movesOwnership true ownership true "
+                       "ownershipStdev true maxmoves 3\n")
+    engine.stdin.flush()
+    time.sleep(3.0)  # start-up, then a few snapshots
+    engine.stdin.write("lz-analyze b 10 ownership true\nhelp\nlist_commands\nanalyze b 10\n")
+    engine.stdin.flush()
+    time.sleep(0.5)
+    engine.stdin.write("genmove_analyze b 5\nquit\n")
+    engine.stdin.flush()
+    deadline = time.monotonic() + 20.0
+    lines = [_response(engine, deadline) for _ in range(7)]
+    assert engine.wait(5.0) == 0
+    last_snapshot = lines[0].splitlines()[-1]  # the head '=' is on its own line
+    segments, _, whole_board = last_snapshot.partition(" ownership ")
+    for segment in segments.split("info ")[1:]:
+        _check_kata_segment(segment, 81)
+    whole = whole_board.split()
+    stdev_at = whole.index("ownershipStdev")
+    assert stdev_at == 81 and len(whole) == 2 * 81 + 1
+    assert all(0.0 <= x <= 1.0 for x in _floats(whole, stdev_at + 1, 81))
+    assert lines[1] == "? syntax error"  # lz-analyze has no ownership field: refused, not silently dropped
+    listed = lines[3].removeprefix("= ").splitlines()
+    assert lines[2] == lines[3] and "kata-analyze" in listed and "genmove_analyze" not in listed
+    assert lines[4].splitlines()[1].startswith("info move ")  # analyze: kata-analyze under KataGo's plain name
+    assert lines[5].splitlines()[-1].split()[0] == "play"  # genmove_analyze ends with play <move>
+    assert lines[6] == "="
