@@ -3,7 +3,7 @@
 Usage (from the repository root):
     python scripts/clock_use.py                                   # 1 s byo-yomi and 30 s / 10 Canadian, 19x19
     python scripts/clock_use.py --clock byoyomi --moves 30 --size 9
-    python scripts/clock_use.py --engine ".venv/bin/miai gtp --config configs/server.toml"
+    python scripts/clock_use.py --engine ".venv/bin/miai gtp --config server"
 
 For each clock the engine gets a fresh game and plays ``--moves`` genmoves, alternating colours (the clock
 starts in overtime: no main time). Each move's time is measured from writing ``genmove`` to reading the answer,

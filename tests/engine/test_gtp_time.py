@@ -113,7 +113,7 @@ def _response(engine: subprocess.Popen[str], deadline: float) -> str:
 
 def test_analysis_config_genmove_returns_and_quit_is_answered() -> None:
     """configs/analysis.toml sets no limit (for kata-analyze); genmove must still answer, and quit end it."""
-    engine = _engine("--config", str(REPO / "configs" / "analysis.toml"))
+    engine = _engine("--config", "analysis")
     assert engine.stdin is not None
     engine.stdin.write("genmove b\n")
     engine.stdin.flush()
