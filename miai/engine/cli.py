@@ -51,13 +51,15 @@ def build_evaluator(model: str, config: Config, *, progress: bool = True) -> Any
         if model == "default" and default_net() is None:
             click.echo(NO_DEFAULT_NET, err=True)
             return PlayoutEvaluator.from_spec("playouts:4", seed=config.search.seed or None)
+        net = config.net
+        options = {"intra_op_threads": net_threads(config), "providers": net.providers,
+                   "allow_cpu_fallback": net.allow_cpu_fallback, "precision": net.precision}
         if model == "default":  # one bundled net per range of board sizes
-            return load_bundled(DEFAULT_NET_DIR, cache_capacity=config.net.cache_size,
-                                intra_op_threads=net_threads(config))
+            return load_bundled(DEFAULT_NET_DIR, cache_capacity=net.cache_size, **options)
         if PlayoutEvaluator.is_spec(model):
             return PlayoutEvaluator.from_spec(model, seed=config.search.seed or None)
-        return load_evaluator(model, cache_capacity=config.net.cache_size, intra_op_threads=net_threads(config),
-                              progress=_progress_callback("converting") if progress else None)
+        return load_evaluator(model, cache_capacity=net.cache_size,
+                              progress=_progress_callback("converting") if progress else None, **options)
     except (OSError, EvaluatorError, PlayoutError, ValueError) as exc:
         raise click.ClickException(f"cannot load model {model}: {exc}") from exc
 

@@ -41,6 +41,10 @@ class ConfigError(ValueError):
     """A configuration file, key or value is invalid."""
 
 
+# The one list type options may have: a list of strings (a TOML array, or comma-separated in --set).
+STRINGS = tuple[str, ...]
+
+
 def option(
     default: Any,
     help: str,
@@ -73,6 +77,11 @@ def _validate(obj: Any) -> None:
             object.__setattr__(obj, f.name, float(value))
         if kind is str and not isinstance(value, str):
             raise ConfigError(f"{name} must be a string, got {value!r}")
+        if kind == STRINGS:
+            if isinstance(value, str) or not isinstance(value, (list, tuple)) or not all(
+                    isinstance(v, str) for v in value):
+                raise ConfigError(f"{name} must be a list of strings, got {value!r}")
+            object.__setattr__(obj, f.name, tuple(value))
         lo, hi, choices = f.metadata.get("min"), f.metadata.get("max"), f.metadata.get("choices")
         if lo is not None and value < lo:
             raise ConfigError(f"{name} must be >= {lo}, got {value!r}")
@@ -163,6 +172,12 @@ class NetConfig:
     model: str = option("default", "path of an .onnx or KataGo model, or the name of a bundled net")
     cache_size: int = option(1 << 16, "evaluation cache entries (0 = no cache)", min=0)
     threads: int = option(0, "onnxruntime threads per net call (0 = one per CPU core, at most 4)", min=0)
+    precision: str = option("fp32", "weights: fp32, or int8 (a statically quantised copy cached beside the "
+                            "converted net; see docs/benchmarks.md for its speed and accuracy)", choices=("fp32", "int8"))
+    providers: tuple[str, ...] = option(("CPUExecutionProvider",), "onnxruntime execution providers in order of "
+                                        "preference, e.g. CUDAExecutionProvider,CPUExecutionProvider (README: GPU)")
+    allow_cpu_fallback: bool = option(True, "a requested provider that is not installed: warn and use the CPU "
+                                      "(false: refuse to start)")
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -299,6 +314,8 @@ def parse_value(text: str, kind: type) -> Any:
             return int(text)
         if kind is float:
             return float(text)
+        if kind == STRINGS:  # "A,B" or a TOML-like ["A", "B"]
+            return tuple(w.strip().strip("'\"") for w in text.strip().strip("[]").split(",") if w.strip())
     except ValueError as exc:
         raise ConfigError(f"cannot read {text!r} as {kind.__name__}") from exc
     return text.strip().strip('"')
