@@ -1,7 +1,8 @@
 """miai against KataGo on the same net, board, visits and thread count, in one run (``miai bench --versus``).
 
 Both engines search the same positions (a few random openings, Chinese rules, komi 7.5) to a fixed number of
-visits, with no time limit, and the wall time of each search is summed. KataGo runs as a GTP subprocess with a
+visits, with no time limit, and the wall time of each search is summed. Every search starts with empty caches
+(KataGo's ``clear_cache``; miai's evaluation cache and ladder memo), so repeated rounds do the same work. KataGo runs as a GTP subprocess with a
 config written here: ``numSearchThreads`` = the thread count, ``maxBoardSizeForNNBuffer`` = the board size,
 ``maxVisits`` = the visits, no pondering, no resignation, no logs. miai runs its own search in this process with
 ``net.threads`` = the thread count. Each side gets one untimed warm-up search first (KataGo's first net calls
@@ -133,6 +134,7 @@ def _katago_round(engine: GtpEngine, setup: VersusSetup, games: Sequence[Sequenc
     seconds = 0.0
     for moves in games:
         engine.send("clear_board")  # also drops KataGo's search tree: no reuse between positions
+        engine.send("clear_cache")  # and its net cache: every search starts cold, as miai's do
         color = "b"
         for move in moves:
             engine.send(f"play {color} {to_gtp(move, setup.size)}")
@@ -145,7 +147,13 @@ def _katago_round(engine: GtpEngine, setup: VersusSetup, games: Sequence[Sequenc
 
 def _miai_search(evaluator: Any, config: SearchConfig, setup: VersusSetup, moves: Sequence[int],
                  visits: int) -> tuple[int, float]:
-    """(root visits, seconds) of a fresh search of ``visits`` visits after ``moves``."""
+    """(root visits, seconds) of a fresh search of ``visits`` visits after ``moves``, with cold caches (the
+    evaluation cache and the feature encoder's ladder memo), so repeated rounds measure the same work."""
+    from miai.nets import features
+
+    if hasattr(evaluator, "clear"):
+        evaluator.clear()
+    features._ladder_planes_cached.cache_clear()
     state = GameState(setup.size, Rules.preset("chinese"), KOMI)
     for move in moves:
         state.push(move)

@@ -16,7 +16,7 @@ from miai.engine.bench_versus import VersusError, VersusSetup, katago_config, ra
 from miai.engine.cli import main
 from miai.engine.config import SearchConfig
 from miai.go.coords import to_gtp
-from miai.nets.evaluator import UniformEvaluator
+from miai.nets.evaluator import CachedEvaluator, UniformEvaluator
 from tests.nets.synthetic_models import Spec, write_model
 
 FAKE = Path(__file__).with_name("fake_katago.py")
@@ -55,7 +55,7 @@ def test_race_plays_the_same_positions_to_katago_and_times_its_genmoves(tmp_path
     expected: list[str] = []
     for moves in versus_positions(setup) * 2:
         colors = ["b", "w"] * len(moves)
-        expected += ["clear_board"] + [f"play {c} {to_gtp(m, 5)}" for c, m in zip(colors, moves)]
+        expected += ["clear_board", "clear_cache"] + [f"play {c} {to_gtp(m, 5)}" for c, m in zip(colors, moves)]
         expected.append(f"genmove {'b' if len(moves) % 2 == 0 else 'w'}")
     assert commands[2:5] == ["kata-set-param maxVisits 8", "genmove b", "kata-set-param maxVisits 8"]
     assert commands[5:] in (expected, expected + ["quit"])
@@ -63,6 +63,18 @@ def test_race_plays_the_same_positions_to_katago_and_times_its_genmoves(tmp_path
     assert katago.value == pytest.approx(16 / katago.seconds)
     assert len(katago.details["round_rates"]) == 2
     assert miai.count >= 16 and miai.unit == "visits/s"
+
+
+def test_every_miai_search_starts_with_an_empty_evaluation_cache(tmp_path, monkeypatch) -> None:
+    _log(tmp_path, monkeypatch)
+    setup = VersusSetup(size=5, visits=8, threads=1, positions=1)
+    misses = []
+    for repeats in (1, 2, 3):
+        cached = CachedEvaluator(UniformEvaluator(), 1000)
+        race(str(FAKE), "m.bin.gz", cached, SearchConfig(), setup, repeats=repeats)
+        misses.append(cached.misses)
+    # Each further round of the same position costs as many net evaluations as the first (a warm cache: none).
+    assert misses[2] - misses[1] == misses[1] - misses[0] >= 8
 
 
 def test_a_rejected_command_names_the_peer_and_the_command(tmp_path, monkeypatch) -> None:
