@@ -87,8 +87,10 @@ def _problem(error: Exception, path: str) -> str:
 
 def net_options(config: Config) -> dict[str, Any]:
     """The ``OnnxConfig`` fields the ``[net]`` section sets."""
-    return {"intra_op_threads": net_threads(config), "symmetry_mode": config.net.symmetry,
-            "policy_optimism": config.net.policy_optimism, "seed": config.search.seed or None}
+    net = config.net
+    return {"intra_op_threads": net_threads(config), "symmetry_mode": net.symmetry,
+            "policy_optimism": net.policy_optimism, "seed": config.search.seed or None,
+            "providers": net.providers, "allow_cpu_fallback": net.allow_cpu_fallback, "precision": net.precision}
 
 
 def net_threads(config: Config) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from typing import Any
 
 import click
 
@@ -28,14 +29,32 @@ def _sizes(text: str) -> list[int]:
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Config override, e.g. search.batch_size=32.")
 @click.option("--json", "json_path", default=None, type=click.Path(dir_okay=False), help="Also write JSON here.")
 @click.option("--skip", multiple=True, type=click.Choice(["rules", "playouts", "search"]), help="Leave a part out.")
+@click.option("--versus", "versus", default=None, metavar="KATAGO",
+              help="Instead: KataGo binary to race on --model (a KataGo file) at fixed --visits; see docs/benchmarks.md.")
+@click.option("--visits", default=400, show_default=True, type=click.IntRange(1), help="--versus: visits per search.")
+@click.option("--threads", default=2, show_default=True, type=click.IntRange(1),
+              help="--versus: KataGo's numSearchThreads and miai's net.threads.")
+@click.option("--positions", default=4, show_default=True, type=click.IntRange(1), help="--versus: positions searched.")
+@click.option("--batches", default="1,2,4,8,16,32", show_default=True,
+              help="--versus: batch sizes of the bare-net measurement (the best one counts).")
+@click.option("--repeats", default=1, show_default=True, type=click.IntRange(1),
+              help="--versus: interleaved rounds per engine; the median round counts.")
 def bench(model: str | None, sizes: str, seconds: float, config_path: str | None, sets: tuple[str, ...],
-          json_path: str | None, skip: tuple[str, ...]) -> None:
+          json_path: str | None, skip: tuple[str, ...], versus: str | None, visits: int, threads: int,
+          positions: int, batches: str, repeats: int) -> None:
     """Measure rules, playout, net and search speed; print a table (and JSON with --json)."""
     from miai.engine.bench import BenchResult, bench_rules, print_table, write_json
     from miai.engine.bench_search import bench_raw_evals, bench_search
     from miai.nets.playouts import benchmark_playouts
 
     config = _load_config(config_path, sets)
+    if versus is not None:
+        results = _bench_versus(versus, model, config, _sizes(sizes), visits, threads, positions,
+                                _batch_sizes(batches), seconds, repeats)
+        print_table(results)
+        if json_path:
+            write_json(results, json_path)
+        return
     evaluator = build_evaluator(model, config) if model else None
     results: list[BenchResult] = []
     for size in _sizes(sizes):
@@ -57,6 +76,44 @@ def bench(model: str | None, sizes: str, seconds: float, config_path: str | None
     print_table(results)
     if json_path:
         write_json(results, json_path)
+
+
+def _batch_sizes(text: str) -> list[int]:
+    try:
+        batches = [int(b) for b in text.split(",") if b.strip()]
+    except ValueError:
+        raise click.BadParameter(f"expected batch sizes like 1,8,32, got {text!r}") from None
+    if not batches or any(b < 1 for b in batches):
+        raise click.BadParameter(f"batch sizes must be positive, got {text!r}")
+    return batches
+
+
+def _bench_versus(binary: str, model: str | None, config: Any, sizes: list[int], visits: int, threads: int,
+                  positions: int, batches: list[int], seconds: float, repeats: int) -> list[Any]:
+    """``miai bench --versus``: KataGo and miai on the same net, then the bare net; see miai.engine.bench_versus."""
+    import shutil
+
+    from miai.engine.bench_versus import VersusError, VersusSetup, bench_bare_net, race, versus_rows
+    from miai.nets.loading import is_katago_model
+
+    if model is None or not is_katago_model(model):
+        raise click.UsageError("--versus needs --model MODEL.bin.gz (a KataGo model file, so both engines run the "
+                               "same net)")
+    if shutil.which(binary) is None:
+        raise click.UsageError(f"--versus: no executable KataGo at {binary}")
+    config = dataclasses.replace(config, net=dataclasses.replace(config.net, threads=threads))
+    evaluator = build_evaluator(model, config)
+    inner = getattr(evaluator, "inner", evaluator)
+    results: list[Any] = []
+    for size in sizes:
+        setup = VersusSetup(size=size, visits=visits, threads=threads, positions=positions)
+        try:
+            theirs, mine = race(binary, model, evaluator, config.search, setup, repeats)
+        except VersusError as exc:
+            raise click.ClickException(str(exc)) from exc
+        bare = bench_bare_net(inner.session, size, batches, seconds)
+        results += [theirs, mine, *bare, *versus_rows(theirs, mine, bare)]
+    return results
 
 
 @main.command()

@@ -46,6 +46,10 @@ class ConfigError(ValueError):
     """A configuration file, key or value is invalid."""
 
 
+# The one list type options may have: a list of strings (a TOML array, or comma-separated in --set).
+STRINGS = tuple[str, ...]
+
+
 def option(
     default: Any,
     help: str,
@@ -86,6 +90,11 @@ def _validate(obj: Any) -> None:
             object.__setattr__(obj, f.name, float(value))
         if kind is str and not isinstance(value, str):
             raise ConfigError(f"{name} must be a string, got {value!r}")
+        if kind == STRINGS:
+            if isinstance(value, str) or not isinstance(value, (list, tuple)) or not all(
+                    isinstance(v, str) for v in value):
+                raise ConfigError(f"{name} must be a list of strings, got {value!r}")
+            object.__setattr__(obj, f.name, tuple(value))
         lo, hi, choices = f.metadata.get("min"), f.metadata.get("max"), f.metadata.get("choices")
         if lo is not None and value < lo:
             raise ConfigError(f"{name} must be >= {lo}, got {value!r}")
@@ -231,6 +240,12 @@ class NetConfig:
                            choices=("random", "fixed", "average"))
     policy_optimism: float = option(1.0, "blend of the optimistic policy head, for nets that have one (v12 and later)",
                                     min=0.0, max=1.0, katago="policyOptimism")
+    precision: str = option("fp32", "weights: fp32, or int8 (a statically quantised copy cached beside the "
+                            "converted net; see docs/benchmarks.md for its speed and accuracy)", choices=("fp32", "int8"))
+    providers: tuple[str, ...] = option(("CPUExecutionProvider",), "onnxruntime execution providers in order of "
+                                        "preference, e.g. CUDAExecutionProvider,CPUExecutionProvider (README: GPU)")
+    allow_cpu_fallback: bool = option(True, "a requested provider that is not installed: warn and use the CPU "
+                                      "(false: refuse to start)")
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -399,6 +414,8 @@ def parse_value(text: str, kind: type) -> Any:
             return int(text)
         if kind is float:
             return float(text)
+        if kind == STRINGS:  # "A,B" or a TOML-like ["A", "B"]
+            return tuple(w.strip().strip("'\"") for w in text.strip().strip("[]").split(",") if w.strip())
     except ValueError as exc:
         raise ConfigError(f"cannot read {text!r} as {_KIND_NAMES.get(kind, kind.__name__)}") from exc
     return text.strip().strip('"')

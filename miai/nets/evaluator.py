@@ -117,6 +117,9 @@ class OnnxConfig:
     policy_optimism: float = 0.0  # 0 = normal policy, 1 = the optimistic policy head
     seed: int | None = None  # random symmetries' seed
     with_ownership: bool = True
+    # onnxruntime execution providers in order of preference (see PROVIDER_PACKAGES and README "GPU").
+    providers: tuple[str, ...] = ("CPUExecutionProvider",)
+    allow_cpu_fallback: bool = True  # a requested provider that is missing: warn and use the CPU (else fail)
 
     def __post_init__(self) -> None:
         if self.symmetry_mode not in ("fixed", "random", "average"):
@@ -128,6 +131,8 @@ class OnnxConfig:
             raise ValueError("intra_op_threads must be >= 0 (0 = onnxruntime's default)")
         if not 0.0 <= self.policy_optimism <= 1.0:
             raise ValueError("policy_optimism must be in [0, 1]")
+        if not self.providers:
+            raise ValueError("providers must name at least one onnxruntime execution provider")
 
 
 @dataclass(frozen=True)
@@ -155,12 +160,21 @@ class OnnxEvaluator:
     def __init__(self, path: str, config: OnnxConfig | None = None, *, model_bytes: bytes | None = None,
                  **overrides: Any) -> None:
         """Load the ONNX net at ``path``, or from ``model_bytes`` when given (``path`` then only names it)."""
-        import onnxruntime as ort
-
         base = config or OnnxConfig()
         self.config = OnnxConfig(**{**base.__dict__, **overrides})
         self.path = str(path)
         self.max_batch = self.config.max_batch
+        self.providers = resolve_providers(self.config.providers, self.config.allow_cpu_fallback)
+        self._model_bytes = model_bytes
+        self.session = self._new_session()
+        self.info = _read_net_info(self.session)
+        self._rng = np.random.default_rng(self.config.seed)
+        self._outputs = [o.name for o in self.session.get_outputs()]
+
+    def _new_session(self) -> Any:
+        """An onnxruntime session on the net with miai's settings (measured in docs/benchmarks.md)."""
+        import onnxruntime as ort
+
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.config.intra_op_threads
         options.inter_op_num_threads = 1
@@ -170,13 +184,10 @@ class OnnxEvaluator:
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         try:
-            source = self.path if model_bytes is None else model_bytes
-            self.session = ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
+            source = self.path if self._model_bytes is None else self._model_bytes
+            return ort.InferenceSession(source, options, providers=self.providers)
         except Exception as exc:  # onnxruntime raises its own exception types
             raise EvaluatorError(f"{self.path}: {_onnx_problem(exc)}") from exc
-        self.info = _read_net_info(self.session)
-        self._rng = np.random.default_rng(self.config.seed)
-        self._outputs = [o.name for o in self.session.get_outputs()]
 
     # -- public API -----------------------------------------------------------------------
 
@@ -245,12 +256,32 @@ class OnnxEvaluator:
             spatial[k, :, :size, :size] = symmetry.apply_planes(planes, sym)
             global_[k] = encoded[i].global_
         outputs = dict(zip(self._outputs, self.session.run(None, {"input_spatial": spatial, "input_global": global_})))
+        if all(encoded[i].size == nn_len and sym == 0 for i, sym in rows):
+            # The usual case in a search (board = net buffer, identity symmetry): decode the batch at once.
+            batch = self._decode_whole(outputs, [encoded[i] for i, _ in rows], optimism)
+            return [_evaluation(batch, k) for k in range(n)]
         # Each row may have its own board size: cut, un-rotate and decode one row at a time.
         evaluations = []
         for k, (i, sym) in enumerate(rows):
             batch = self._decode_row(outputs, k, encoded[i], sym, nn_len, optimism)
             evaluations.append(_evaluation(batch, 0))
         return evaluations
+
+    def _decode_whole(self, outputs: dict[str, np.ndarray], positions: list[_Encoded], optimism: float) -> DecodedBatch:
+        """Decode every row at once: all boards fill the net's buffer and none is rotated."""
+        ownership = None
+        if self.config.with_ownership and "ownership" in outputs:
+            ownership = outputs["ownership"][:, 0].reshape(len(positions), -1)
+        return decode_batch(
+            outputs["policy"],
+            outputs["value"],
+            outputs["miscvalue"],
+            ownership,
+            np.stack([p.legal for p in positions]),
+            np.array([p.allow_no_result for p in positions]),
+            self.info.post,
+            optimism,
+        )
 
     def _decode_row(
         self, outputs: dict[str, np.ndarray], k: int, position: _Encoded, sym: int, nn_len: int, optimism: float
@@ -287,6 +318,52 @@ class _Encoded:
         self.spatial, self.global_ = features.encode(state)
         self.legal = legal_mask(state)
         self.allow_no_result = features.allows_no_result(state.rules)
+
+
+# Which onnxruntime package brings each execution provider (the CPU one is in every package).
+PROVIDER_PACKAGES = {
+    "CUDAExecutionProvider": "onnxruntime-gpu (NVIDIA CUDA and cuDNN installed)",
+    "TensorrtExecutionProvider": "onnxruntime-gpu (with NVIDIA TensorRT installed)",
+    "DmlExecutionProvider": "onnxruntime-directml (Windows)",
+    "OpenVINOExecutionProvider": "onnxruntime-openvino",
+    "CoreMLExecutionProvider": "onnxruntime (the macOS wheel)",
+    "ROCMExecutionProvider": "onnxruntime-rocm (AMD ROCm)",
+    "MIGraphXExecutionProvider": "onnxruntime-migraphx (AMD ROCm)",
+    "QNNExecutionProvider": "onnxruntime-qnn (Qualcomm)",
+    "CPUExecutionProvider": "onnxruntime",
+}
+
+
+def resolve_providers(requested: Sequence[str], allow_cpu_fallback: bool, available: Sequence[str] | None = None) -> list[str]:
+    """The execution providers to hand onnxruntime: the ``requested`` ones that this onnxruntime has, in order.
+
+    A missing one gets one warning line naming the package that provides it; with ``allow_cpu_fallback`` the CPU
+    provider is added last (if not requested already), so the net still runs when no requested one is there.
+
+    Raises:
+        EvaluatorError: a requested provider is missing and ``allow_cpu_fallback`` is off (one line, naming the
+            provider and its package), or none is left.
+    """
+    import logging
+
+    if available is None:
+        import onnxruntime as ort
+
+        available = ort.get_available_providers()
+    chosen = []
+    for name in requested:
+        if name in available:
+            chosen.append(name)
+            continue
+        package = PROVIDER_PACKAGES.get(name)
+        where = f"install {package}" if package else "not an execution provider onnxruntime knows"
+        line = f"net.providers: {name} is not available in this onnxruntime ({where}); available: {', '.join(available)}"
+        if not allow_cpu_fallback:
+            raise EvaluatorError(line)
+        logging.getLogger("miai").warning("%s; falling back to the CPU", line)
+    if allow_cpu_fallback and "CPUExecutionProvider" not in chosen:
+        chosen.append("CPUExecutionProvider")
+    return chosen
 
 
 def _read_net_info(session: Any) -> NetInfo:

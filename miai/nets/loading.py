@@ -46,6 +46,7 @@ def load_evaluator(
     cache_capacity: int = 0,
     directory: str | Path | None = None,
     progress: Callable[..., Any] | None = None,
+    precision: str = "fp32",
     **options: Any,
 ) -> Evaluator:
     """An evaluator for ``path_or_name``.
@@ -57,8 +58,10 @@ def load_evaluator(
         cache_capacity: if positive, wrap the evaluator in an LRU ``CachedEvaluator``.
         directory: conversion cache directory (default: the user's cache, see above).
         progress: passed to the converter (e.g. a progress-bar callback).
+        precision: "fp32", or "int8" for the statically quantised copy (made once and cached beside the
+            fp32 file, see ``miai.nets.quantize``).
         **options: ``OnnxConfig`` fields (symmetry_mode, symmetry, max_batch, intra_op_threads,
-            policy_optimism, seed, with_ownership).
+            policy_optimism, seed, with_ownership, providers, allow_cpu_fallback).
 
     Raises:
         FileNotFoundError: the file does not exist.
@@ -83,6 +86,16 @@ def load_evaluator(
             path, model_bytes = (path, converted) if isinstance(converted, bytes) else (converted, None)
         elif path.suffix.lower() != ".onnx":
             raise EvaluatorError(f"{path}: expected an .onnx file or a KataGo model ({', '.join(KATAGO_SUFFIXES)})")
+        if precision == "int8":
+            from miai.nets.quantize import quantized_path
+
+            if model_bytes is not None:
+                raise EvaluatorError("net.precision=int8 needs a writable cache directory for the quantised copy")
+
+            path = quantized_path(path, directory)
+            model_bytes = None  # the quantised copy is read from its own file
+        elif precision != "fp32":
+            raise EvaluatorError(f"precision must be fp32 or int8, not {precision!r}")
         evaluator = OnnxEvaluator(str(path), OnnxConfig(**options), model_bytes=model_bytes)
     if cache_capacity > 0:
         evaluator = CachedEvaluator(evaluator, cache_capacity)

@@ -1,0 +1,227 @@
+"""miai against KataGo on the same net, board, visits and thread count, in one run (``miai bench --versus``).
+
+Both engines search the same positions (a few random openings, Chinese rules, komi 7.5) to a fixed number of
+visits, with no time limit, and the wall time of each search is summed. Every search starts with empty caches
+(KataGo's ``clear_cache``; miai's evaluation cache and ladder memo), so repeated rounds do the same work. KataGo runs as a GTP subprocess with a
+config written here: ``numSearchThreads`` = the thread count, ``maxBoardSizeForNNBuffer`` = the board size,
+``maxVisits`` = the visits, no pondering, no resignation, no logs. miai runs its own search in this process with
+``net.threads`` = the thread count. Each side gets one untimed warm-up search first (KataGo's first net calls
+allocate buffers; onnxruntime's too).
+
+The same run measures the bare onnxruntime session on the converted net at several batch sizes: the best of them
+is what the net alone can do, and miai's visits/s over it says how much of the net the search keeps busy.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from miai.engine.bench import BenchResult, random_game
+from miai.engine.config import SearchConfig
+from miai.engine.gtpclient import GtpClientError, GtpEngine
+from miai.engine.search import Search
+from miai.go.coords import to_gtp
+from miai.go.rules import Rules
+from miai.go.state import GameState
+
+__all__ = ["VersusSetup", "katago_config", "versus_positions", "race", "bench_bare_net", "versus_rows",
+           "VersusError"]
+
+KOMI = 7.5
+# Seconds a single KataGo search may take before the benchmark gives up on it (a b15 net on 19x19 at 1,600
+# visits takes about a minute on two slow cores).
+SEARCH_TIMEOUT = 600.0
+# KataGo loads and tests its net at start-up; the first command waits for that.
+START_TIMEOUT = 300.0
+WARMUP_VISITS = 32
+
+
+class VersusError(RuntimeError):
+    """The peer engine could not be run (not found, crashed, rejected a command)."""
+
+
+@dataclass(frozen=True)
+class VersusSetup:
+    """One side-by-side measurement: ``positions`` searches of ``visits`` visits on a ``size`` board."""
+
+    size: int
+    visits: int
+    threads: int
+    positions: int = 4
+    seed: int = 1
+
+
+def versus_positions(setup: VersusSetup) -> list[list[int]]:
+    """Move lists of the positions both engines search: random openings of ``size`` to ``2 * size`` plies."""
+    rng = random.Random(setup.seed)
+    size = setup.size
+    return [random_game(size, random.Random(rng.randrange(1 << 30)), "chinese",
+                        max_moves=rng.randrange(size, 2 * size + 1)) for _ in range(setup.positions)]
+
+
+def katago_config(setup: VersusSetup) -> str:
+    """KataGo GTP config text for ``setup`` (keys as in KataGo v1.17's gtp_example.cfg)."""
+    return "\n".join([
+        "logAllGTPCommunication = false",
+        "logSearchInfo = false",
+        "logToStderr = false",
+        "rules = chinese",
+        "allowResignation = false",
+        "resignThreshold = -0.99",  # required even when resigning is off
+        "resignConsecTurns = 3",
+        "ponderingEnabled = false",
+        f"maxVisits = {setup.visits}",
+        f"numSearchThreads = {setup.threads}",
+        f"maxBoardSizeForNNBuffer = {setup.size}",
+        "",
+    ])
+
+
+def race(binary: str, model: str, evaluator: Any, config: SearchConfig, setup: VersusSetup,
+         repeats: int = 1) -> tuple[BenchResult, BenchResult]:
+    """(KataGo's, miai's) visits/s on the positions of ``setup``, rounds interleaved, median of ``repeats`` rounds.
+
+    Interleaving (miai, KataGo, miai, KataGo, ...) spreads the load of other processes over both sides on a
+    shared machine. KataGo's visits are its ``maxVisits``; its time is the summed wall time of ``genmove``.
+
+    Raises:
+        VersusError: KataGo cannot be started or fails a command (the message names the command).
+    """
+    games = versus_positions(setup)
+    with tempfile.TemporaryDirectory(prefix="miai-versus-") as tmp:
+        cfg = Path(tmp) / "katago.cfg"
+        cfg.write_text(katago_config(setup), encoding="utf-8")
+        try:
+            with GtpEngine([binary, "gtp", "-model", model, "-config", str(cfg)], name="katago") as engine:
+                _katago_warm_up(engine, setup)
+                _miai_search(evaluator, config, setup, [], min(WARMUP_VISITS, setup.visits))
+                rounds = [(_miai_round(evaluator, config, setup, games), _katago_round(engine, setup, games))
+                          for _ in range(repeats)]
+        except GtpClientError as exc:
+            raise VersusError(f"peer engine {binary}: {exc}") from exc
+    return _median_result("katago", setup, [k for _, k in rounds]), _median_result("miai", setup, [m for m, _ in rounds])
+
+
+def _median_result(who: str, setup: VersusSetup, rounds: list[tuple[int, float]]) -> BenchResult:
+    """The round with the median rate (the lower middle one for an even count), with every round's rate."""
+    ordered = sorted(rounds, key=lambda r: r[0] / r[1] if r[1] > 0 else 0.0)
+    count, seconds = ordered[(len(ordered) - 1) // 2]
+    rates = [round(c / t, 1) if t > 0 else 0.0 for c, t in rounds]
+    return BenchResult.from_count(_name(who, setup), count, seconds, "visits/s", size=setup.size,
+                                  visits=setup.visits, threads=setup.threads, positions=setup.positions,
+                                  round_rates=rates)
+
+
+def _katago_warm_up(engine: GtpEngine, setup: VersusSetup) -> None:
+    """Board size and komi, then a short untimed search (kata-set-param changes maxVisits for it only)."""
+    engine.send(f"boardsize {setup.size}", timeout=START_TIMEOUT)
+    engine.send(f"komi {KOMI}")
+    engine.send(f"kata-set-param maxVisits {min(WARMUP_VISITS, setup.visits)}")
+    engine.send("genmove b", timeout=SEARCH_TIMEOUT)
+    engine.send(f"kata-set-param maxVisits {setup.visits}")
+
+
+def _katago_round(engine: GtpEngine, setup: VersusSetup, games: Sequence[Sequence[int]]) -> tuple[int, float]:
+    """(visits, seconds) of one ``genmove`` per position."""
+    seconds = 0.0
+    for moves in games:
+        engine.send("clear_board")  # also drops KataGo's search tree: no reuse between positions
+        engine.send("clear_cache")  # and its net cache: every search starts cold, as miai's do
+        color = "b"
+        for move in moves:
+            engine.send(f"play {color} {to_gtp(move, setup.size)}")
+            color = "w" if color == "b" else "b"
+        start = time.perf_counter()
+        engine.send(f"genmove {color}", timeout=SEARCH_TIMEOUT)
+        seconds += time.perf_counter() - start
+    return setup.visits * len(games), seconds
+
+
+def _miai_search(evaluator: Any, config: SearchConfig, setup: VersusSetup, moves: Sequence[int],
+                 visits: int) -> tuple[int, float]:
+    """(root visits, seconds) of a fresh search of ``visits`` visits after ``moves``, with cold caches (the
+    evaluation cache and the feature encoder's ladder memo), so repeated rounds measure the same work."""
+    from miai.nets import features
+
+    if hasattr(evaluator, "clear"):
+        evaluator.clear()
+    features._ladder_planes_cached.cache_clear()
+    state = GameState(setup.size, Rules.preset("chinese"), KOMI)
+    for move in moves:
+        state.push(move)
+    engine = Search(evaluator, config)
+    engine.set_root(state)
+    start = time.perf_counter()
+    snapshot = engine.run(None, None, max_visits=visits, max_playouts=0, max_time=0)
+    return snapshot.root.visits, time.perf_counter() - start
+
+
+def _miai_round(evaluator: Any, config: SearchConfig, setup: VersusSetup,
+                games: Sequence[Sequence[int]]) -> tuple[int, float]:
+    done = [_miai_search(evaluator, config, setup, moves, setup.visits) for moves in games]
+    return sum(v for v, _ in done), sum(t for _, t in done)
+
+
+def bench_bare_net(session: Any, size: int, batches: Sequence[int], seconds: float) -> list[BenchResult]:
+    """Evals/s of a bare onnxruntime ``session`` run on already encoded inputs, one result per batch size.
+
+    The inputs are real positions' features (random openings), encoded once, so this is the net alone: no
+    encoding, no decoding, no cache.
+    """
+    from miai.nets import features
+
+    shape = session.get_inputs()[0].shape
+    nn_len = shape[2] if isinstance(shape[2], int) else size
+    rng = random.Random(size)
+    states = []
+    for _ in range(max(batches)):
+        state = GameState(size, Rules.preset("chinese"), KOMI)
+        for move in random_game(size, random.Random(rng.randrange(1 << 30)), "chinese", max_moves=size * 2):
+            state.push(move)
+        states.append(state)
+    encoded = [features.encode(s) for s in states]
+    spatial = np.stack([features.place(sp, nn_len) for sp, _ in encoded])
+    global_ = np.stack([g for _, g in encoded])
+    results = []
+    for batch in batches:
+        feeds = {"input_spatial": spatial[:batch], "input_global": global_[:batch]}
+        session.run(None, feeds)  # warm-up: the first run of a shape allocates
+        count, start = 0, time.perf_counter()
+        while (elapsed := time.perf_counter() - start) < seconds:
+            session.run(None, feeds)
+            count += batch
+        results.append(BenchResult.from_count(f"net {size}x{size}: bare session (batch {batch})", count, elapsed,
+                                              "evals/s", size=size, batch=batch))
+    return results
+
+
+def versus_rows(katago: BenchResult | None, miai: BenchResult, bare: Sequence[BenchResult]) -> list[BenchResult]:
+    """The summary rows: miai over KataGo, the best bare batch, and miai's search over that best."""
+    rows = []
+    if katago is not None:
+        rows.append(BenchResult(miai.name.replace("miai", "miai/katago"), _ratio(miai.value, katago.value), "ratio",
+                                miai.seconds + katago.seconds, miai.count))
+    if bare:
+        best = max(bare, key=lambda r: r.value)
+        rows.append(BenchResult(f"{best.name.split(':')[0]}: best bare net (batch {best.details['batch']})",
+                                best.value, "evals/s", best.seconds, best.count, dict(best.details)))
+        rows.append(BenchResult(miai.name.replace("miai", "miai search/bare net"), _ratio(miai.value, best.value),
+                                "ratio", miai.seconds, miai.count))
+    return rows
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if b > 0 else 0.0
+
+
+def _name(who: str, setup: VersusSetup) -> str:
+    return f"versus {setup.size}x{setup.size} {setup.visits}v {setup.threads}t: {who}"
+
