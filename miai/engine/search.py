@@ -507,8 +507,7 @@ class Search:
 
         Unvisited moves all share the FPU value, so only the touched edges and the best untouched move (the next
         in prior order) need scoring."""
-        c_base, c_log, base, fpu_reduction, root_fpu_reduction, loss = self._constants
-        cfg = self.config
+        c_base, c_log, base, _, _, loss = self._constants
         sign = node.sign
         weights = []
         total = 0.0
