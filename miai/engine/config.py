@@ -159,6 +159,10 @@ class SearchConfig:
         katago="fpuParentWeightByVisitedPolicyPow")
     fpu_loss_prop: float = option(0.0, "pull the first-play value this far towards a loss", min=0.0, max=1.0,
                                   katago="fpuLossProp")
+    wide_root_noise: float = option(
+        0.0, "analysis breadth: root priors to the power 1/(4w+1), and half the root moves get a random bonus of "
+        "w * |N(0,1)| utility at each selection (KataGo's analysis engine uses 0.04)", min=0.0, max=5.0,
+        katago="wideRootNoise")
     # How children's values are averaged into a node (cpp/search/searchupdatehelpers.cpp).
     value_weight_exponent: float = option(
         0.25, "down-weight children whose value is below the node's by t-CDF(z)^exponent (0 = plain averages)",

@@ -519,6 +519,7 @@ class Search:
         explore = (puct_exploration(total, c_base, c_log, base) * math.sqrt(total + 0.01)
                    * self._stdev_factor(node))
         fpu = self._fpu(node, is_root)
+        wide = self.config.wide_root_noise if is_root else 0.0
         best: Edge | None = None
         best_value = -math.inf
         for edge, child_weight in zip(node.edges, weights):
@@ -533,14 +534,29 @@ class Search:
                 vl = float(child.virtual_loss)
                 q += (loss - q) * vl / (vl + max(0.25, child_weight))
                 child_weight += vl
-            value = q + explore * edge.prior / (1.0 + child_weight)
+            prior = edge.prior
+            if wide:
+                prior, q = self._wide_root_noise(prior, q, wide)
+            value = q + explore * prior / (1.0 + child_weight)
             if value > best_value:
                 best_value = value
                 best = edge
         i = node.next_index
-        if i < len(node.moves) and fpu + explore * float(node.priors[i]) > best_value:
-            return node.touch_next()
+        if i < len(node.moves):
+            prior, q = float(node.priors[i]), fpu
+            if wide:  # (the best untouched move stands for all of them: the others have smaller flattened priors)
+                prior, q = self._wide_root_noise(prior, q, wide)
+            if q + explore * prior > best_value:
+                return node.touch_next()
         return best
+
+    def _wide_root_noise(self, prior: float, utility: float, noise: float) -> tuple[float, float]:
+        """KataGo's wideRootNoise at the root (maybeApplyWideRootNoise): a flatter prior, and for half the moves
+        a random utility bonus of ``noise * |N(0, 1)|``, so that analysis looks at more moves."""
+        prior = prior ** (1.0 / (4.0 * noise + 1.0))
+        if self._rng.random() < 0.5:
+            utility += noise * abs(self._rng.gauss(0.0, 1.0))
+        return prior, utility
 
     def _stdev_factor(self, node: Node) -> float:
         """KataGo's dynamic exploration factor for ``node`` (miai.engine.selection.utility_stdev_factor)."""

@@ -205,3 +205,19 @@ def test_a_friendly_pass_does_not_end_the_game_inside_the_search(rules: str, ter
     edge = search.root.edge_for(-1)  # type: ignore[union-attr]
     assert edge is not None and edge.child is not None
     assert edge.child.terminal is terminal
+
+
+def test_wide_root_noise_spreads_the_root_visits() -> None:
+    def top_share(noise: float) -> float:
+        search = Search(ScriptedEvaluator(), SearchConfig(max_visits=200, max_time=0.0, seed=4, wide_root_noise=noise))
+        search.set_root(ToyState(set_game(points=6, depth=3)))
+        moves = search.run().moves
+        return max(m.edge_visits for m in moves) / sum(m.edge_visits for m in moves)
+
+    assert top_share(0.5) < top_share(0.0)
+    search = Search(ScriptedEvaluator(), SearchConfig(seed=1))
+    flattened = [search._wide_root_noise(0.25, 0.0, 0.5) for _ in range(400)]
+    assert all(p == pytest.approx(0.25 ** (1 / 3)) for p, _ in flattened)  # 1 / (4 * 0.5 + 1)
+    bonuses = [u for _, u in flattened]
+    assert 0.3 < sum(1 for u in bonuses if u > 0) / len(bonuses) < 0.7  # half the moves get a bonus
+    assert min(bonuses) == 0.0

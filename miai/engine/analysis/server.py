@@ -49,14 +49,14 @@ _ACTIONS = ("query_version", "query_models", "clear_cache", "terminate", "termin
 
 class RootPolicyEvaluator:
     """The shared evaluator as one search sees it: the root position's policy is reshaped by
-    ``rootPolicyTemperature`` (p ** (1/T)) and by the policy part of ``wideRootNoise`` (p ** (1/(4w+1))), as
-    KataGo does at the root; the root's raw evaluation is kept for ``policy`` and ``rawWinrate``."""
+    ``rootPolicyTemperature`` (p ** (1/T)), as KataGo does at the root (``wideRootNoise`` is the search's own
+    option); the root's raw evaluation is kept for ``policy`` and ``rawWinrate``."""
 
-    def __init__(self, inner: Any, root: GameState, temperature: float, wide_root_noise: float) -> None:
+    def __init__(self, inner: Any, root: GameState, temperature: float) -> None:
         self.inner = inner
         self.max_batch = int(getattr(inner, "max_batch", 16))
         self._root_key = (root.graph_hash, root.size)
-        self._exponent = 1.0 / temperature / (4.0 * wide_root_noise + 1.0)
+        self._exponent = 1.0 / temperature
         self.root_evaluation: Any = None
 
     def evaluate(self, states: Sequence[Any]) -> list[Any]:
@@ -283,10 +283,10 @@ class AnalysisServer:
         job = task.job
         state = searchable(job.state)
         settings = job.settings
-        evaluator = RootPolicyEvaluator(self.evaluator, state, settings.root_policy_temperature,
-                                        settings.wide_root_noise)
+        evaluator = RootPolicyEvaluator(self.evaluator, state, settings.root_policy_temperature)
         config = settings.config.search
-        config = dataclasses.replace(config, pv_length=min(100, settings.pv_len + 1))
+        config = dataclasses.replace(config, pv_length=min(100, settings.pv_len + 1),
+                                     wide_root_noise=settings.wide_root_noise)
         search = Search(evaluator, config)
         search.set_root(state)
         hashes = position_hashes(state.stones(), state.size, state.to_play, state.board.ko_move)

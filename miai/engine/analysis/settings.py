@@ -86,7 +86,7 @@ class AnalysisSettings:
 
     config: Config = field(default_factory=Config)
     perspective: str = "SIDETOMOVE"  # reportAnalysisWinratesAs: whose view winrates, scores and ownership take
-    wide_root_noise: float = 0.0  # wideRootNoise: flattens the root policy (p ** (1 / (4 w + 1)))
+    wide_root_noise: float = 0.0  # wideRootNoise: passed to the search (search.wide_root_noise)
     root_policy_temperature: float = 1.0  # rootPolicyTemperature: root policy ** (1 / T), renormalised
     pv_len: int = 15  # analysisPVLen: moves after the first in each pv
     analysis_threads: int = 1  # numAnalysisThreads: positions searched at once
