@@ -480,11 +480,10 @@ class Search:
                 self._count.illegal_edges += 1
                 continue
             bias_key = self._bias_key(state, move) if edge.child is None else None
-            friendly = edge.child is None and move == PASS and isinstance(state, GameState) and state.pass_is_friendly()
             state.play_unchecked(move)
             child = edge.child
             if child is None:
-                child = edge.child = self._child_for(state, bias_key, friendly)
+                child = edge.child = self._child_for(state, bias_key)
             if id(child) in on_path:
                 edges.append(edge)
                 self._count.cycle_stops += 1
@@ -615,13 +614,14 @@ class Search:
             return None
         return (int(state.to_play), state.moves[-1][1], move, state.local_pattern(move))
 
-    def _child_for(self, state: Any, bias_key: tuple[Any, ...] | None = None, friendly_pass: bool = False) -> Node:
+    def _child_for(self, state: Any, bias_key: tuple[Any, ...] | None = None) -> Node:
         """The node for the position just reached: looked up by graph hash first, else created (with its subtree
         value bias entry when ``bias_key`` is given).
 
-        A game ended by a friendly pass (``friendly_pass``: see GameState.pass_is_friendly) is not scored as
-        finished: like KataGo's search (forceNonTerminal), the node is evaluated by the net and searched on, so the
-        engine does not trust a count that treats dead stones as alive."""
+        A game ended by two passes is scored exactly, friendly pass or not. (KataGo searches on past a friendly
+        game-ending pass, but pairs that with its rootEndingBonusPoints, which keeps it from filling territory
+        after the opponent passes; without that bonus, searching on made miai wander after a pass and lose games:
+        docs/benchmarks.md.)"""
         if self.config.graph:
             key = int(state.graph_hash)
             found = self.table.get(key)
@@ -631,7 +631,7 @@ class Search:
         else:
             key = self._key(state)
         node = Node(key, 1 if state.to_play == WHITE else -1)
-        if state.is_over() and not friendly_pass:
+        if state.is_over():
             node.terminal = node.expanded = True
             node.own = node.q = self._valuation.terminal(float(state.score()), state.size)
         elif bias_key is not None:
