@@ -38,10 +38,13 @@ def _sizes(text: str) -> list[int]:
 @click.option("--batches", default="1,2,4,8,16,32", show_default=True,
               help="--versus: batch sizes of the bare-net measurement (the best one counts).")
 @click.option("--repeats", default=1, show_default=True, type=click.IntRange(1),
-              help="--versus: interleaved rounds per engine; the median round counts.")
+              help="--versus / --compare: interleaved rounds per engine or value; the median round counts.")
+@click.option("--compare", "compare", default=None, metavar="KEY=V1,V2,...",
+              help="Instead: search playouts/s on --model with one option at each value (e.g. "
+                   "search.stale_update=path,parents,ancestors), interleaved, as ratios to the first value.")
 def bench(model: str | None, sizes: str, seconds: float, config_path: str | None, sets: tuple[str, ...],
           json_path: str | None, skip: tuple[str, ...], versus: str | None, visits: int, threads: int,
-          positions: int, batches: str, repeats: int) -> None:
+          positions: int, batches: str, repeats: int, compare: str | None) -> None:
     """Measure rules, playout, net and search speed; print a table (and JSON with --json)."""
     from miai.engine.bench import BenchResult, bench_rules, print_table, write_json
     from miai.engine.bench_search import bench_raw_evals, bench_search
@@ -56,6 +59,14 @@ def bench(model: str | None, sizes: str, seconds: float, config_path: str | None
             write_json(results, json_path)
         return
     evaluator = build_evaluator(model, config) if model else None
+    if compare is not None:
+        if evaluator is None:
+            raise click.UsageError("--compare needs --model (a net, or 'playouts')")
+        results = _bench_compare(compare, evaluator, config, _sizes(sizes), seconds, repeats)
+        print_table(results)
+        if json_path:
+            write_json(results, json_path)
+        return
     results: list[BenchResult] = []
     for size in _sizes(sizes):
         if "rules" not in skip:
@@ -76,6 +87,42 @@ def bench(model: str | None, sizes: str, seconds: float, config_path: str | None
     print_table(results)
     if json_path:
         write_json(results, json_path)
+
+
+def _bench_compare(spec: str, evaluator: Any, config: Any, sizes: list[int], seconds: float,
+                   repeats: int) -> list[Any]:
+    """``miai bench --compare KEY=V1,V2``: the search's playouts/s with the option at each value, the values taking
+    turns for ``repeats`` rounds (so load on a shared machine falls on all alike); median rounds, ratio to V1."""
+    from miai.engine.bench import BenchResult
+    from miai.engine.bench_search import bench_search
+    from miai.engine.config import ConfigError, set_option
+
+    key, _, values_text = spec.partition("=")
+    values = [v.strip() for v in values_text.split(",") if v.strip()]
+    if not key or len(values) < 2:
+        raise click.BadParameter(f"expected KEY=V1,V2,... with two values or more, got {spec!r}")
+    try:
+        configs = [set_option(config, key.strip(), value) for value in values]
+    except ConfigError as error:
+        raise click.BadParameter(str(error)) from None
+    inner = getattr(evaluator, "inner", evaluator)  # no eval cache: every playout costs an evaluation
+    results: list[BenchResult] = []
+    for size in sizes:
+        rounds: list[list[BenchResult]] = [[] for _ in values]
+        for _ in range(repeats):
+            for runs, cfg in zip(rounds, configs):
+                runs.append(bench_search(inner, cfg.search, size, seconds))
+        medians = [sorted(runs, key=lambda r: r.value)[len(runs) // 2] for runs in rounds]
+        base = medians[0].value
+        for value, median, runs in zip(values, medians, rounds):
+            name = f"search {size}x{size}: {key}={value}"
+            results.append(dataclasses.replace(median, name=name, details={
+                **median.details, "rounds": [round(r.value, 1) for r in runs]}))
+            if median is not medians[0]:
+                results.append(BenchResult(f"{name}: playouts/s over {values[0]}'s",
+                                           median.value / base if base else 0.0, "ratio", median.seconds,
+                                           median.count))
+    return results
 
 
 def _batch_sizes(text: str) -> list[int]:

@@ -130,6 +130,10 @@ class SearchConfig:
         choices=("stop", "continue", "leaky"))
     leak_probability: float = option(0.1, "leaky mode: probability of descending anyway (graphSearchCatchUpLeakProb)",
                                      min=0.0, max=1.0, katago="graphSearchCatchUpLeakProb")
+    # Values off the playout path go stale (KataGo's GraphSearch notes suggest the remedies): docs/search.md.
+    stale_update: str = option(
+        "path", "after a playout, recompute the nodes on its path only (path), also the other parents of each of them "
+        "(parents), or every ancestor in topological order (ancestors)", choices=("path", "parents", "ancestors"))
     # Selection: PUCT (KataGo) or, for comparison, the classic UCB rules of miai.engine.selection.
     selection: str = option("puct", "child selection rule: puct, ucb1 or ucb1-tuned (untried moves first)",
                             choices=("puct", "ucb1", "ucb1-tuned"))

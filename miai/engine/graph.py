@@ -22,12 +22,19 @@ value, so the best of them is always the first one left).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Edge", "Node", "NodeTable", "STAT_NAMES", "Weighting", "BiasEntry", "t3_cdf"]
+__all__ = [
+    "Edge", "Node", "NodeTable", "STAT_NAMES", "STALE_UPDATES", "Weighting", "BiasEntry", "t3_cdf", "link", "relink",
+    "refresh_parents", "refresh_ancestors",
+]
+
+# How nodes off the playout path are refreshed (docs/search.md "Stale values"): only the path (KataGo's rule), also
+# the other parents of each node on the path, or every ancestor in topological order.
+STALE_UPDATES = ("path", "parents", "ancestors")
 
 # The statistics averaged over the graph, in the order of Node.own / Node.q.
 STAT_NAMES = ("utility", "winloss", "score_mean", "score_sq", "lead", "utility_sq")
@@ -99,7 +106,7 @@ class Node:
     __slots__ = (
         "key", "sign", "edges", "moves", "priors", "next_index", "visits", "virtual_loss", "expanded",
         "terminal", "pending", "own", "q", "ownership", "visited_mass", "weight", "weight_sq", "own_weight",
-        "bias", "bias_delta", "bias_weight",
+        "bias", "bias_delta", "bias_weight", "in_edges", "parents",
     )
 
     def __init__(self, key: int, sign: int) -> None:
@@ -124,6 +131,8 @@ class Node:
         self.bias: BiasEntry | None = None  # subtree value bias entry of the move that led here, if any
         self.bias_delta = 0.0  # this node's current contribution to bias.delta_sum / weight_sum
         self.bias_weight = 0.0
+        self.in_edges = 0  # edges of the graph leading here (> 1: a transposition)
+        self.parents: list[Node] | None = None  # the nodes those edges leave from; kept only for stale updates
 
     # ----------------------------------------------------------------------------------------------- values
     def set_value(self, own: tuple[float, ...], weight: float = 1.0, bias_factor: float = 0.0) -> None:
@@ -360,6 +369,82 @@ class NodeTable:
                 freed.append(node)
         self._nodes = kept
         return freed
+
+
+def link(parent: Node, child: Node, keep_parents: bool) -> None:
+    """Record that an edge of ``parent`` now leads to ``child``."""
+    child.in_edges += 1
+    if keep_parents:
+        parents = child.parents
+        if parents is None:
+            child.parents = [parent]
+        elif not any(p is parent for p in parents):
+            parents.append(parent)
+
+
+def relink(root: Node, nodes: Iterable[Node], keep_parents: bool) -> None:
+    """Recount in-edges (and rebuild parent lists) of ``root`` and ``nodes`` from their edges alone, after the nodes
+    outside them were freed: no count or parent link may refer to a freed node."""
+    kept = [root, *nodes]
+    for node in kept:
+        node.in_edges = 0
+        node.parents = None
+    for node in kept:
+        for edge in node.edges:
+            if edge.child is not None:
+                link(node, edge.child, keep_parents)
+
+
+def refresh_parents(path: list[Node], weighting: Weighting) -> int:
+    """Recompute the parents of the nodes on ``path`` that are not on it (their averages include a child that just
+    changed through another parent). Returns how many nodes were recomputed."""
+    on_path = {id(node) for node in path}
+    done = 0
+    for node in reversed(path):
+        for parent in node.parents or ():
+            if id(parent) not in on_path:
+                parent.recompute(weighting)
+                done += 1
+    return done
+
+
+def refresh_ancestors(path: list[Node], weighting: Weighting) -> int:
+    """Recompute every ancestor of the deepest node on ``path``, each after all of its children among them
+    (Kahn's order over the parent links; nodes on a cycle come last, once each). Returns how many were recomputed."""
+    members: dict[int, Node] = {}
+    stack = [path[-1]]
+    while stack:
+        node = stack.pop()
+        if id(node) not in members:
+            members[id(node)] = node
+            stack.extend(node.parents or ())
+    waiting = {key: sum(1 for c in _distinct_children(node) if id(c) in members and c is not node)
+               for key, node in members.items()}
+    ready = [node for key, node in members.items() if waiting[key] == 0]
+    done: set[int] = set()
+    while ready:
+        node = ready.pop()
+        node.recompute(weighting)
+        done.add(id(node))
+        for parent in node.parents or ():
+            key = id(parent)
+            if key in waiting and parent is not node:
+                waiting[key] -= 1
+                if waiting[key] == 0:
+                    ready.append(parent)
+    for key, node in members.items():  # cycles: what Kahn's order could not reach
+        if key not in done:
+            node.recompute(weighting)
+    return len(members)
+
+
+def _distinct_children(node: Node) -> Iterator[Node]:
+    seen: set[int] = set()
+    for edge in node.edges:
+        child = edge.child
+        if child is not None and id(child) not in seen:
+            seen.add(id(child))
+            yield child
 
 
 def reachable_ids(root: Node) -> set[int]:

@@ -36,7 +36,7 @@ from miai.engine.snapshot import MoveInfo as SearchMoveInfo
 from miai.engine.snapshot import Snapshot, average_ownership, ownership_moments, pv_visits
 from miai.engine.timecontrol import Clock, TimeSettings
 from miai.engine.timecontrol import TimeSystem as ClockSystem
-from miai.go.coords import PASS, Color
+from miai.go.coords import PASS, Color, to_gtp
 from miai.go.state import GameState
 from miai.gtp.player import (
     RESIGN,
@@ -377,6 +377,12 @@ class EnginePlayer(Player):
     def search_stats(self) -> dict[str, Any]:
         """The search's counters (miai-search_stats)."""
         return self.search.stats()
+
+    def search_graph(self, state: GameState) -> dict[str, Any]:
+        """The graph of the last search (miai-graph_dump), moves as GTP vertices."""
+        self.stop_pondering()
+        dump = self.search.graph_dump(lambda move: to_gtp(move, state.size))
+        return {"size": state.size, "komi": state.komi, **dump}
 
     # ------------------------------------------------------------------------------------------ pondering
     def start_pondering(self, state: GameState, color: Color) -> None:

@@ -21,6 +21,7 @@ import math
 import random
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -29,7 +30,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from miai.engine.config import SearchConfig
-from miai.engine.graph import BiasEntry, Edge, Node, NodeTable, Weighting, reachable_ids
+from miai.engine.graph import (
+    BiasEntry, Edge, Node, NodeTable, Weighting, link, reachable_ids, refresh_ancestors, refresh_parents, relink,
+)
 from miai.go.state import GameState
 from miai.engine.leaves import Valuation, candidate_moves, own_eye_mask
 from miai.engine.selection import SelectionConfig, puct_exploration, selection_scores, utility_stdev_factor
@@ -102,17 +105,29 @@ class _Counters:
     last_run: dict[str, float] = field(default_factory=dict)
 
 
+@dataclass
+class _Transpositions:
+    """Transposition statistics of one run (``miai-search_stats``): playouts that passed through a node with several
+    parents or linked an edge to a node already in the table, and the depths of those links (table hits)."""
+
+    playouts: int = 0
+    met: int = 0
+    hit_depths: dict[int, int] = field(default_factory=dict)
+    refreshed: int = 0  # nodes recomputed off the playout path (search.stale_update)
+
+
 class Search:
     """A reusable Monte-Carlo graph search: ``set_root(state)``, then ``run(...)`` as often as needed."""
 
     def __init__(self, evaluator: Evaluator, config: SearchConfig | None = None) -> None:
         self.evaluator = evaluator
+        self.table = NodeTable()
+        self.root: Node | None = None
+        self._keep_parents = False  # parent links, only for search.stale_update other than "path"
         self.config = config or SearchConfig()
         seed = self.config.seed or None
         self._rng = random.Random(seed)
         self._np_rng = np.random.default_rng(seed)
-        self.table = NodeTable()
-        self.root: Node | None = None
         self._root_state: Any = None
         self._scratch: list[Any] = []
         self._tree_ids = 0
@@ -121,6 +136,8 @@ class Search:
         self._permitted: Callable[[int], bool] | None = None  # root move filter of the current run
         self._superko = False
         self._count = _Counters()
+        self._trans = _Transpositions()
+        self._met = False  # the current playout met a transposition
         self._lock = threading.RLock()  # one run at a time (pondering thread vs. GTP thread); re-entrant for callbacks
         # Subtree value bias entries by local pattern (KataGo's SubtreeValueBiasTable), shared by the whole graph.
         self._bias_table: dict[tuple[Any, ...], BiasEntry] = {}
@@ -147,6 +164,10 @@ class Search:
             bias_weight_exponent=config.subtree_value_bias_weight_exponent)
         self._selection = SelectionConfig(rule=config.selection, c_ucb1=config.ucb1_exploration,
                                           c_tuned=config.ucb1_tuned_exploration)
+        keep = config.stale_update != "path"
+        if keep != self._keep_parents and self.root is not None:
+            relink(self.root, self.table, keep)  # parent lists appear (or go) with the option
+        self._keep_parents = keep
 
     def set_config(self, config: SearchConfig) -> None:
         """Switch to a new config; the graph is cleared when graph/tree mode changes."""
@@ -211,6 +232,7 @@ class Search:
             self.table.discard(node.key)  # the root lives outside the table
             self.root = node
             freed = self.table.sweep(node)
+            relink(node, self.table, self._keep_parents)
             for gone in freed:
                 gone.release_bias(self.config.subtree_value_bias_free_prop)
             # Like KataGo's clearUnusedSynchronous: keep the entries some remaining node uses.
@@ -249,6 +271,7 @@ class Search:
             if self._root_state.is_over():
                 return self._snapshot(0, 0.0)
             self._prepare_root()
+            self._trans = _Transpositions()
             self._permitted = _move_filter(avoid, allow)
             blocked = self._block_root_moves(self._permitted)
             try:
@@ -433,7 +456,11 @@ class Search:
         done = 0
         leaves: list[_Leaf] = []
         for state in states:
+            self._met = False
             result = self._descend(state)
+            if result is not _COLLISION:
+                self._trans.playouts += 1
+                self._trans.met += self._met
             if result is None:
                 done += 1
             elif result is _COLLISION:
@@ -483,7 +510,10 @@ class Search:
             state.play_unchecked(move)
             child = edge.child
             if child is None:
-                child = edge.child = self._child_for(state, bias_key)
+                child = edge.child = self._child_for(state, bias_key, len(path))
+                link(node, child, self._keep_parents)
+            elif child.in_edges > 1:
+                self._met = True
             if id(child) in on_path:
                 edges.append(edge)
                 self._count.cycle_stops += 1
@@ -614,7 +644,7 @@ class Search:
             return None
         return (int(state.to_play), state.moves[-1][1], move, state.local_pattern(move))
 
-    def _child_for(self, state: Any, bias_key: tuple[Any, ...] | None = None) -> Node:
+    def _child_for(self, state: Any, bias_key: tuple[Any, ...] | None = None, depth: int = 0) -> Node:
         """The node for the position just reached: looked up by graph hash first, else created (with its subtree
         value bias entry when ``bias_key`` is given).
 
@@ -627,6 +657,9 @@ class Search:
             found = self.table.get(key)
             if found is not None:
                 self._count.transposition_hits += 1
+                self._met = True
+                depths = self._trans.hit_depths
+                depths[depth] = depths.get(depth, 0) + 1
                 return found
         else:
             key = self._key(state)
@@ -645,6 +678,11 @@ class Search:
     def _finish(self, state: Any, path: list[Node], edges: list[Edge]) -> None:
         """Back up a playout that needs no evaluation and undo its moves on the scratch state."""
         _backup(path, edges, self._weighting)
+        stale = self.config.stale_update
+        if stale == "parents":
+            self._trans.refreshed += refresh_parents(path, self._weighting)
+        elif stale == "ancestors":
+            self._trans.refreshed += refresh_ancestors(path, self._weighting)
         for _ in edges:
             state.pop()
         return None
@@ -721,10 +759,45 @@ class Search:
             "collisions": c.collisions, "illegal_edges": c.illegal_edges, "nodes_created": c.nodes_created,
             "nodes_freed": c.nodes_freed, "trees_reused": c.trees_reused, "last_run": dict(c.last_run),
         }
+        out["transpositions"] = self._transposition_stats()
         hits = getattr(self.evaluator, "hits", None)  # miai.nets.evaluator.CachedEvaluator counts its hits
         if isinstance(hits, int):
             out["cache_hits"] = hits
         return out
+
+    def _transposition_stats(self) -> dict[str, Any]:
+        """The last run's transposition statistics and the graph's shared nodes now."""
+        t = self._trans
+        hits = sum(t.hit_depths.values())
+        shared = [node.in_edges for node in self.table if node.in_edges > 1]
+        return {
+            "playouts": t.playouts, "met": t.met, "share": round(t.met / t.playouts, 4) if t.playouts else 0.0,
+            "table_hits": hits,
+            "hit_depth_mean": round(sum(d * n for d, n in t.hit_depths.items()) / hits, 2) if hits else 0.0,
+            "hit_depth_max": max(t.hit_depths, default=0),
+            "hit_depths": {str(d): t.hit_depths[d] for d in sorted(t.hit_depths)},
+            "nodes_with_several_parents": len(shared), "most_parents": max(shared, default=0),
+            "stale_update": self.config.stale_update, "refreshed_nodes": t.refreshed,
+        }
+
+    def graph_dump(self, move_text: Callable[[int], str] = str) -> dict[str, Any]:
+        """The graph reachable from the root as plain data, moves written by ``move_text`` (``miai-graph_dump``;
+        schema in docs/gtp.md)."""
+        with self._lock:
+            root = self.root
+            if root is None:
+                return {"root": None, "graph": self.config.graph, "nodes": []}
+            nodes = []
+            seen = {id(root)}
+            queue = deque([root])
+            while queue:  # breadth first from the root: nodes in order of first reach
+                node = queue.popleft()
+                nodes.append(_node_data(node, move_text))
+                for child in node.children():
+                    if id(child) not in seen:
+                        seen.add(id(child))
+                        queue.append(child)
+            return {"root": _key_text(root.key), "graph": self.config.graph, "nodes": nodes}
 
     def reachable_nodes(self) -> int:
         """Number of nodes reachable from the root (the table may briefly hold more before a sweep)."""
@@ -745,6 +818,26 @@ def _backup(path: list[Node], edges: list[Edge], weighting: Weighting) -> None:
         parent.recompute(weighting)
     for node in path:
         node.virtual_loss -= 1
+
+
+def _key_text(key: int) -> str:
+    """A node key as JSON text: the graph hash in hex (tree mode: a negative serial number)."""
+    return f"{key:#x}" if key >= 0 else str(key)
+
+
+def _node_data(node: Node, move_text: Callable[[int], str]) -> dict[str, Any]:
+    """One node of ``Search.graph_dump``: its statistics (White's view) and its touched edges."""
+    u, winloss, _score, _score_sq, lead, _u_sq = node.q
+    return {
+        "key": _key_text(node.key), "to_play": "W" if node.sign > 0 else "B", "visits": node.visits,
+        "weight": round(node.weight, 4), "utility": round(u, 5), "winloss": round(winloss, 5),
+        "lead": round(lead, 3), "net_utility": round(node.own[0], 5), "terminal": node.terminal,
+        "expanded": node.expanded, "parents": node.in_edges,
+        "edges": [{"move": move_text(edge.move), "prior": round(edge.prior, 5), "visits": edge.visits,
+                   "child": None if edge.child is None else _key_text(edge.child.key), "illegal": edge.illegal}
+                  for edge in node.edges],
+        "untouched_moves": len(node.moves) - node.next_index,
+    }
 
 
 def _move_filter(avoid: Collection[int], allow: Collection[int] | None) -> Callable[[int], bool] | None:

@@ -231,6 +231,10 @@ class Player(ABC):
         """Statistics of the last search (JSON-serialisable), for miai-search_stats."""
         return {}
 
+    def search_graph(self, state: GameState) -> dict[str, Any]:
+        """The current search graph as plain data, for miai-graph_dump (schema in docs/gtp.md)."""
+        raise NotImplementedError("this player has no search graph")
+
     def start_pondering(self, state: GameState, color: Color) -> None:
         """The session is idle waiting for input; ``color`` is to move. Only called if pondering is enabled."""
 

@@ -99,6 +99,22 @@ def kata_set_param(s: GtpSession, param: str, value: str) -> str:
     return ""
 
 
+@table.command("miai-graph_dump", named(STRING, "file"))
+def graph_dump(s: GtpSession, path: str) -> str:
+    """Write the current search graph to FILE as JSON (nodes, edges, visits, values; docs/gtp.md)."""
+    try:
+        dump = s.player.search_graph(s.state)
+    except NotImplementedError as error:
+        raise GtpError(str(error)) from error
+    text = json.dumps(dump, separators=(",", ":"))
+    try:
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(text + "\n")
+    except OSError as error:
+        raise GtpError(f"cannot write {path}: {error.strerror or error}") from error
+    return ""
+
+
 @table.command("miai-search_stats")
 def search_stats(s: GtpSession) -> str:
     """Statistics of the last search as one line of JSON."""
