@@ -65,7 +65,8 @@ def build_evaluator(model: str, config: Config, *, progress: bool = True) -> Any
                                      "like miai/nets/default)")
             return load_bundled(folder, cache_capacity=config.net.cache_size, **options)
         if PlayoutEvaluator.is_spec(model):
-            return PlayoutEvaluator.from_spec(model, seed=config.search.seed or None)
+            return PlayoutEvaluator.from_spec(model, seed=config.search.seed or None,
+                                              amaf=config.search.rave_equivalence > 0)
         return load_evaluator(model, cache_capacity=config.net.cache_size, progress=bar, **options)
     except (OSError, EvaluatorError, PlayoutError, ValueError) as exc:
         raise click.ClickException(f"cannot load model {model}: {_problem(exc, model)}") from exc

@@ -134,6 +134,13 @@ class SearchConfig:
     stale_update: str = option(
         "path", "after a playout, recompute the nodes on its path only (path), also the other parents of each of them "
         "(parents), or every ancestor in topological order (ancestors)", choices=("path", "parents", "ancestors"))
+    # RAVE (Gelly & Silver 2007, MoGo): all-moves-as-first values from the playouts blended into the UCB rules.
+    rave_equivalence: float = option(
+        0.0, "RAVE for playout evaluators under the UCB rules: beta = sqrt(k / (3 n + k)) weighs a move's AMAF value "
+        "against its own after n visits (MoGo's k; 0 = off; set it when the evaluator is built)", min=0.0)
+    rave_exploration: float = option(
+        0.0, "RAVE: multiplier of sqrt(ln P / (n + 1)) added to the blended value (MoGo found 0 best with RAVE)",
+        min=0.0)
     # Selection: PUCT (KataGo) or, for comparison, the classic UCB rules of miai.engine.selection.
     selection: str = option("puct", "child selection rule: puct, ucb1 or ucb1-tuned (untried moves first)",
                             choices=("puct", "ucb1", "ucb1-tuned"))

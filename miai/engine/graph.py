@@ -106,7 +106,7 @@ class Node:
     __slots__ = (
         "key", "sign", "edges", "moves", "priors", "next_index", "visits", "virtual_loss", "expanded",
         "terminal", "pending", "own", "q", "ownership", "visited_mass", "weight", "weight_sq", "own_weight",
-        "bias", "bias_delta", "bias_weight", "in_edges", "parents",
+        "bias", "bias_delta", "bias_weight", "in_edges", "parents", "amaf_n", "amaf_w",
     )
 
     def __init__(self, key: int, sign: int) -> None:
@@ -133,6 +133,9 @@ class Node:
         self.bias_weight = 0.0
         self.in_edges = 0  # edges of the graph leading here (> 1: a transposition)
         self.parents: list[Node] | None = None  # the nodes those edges leave from; kept only for stale updates
+        # RAVE: per flat point, playouts through here in which the side to move played it first, and their reward.
+        self.amaf_n: np.ndarray | None = None
+        self.amaf_w: np.ndarray | None = None
 
     # ----------------------------------------------------------------------------------------------- values
     def set_value(self, own: tuple[float, ...], weight: float = 1.0, bias_factor: float = 0.0) -> None:

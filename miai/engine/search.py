@@ -39,7 +39,7 @@ from miai.engine.selection import SelectionConfig, puct_exploration, selection_s
 from miai.engine.snapshot import PASS, Snapshot, build_snapshot, choose_move, move_temperature
 
 if TYPE_CHECKING:
-    from miai.nets.evaluator import Evaluation
+    from miai.nets.evaluator import Amaf, Evaluation
 
 __all__ = ["Search", "SearchError", "own_eye_mask", "PASS"]
 
@@ -493,7 +493,12 @@ class Search:
                     return _COLLISION
                 node.pending = True
                 return _Leaf(path, edges, state)
-            edge = self._select(node, node is self.root) if self._puct else self._select_ucb(node)
+            if self._puct:
+                edge = self._select(node, node is self.root)
+            elif node.amaf_n is not None and self.config.rave_equivalence > 0:
+                edge = self._select_rave(node)
+            else:
+                edge = self._select_ucb(node)
             if edge is None:  # no playable move (impossible in Go, where pass is always an edge)
                 if node is self.root:
                     self._unwind(state, path, edges)
@@ -635,6 +640,45 @@ class Search:
         scores = selection_scores(self._selection, parent, visits, rewards, None, None)
         return edges[int(np.argmax(scores))]
 
+    def _select_rave(self, node: Node) -> Edge | None:
+        """UCB with RAVE (Gelly & Silver 2007): each move's value is ``(1 - beta) r + beta r_amaf`` with
+        ``beta = sqrt(k / (3 n + k))``, plus ``rave_exploration * sqrt(ln P / (n + 1))``; untried moves (n = 0) are
+        judged by their AMAF value alone (1 = try first while they have none), pass by its own value (0 untried)."""
+        assert node.amaf_n is not None and node.amaf_w is not None
+        cfg = self.config
+        edges = [e for e in node.edges if not e.illegal and e.child is not None]
+        untried = node.moves[node.next_index:].astype(np.int64)
+        moves = np.concatenate([np.array([e.move for e in edges], dtype=np.int64), untried])
+        if not len(moves):
+            return None
+        visits = np.zeros(len(moves))
+        rewards = np.zeros(len(moves))
+        for i, edge in enumerate(edges):
+            child = edge.child
+            assert child is not None
+            n = edge.visits + child.virtual_loss
+            visits[i] = n
+            if n and child.visits:  # in-flight playouts count as losses
+                rewards[i] = 0.5 * (1.0 + node.sign * child.q[1]) * edge.visits / n
+        board = moves >= 0
+        point = np.where(board, moves, 0)
+        amaf_n = np.where(board, node.amaf_n[point], 0.0)
+        amaf_r = np.where(amaf_n > 0, node.amaf_w[point] / np.maximum(amaf_n, 1e-9), 1.0)
+        k = cfg.rave_equivalence
+        beta = np.where(board, np.sqrt(k / (3.0 * visits + k)), 0.0)
+        scores = (1.0 - beta) * rewards + beta * amaf_r
+        if cfg.rave_exploration > 0:
+            parent = max(1.0, float(visits.sum()))
+            scores = scores + cfg.rave_exploration * np.sqrt(math.log(parent) / (visits + 1.0))
+        best = int(np.argmax(scores))
+        if best < len(edges):
+            return edges[best]
+        j = node.next_index + best - len(edges)  # an untried move: bring it to the front of the untouched ones
+        i = node.next_index
+        node.moves[[i, j]] = node.moves[[j, i]]
+        node.priors[[i, j]] = node.priors[[j, i]]
+        return node.touch_next()
+
     def _bias_key(self, state: Any, move: int) -> tuple[Any, ...] | None:
         """The subtree value bias pattern of ``move`` about to be played on ``state`` (KataGo: the mover, the
         previous move, this move, the 5x5 shape around it and the ko ban), or None where the bias does not apply
@@ -701,6 +745,8 @@ class Search:
             node = leaf.path[-1]
             self._expand(node, leaf.state, evaluation)
             node.pending = False
+            if evaluation.amaf is not None and self.config.rave_equivalence > 0:
+                _add_amaf(leaf.path, leaf.edges, evaluation.amaf)
             self._finish(leaf.state, leaf.path, leaf.edges)
 
     # ---------------------------------------------------------------------------------------------- values
@@ -818,6 +864,28 @@ def _backup(path: list[Node], edges: list[Edge], weighting: Weighting) -> None:
         parent.recompute(weighting)
     for node in path:
         node.virtual_loss -= 1
+
+
+def _add_amaf(path: list[Node], edges: list[Edge], amaf: Amaf) -> None:
+    """Add a playout's all-moves-as-first statistics to every node of its path, deepest first: a node counts the
+    points its side to move played first after it, in the tree (the path's own moves, which come first and so
+    override the playout's) or in the playout; rewards from that side's view."""
+    first = amaf.first.copy()
+    white_wins = amaf.white_wins.copy()
+    for i in range(len(path) - 1, -1, -1):
+        node = path[i]
+        row = 1 if node.sign > 0 else 0  # the side to move: 1 White, 0 Black
+        if i < len(edges) and edges[i].move >= 0:
+            point = edges[i].move
+            first[:, point] = 0.0
+            white_wins[:, point] = 0.0
+            first[row, point] = amaf.playouts
+            white_wins[row, point] = amaf.white_win_total
+        if node.amaf_n is None or node.amaf_w is None:
+            node.amaf_n = np.zeros(first.shape[1])
+            node.amaf_w = np.zeros(first.shape[1])
+        node.amaf_n += first[row]
+        node.amaf_w += white_wins[row] if row == 1 else first[row] - white_wins[row]
 
 
 def _key_text(key: int) -> str:

@@ -32,6 +32,20 @@ class EvaluatorError(RuntimeError):
 
 
 @dataclass(frozen=True)
+class Amaf:
+    """All-moves-as-first statistics of the playouts behind an evaluation (playout evaluators only; RAVE).
+
+    Row 0 is Black, row 1 White; columns are flat points (``y * size + x``). ``first[c, p]``: playouts in which colour
+    ``c`` played ``p`` before the other colour did; ``white_wins[c, p]``: White's wins among those playouts (a draw
+    counts half). ``playouts`` and ``white_win_total`` are the same over all playouts."""
+
+    first: np.ndarray  # float64 [2, size*size]
+    white_wins: np.ndarray  # float64 [2, size*size]
+    playouts: int
+    white_win_total: float
+
+
+@dataclass(frozen=True)
 class Evaluation:
     """A net's view of one position, all numbers from the side to move's view."""
 
@@ -46,6 +60,7 @@ class Evaluation:
     var_time_left: float = -1.0  # -1 where the net has no such output
     shortterm_winloss_error: float = -1.0
     shortterm_score_error: float = -1.0
+    amaf: Amaf | None = None  # playout evaluators with AMAF on (search.rave_equivalence > 0)
 
     @property
     def value(self) -> float:

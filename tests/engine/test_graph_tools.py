@@ -7,6 +7,7 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
 import pytest
 from toygame import ScriptedEvaluator, ToyGame, ToyState, set_game
 
@@ -221,3 +222,58 @@ def test_gtp_graph_dump_to_a_bad_path_fails_and_keeps_the_game(tmp_path: Path) -
     message = driver.fail(f"miai-graph_dump {tmp_path / 'no' / 'such' / 'dir.json'}")
     assert message.startswith("cannot write ") and "dir.json" in message and "\n" not in message
     assert "D4" in driver.ok("list_stones black")
+
+
+# ------------------------------------------------------------------------------------------------------------ RAVE
+def test_amaf_backup_credits_each_node_with_its_own_side_s_first_moves() -> None:
+    from miai.engine.search import _add_amaf
+    from miai.nets.evaluator import Amaf
+
+    root, middle, leaf = Node(1, -1), Node(2, 1), Node(3, -1)  # Black, White, Black to move
+    edges = [Edge(3, 0.5, middle), Edge(5, 0.5, leaf)]
+    first = np.zeros((2, 9))
+    first[0, 7] = first[1, 8] = first[1, 3] = 1.0  # the playout: Black took 7 first; White took 8 and 3 first
+    amaf = Amaf(first=first, white_wins=first.copy(), playouts=1, white_win_total=1.0)  # White won it
+    _add_amaf([root, middle, leaf], edges, amaf)
+    assert leaf.amaf_n is not None and middle.amaf_n is not None and root.amaf_n is not None
+    assert leaf.amaf_n.tolist() == [0, 0, 0, 0, 0, 0, 0, 1, 0] and leaf.amaf_w.tolist() == [0] * 9  # Black lost
+    # White moved 5 in the tree; 8 and 3 in the playout (3 counts for White below the root's own move only).
+    assert middle.amaf_n.tolist() == [0, 0, 0, 1, 0, 1, 0, 0, 1] and middle.amaf_w.tolist() == middle.amaf_n.tolist()
+    # Black played 3 at the root (before White's 3 in the playout, so it is Black's) and 7 in the playout.
+    assert root.amaf_n.tolist() == [0, 0, 0, 1, 0, 0, 0, 1, 0] and root.amaf_w.tolist() == [0] * 9
+
+
+def test_playout_amaf_counts_first_moves_and_white_wins() -> None:
+    from miai.go.rules import Rules
+    from miai.go.state import GameState
+
+    evaluation = PlayoutEvaluator(20, amaf=True, seed=3).evaluate([GameState(5, Rules.preset("chinese"), 0.5)])[0]
+    amaf = evaluation.amaf
+    assert amaf is not None and amaf.playouts == 20
+    assert (amaf.first.sum(axis=0) <= 20).all() and (amaf.white_wins <= amaf.first).all()
+    assert amaf.first.sum() > 20  # every playout fills the board, one colour first on each point
+    assert amaf.white_win_total == pytest.approx(20 * evaluation.loss)  # Black to move: White's wins are losses
+    assert PlayoutEvaluator(1, seed=3).evaluate([GameState(5, Rules.preset("chinese"), 0.5)])[0].amaf is None
+
+
+def test_rave_finds_the_capture_more_often_at_few_playouts() -> None:
+    """Black captures C3 at C4 (its last liberty): with AMAF values, the capture's playouts count for it from the
+    first visits on. Ten seeded searches of 100 playouts each, with RAVE and without."""
+    from miai.go.coords import Color, parse_gtp
+    from miai.go.rules import Rules
+    from miai.go.state import GameState
+
+    state = GameState(5, Rules.preset("chinese"), 7.0)
+    for colour, vertex in (("b", "B3"), ("w", "C3"), ("b", "D3"), ("w", "pass"), ("b", "C2"), ("w", "pass")):
+        state.push(parse_gtp(vertex, 5), Color.BLACK if colour == "b" else Color.WHITE)
+    found = {}
+    for rave in (0, 1000):
+        hits = 0
+        for seed in range(1, 11):
+            config = apply_overrides(Config(), [f"search.seed={seed}", "search.max_visits=100", "search.max_time=0",
+                                                "search.selection=ucb1-tuned", "search.use_lcb=false",
+                                                f"search.rave_equivalence={rave}"])
+            player = EnginePlayer(PlayoutEvaluator.from_spec("playouts", seed=seed, amaf=rave > 0), config)
+            hits += player.genmove(state, Color.BLACK) == parse_gtp("C4", 5)
+        found[rave] = hits
+    assert found[1000] >= 6 and found[1000] > found[0], found

@@ -95,6 +95,7 @@ class FakeEvaluation:
     var_time_left: float = -1.0
     shortterm_winloss_error: float = -1.0
     shortterm_score_error: float = -1.0
+    amaf: None = None
 
 
 class ScriptedEvaluator:

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from miai.go.rules import Scoring, Tax
-from miai.nets.evaluator import Evaluation
+from miai.nets.evaluator import Amaf, Evaluation
 from miai.nets.playouts.board import BLACK, PASS, WHITE, PlayoutBoard, PlayoutError
-from miai.nets.playouts.simulate import PlayoutPosition, board_from_position, run_playouts
+from miai.nets.playouts.simulate import PlayoutPosition, PlayoutStats, board_from_position, run_playouts
 
 if TYPE_CHECKING:
     from miai.go.state import GameState
@@ -133,6 +133,7 @@ class PlayoutEvaluator:
         seed: seed of the evaluator's random generator (None = from the OS).
         max_batch: states accepted per :meth:`evaluate` call.
         max_moves: cap on the moves of one playout (default three times the board area).
+        amaf: also report all-moves-as-first statistics (``Evaluation.amaf``) for RAVE (``search.rave_equivalence``).
     """
 
     def __init__(
@@ -144,6 +145,7 @@ class PlayoutEvaluator:
         seed: int | None = None,
         max_batch: int = 64,
         max_moves: int | None = None,
+        amaf: bool = False,
     ) -> None:
         if playouts < 1:
             raise PlayoutError(f"playouts must be >= 1, got {playouts}")
@@ -154,6 +156,7 @@ class PlayoutEvaluator:
         self.tactical = tactical
         self.max_batch = max_batch
         self.max_moves = max_moves
+        self.amaf = amaf
         self._rng = random.Random(seed)
 
     @staticmethod
@@ -166,7 +169,8 @@ class PlayoutEvaluator:
         """Build from a model name as given to ``--model``: ``playouts[:N][:priors][:tactical]`` (any order).
 
         ``N`` is the number of playouts per evaluation (default 1), ``priors`` switches on the capture/escape
-        priors and ``tactical`` the capture/escape playout policy. ``options`` may set ``seed``, ``max_batch`` and ``max_moves``; other keys (meant for nets) are ignored.
+        priors and ``tactical`` the capture/escape playout policy. ``options`` may set ``seed``, ``max_batch``,
+        ``max_moves`` and ``amaf``; other keys (meant for nets) are ignored.
 
         Raises:
             PlayoutError: if ``name`` is not such a spec.
@@ -182,7 +186,7 @@ class PlayoutEvaluator:
                 playouts = int(part)
             else:
                 raise PlayoutError(f"bad part {part!r} in {name!r} (expected a count, 'priors' or 'tactical')")
-        known = {key: options[key] for key in ("seed", "max_batch", "max_moves") if key in options}
+        known = {key: options[key] for key in ("seed", "max_batch", "max_moves", "amaf") if key in options}
         count = 1 if playouts is None else playouts
         return cls(count, priors="priors" in flags, tactical="tactical" in flags, **known)
 
@@ -194,7 +198,7 @@ class PlayoutEvaluator:
         """The ``Evaluation`` of a :class:`PlayoutPosition` (the same numbers :meth:`evaluate` gives a state)."""
         board = board_from_position(position)
         stats = run_playouts(position, self.playouts, self._rng, max_moves=self.max_moves, template=board,
-                             tactical=self.tactical)
+                             tactical=self.tactical, amaf=self.amaf)
         legal = legal_board_moves(board, position)
         if self.priors:
             policy = move_priors(board, legal, position.to_play)
@@ -210,4 +214,11 @@ class PlayoutEvaluator:
             score_stdev=stats.score_stdev,
             lead=stats.score_mean,
             ownership=stats.ownership(),
+            amaf=_amaf(stats),
         )
+
+
+def _amaf(stats: PlayoutStats) -> Amaf | None:
+    if stats.amaf_first is None or stats.amaf_white_wins is None:
+        return None
+    return Amaf(stats.amaf_first, stats.amaf_white_wins, stats.playouts, stats.white_win_total)

@@ -79,6 +79,10 @@ class PlayoutStats:
     score_sum: float = 0.0
     score_sq_sum: float = 0.0
     ownership_sum: list[float] = field(default_factory=list)
+    # All-moves-as-first (run_playouts(amaf=True)): rows Black, White; see miai.nets.evaluator.Amaf.
+    amaf_first: np.ndarray | None = None
+    amaf_white_wins: np.ndarray | None = None
+    white_win_total: float = 0.0
 
     @property
     def losses(self) -> int:
@@ -125,6 +129,7 @@ def play_out(
     max_moves: int | None = None,
     tactical: bool = False,
     last: int = PASS,
+    first: dict[int, int] | None = None,
 ) -> int:
     """Play random moves on ``board`` (modified in place) until two consecutive passes; return the moves played.
 
@@ -133,7 +138,8 @@ def play_out(
     allows in rare cycles; the board is then scored as it stands. With ``tactical``, each move first looks for an
     urgent answer to the opponent's previous move (:meth:`PlayoutBoard.urgent_moves`: capture it, or save a chain
     it put in atari) and plays one at random if there is any; ``last`` is the padded point of the move played
-    just before the playout (PASS if none or unknown).
+    just before the playout (PASS if none or unknown). ``first``, when given, receives each padded point the
+    first time it is played, with the colour that played it (all-moves-as-first statistics).
     """
     size = board.geometry.size
     limit = 3 * size * size if max_moves is None else max_moves
@@ -153,6 +159,8 @@ def play_out(
         else:
             passes = 0
             board.place(p, color)
+            if first is not None and p not in first:
+                first[p] = color
         color = 3 - color
         moves += 1
     return moves
@@ -188,11 +196,13 @@ def run_playouts(
     max_moves: int | None = None,
     template: PlayoutBoard | None = None,
     tactical: bool = False,
+    amaf: bool = False,
 ) -> PlayoutStats:
     """Run ``count`` independent playouts from ``position`` and collect their results.
 
     ``template`` is the position's board if the caller has already built it (it is copied, not modified);
-    ``tactical`` selects the capture/escape playout policy of :func:`play_out`.
+    ``tactical`` selects the capture/escape playout policy of :func:`play_out`; ``amaf`` also collects which colour
+    played each point first in each playout, and who won it (RAVE).
     """
     if template is None:
         template = board_from_position(position)
@@ -203,12 +213,20 @@ def run_playouts(
     sign = 1.0 if me == WHITE else -1.0  # turns White's view into the side to move's
     stats = PlayoutStats(size=position.size, ownership_sum=[0.0] * (position.size * position.size))
     ownership = stats.ownership_sum
+    flat = {p: i for i, p in enumerate(geometry.points)} if amaf else {}
+    if amaf:
+        stats.amaf_first = np.zeros((2, len(flat)))
+        stats.amaf_white_wins = np.zeros((2, len(flat)))
     for _ in range(count):
         board = template.copy()
+        first: dict[int, int] | None = {} if amaf else None
         play_out(board, me, rng.random, banned=banned, passes=position.consecutive_passes, max_moves=max_moves,
-                 tactical=tactical, last=last)
+                 tactical=tactical, last=last, first=first)
         owners = board.owners()
-        score = sign * final_score(board, owners, position)
+        white_score = final_score(board, owners, position)
+        score = sign * white_score
+        if first is not None:
+            _add_amaf(stats, first, flat, 1.0 if white_score > 0 else 0.5 if white_score == 0 else 0.0)
         stats.playouts += 1
         stats.score_sum += score
         stats.score_sq_sum += score * score
@@ -220,6 +238,17 @@ def run_playouts(
             if owner:
                 ownership[i] += 1.0 if owner == me else -1.0
     return stats
+
+
+def _add_amaf(stats: PlayoutStats, first: dict[int, int], flat: dict[int, int], white_win: float) -> None:
+    """Add one playout's first moves (padded point -> colour) and White's result to ``stats``' AMAF arrays."""
+    assert stats.amaf_first is not None and stats.amaf_white_wins is not None
+    rows = [0 if c == BLACK else 1 for c in first.values()]  # row 0 Black, row 1 White
+    cols = [flat[p] for p in first]
+    stats.amaf_first[rows, cols] += 1.0
+    if white_win:
+        stats.amaf_white_wins[rows, cols] += white_win
+    stats.white_win_total += white_win
 
 
 # -- benchmark -----------------------------------------------------------------------------------------------------
