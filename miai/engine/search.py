@@ -821,7 +821,7 @@ class Search:
             "table_hits": hits,
             "hit_depth_mean": round(sum(d * n for d, n in t.hit_depths.items()) / hits, 2) if hits else 0.0,
             "hit_depth_max": max(t.hit_depths, default=0),
-            "hit_depths": {str(d): t.hit_depths[d] for d in sorted(t.hit_depths)},
+            "hit_depths": [t.hit_depths.get(d, 0) for d in range(max(t.hit_depths, default=-1) + 1)],
             "nodes_with_several_parents": len(shared), "most_parents": max(shared, default=0),
             "stale_update": self.config.stale_update, "refreshed_nodes": t.refreshed,
         }
