@@ -218,6 +218,9 @@ class SearchConfig:
     # Pass and eye handling.
     forbid_eye_filling: bool = option(True, "never fill one's own single-point true eye (unless nothing else but pass)")
     # Move choice.
+    final_choice: str = option(
+        "katago", "the move played: katago (KataGo's play selection values, LCB below), visits (most edge visits) or "
+        "wins (most wins: edge visits times winrate, the textbook MCTS rule)", choices=("katago", "visits", "wins"))
     use_lcb: bool = option(True, "choose among well-visited moves by lower confidence bound (useLcbForSelection)", katago="useLcbForSelection")
     lcb_stdevs: float = option(5.0, "lcbStdevs", min=0.0, katago="lcbStdevs")
     min_visit_prop_for_lcb: float = option(0.15, "minVisitPropForLCB", min=0.0, max=1.0, katago="minVisitPropForLCB")

@@ -146,7 +146,11 @@ def _move_infos(root: Node, config: SearchConfig, permitted: Callable[[int], boo
             prior=edge.prior, lcb=winrate - 0.5 * radius / max(utility_radius, 1e-9), utility=utility,
             utility_lcb=utility - radius, weight=weight, radius=radius,
             pv=principal_variation(root, edge, config.pv_length)))
-    _play_selection_values(root, rows, config)
+    if config.final_choice == "katago":
+        _play_selection_values(root, rows, config)
+    else:  # the classic rules: most visits, or most wins (visits times winrate)
+        for r in rows:
+            r["play_value"] = r["edge_visits"] * (r["winrate"] if config.final_choice == "wins" else 1.0)
     rows.sort(key=lambda r: (-r["play_value"], -r["edge_visits"], -r["utility"]))
     return tuple(MoveInfo(order=i, **{k: v for k, v in r.items() if k not in ("weight", "radius")})
                  for i, r in enumerate(rows))

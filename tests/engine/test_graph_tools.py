@@ -278,3 +278,31 @@ def test_rave_finds_the_capture_more_often_at_few_playouts() -> None:
             hits += player.genmove(state, Color.BLACK) == parse_gtp("C4", 5)
         found[rave] = hits
     assert found[1000] >= 6 and found[1000] > found[0], found
+
+
+# ------------------------------------------------------------------------------------------------ final choice
+@pytest.mark.parametrize("rule", ["visits", "wins"])
+def test_final_choice_by_most_visits_or_most_wins(rule: str) -> None:
+    search = searched(set_game(points=4, depth=4), final_choice=rule)
+    moves = search.snapshot().moves
+    key = (lambda m: m.edge_visits) if rule == "visits" else (lambda m: m.edge_visits * m.winrate)
+    assert moves[0].move == max(moves, key=key).move
+    assert [m.play_value for m in moves] == sorted((key(m) for m in moves), reverse=True)
+
+
+def test_most_wins_can_differ_from_most_visits() -> None:
+    """Two root moves: a well-visited even one and a less visited winning one (hand-set statistics)."""
+    from miai.engine.snapshot import build_snapshot
+
+    root = valued(1, -1, 0.0)  # Black to move
+    for move, visits, white_value in ((0, 60, 0.0), (1, 45, -0.8)):  # move 1: Black wins 90% of the time
+        child = valued(10 + move, 1, white_value)
+        child.visits, child.weight, child.weight_sq = visits, float(visits), float(visits)
+        edge = Edge(move, 0.5, child)
+        edge.visits = visits
+        root.edges.append(edge)
+    root.recompute()
+    state = ToyState(set_game(points=4, depth=4))
+    by_visits = build_snapshot(root, state, SearchConfig(final_choice="visits"), 0, 0.0).moves[0].move
+    by_wins = build_snapshot(root, state, SearchConfig(final_choice="wins"), 0, 0.0).moves[0].move
+    assert (by_visits, by_wins) == (0, 1)  # 60 x 0.5 = 30 wins against 45 x 0.9 = 40.5
