@@ -306,3 +306,19 @@ def test_most_wins_can_differ_from_most_visits() -> None:
     by_visits = build_snapshot(root, state, SearchConfig(final_choice="visits"), 0, 0.0).moves[0].move
     by_wins = build_snapshot(root, state, SearchConfig(final_choice="wins"), 0, 0.0).moves[0].move
     assert (by_visits, by_wins) == (0, 1)  # 60 x 0.5 = 30 wins against 45 x 0.9 = 40.5
+
+
+def test_tree_reuse_keeps_links_to_surviving_nodes_only() -> None:
+    game = set_game(points=4, depth=4)
+    search = searched(game, stale_update="parents")
+    assert search.root is not None
+    move = max(search.root.edges, key=lambda e: e.visits).move
+    state = ToyState(game)
+    state.push(move)
+    search.set_root(state)  # the child becomes the root; the rest of the graph is swept
+    kept = {id(n) for n in all_nodes(search)}
+    for node in all_nodes(search):
+        assert all(id(p) in kept for p in node.parents or ())
+        assert node.in_edges == sum(1 for p in all_nodes(search) for c in p.children() if c is node)
+    search.run(max_visits=search.root.visits + 50)
+    assert search.stats()["trees_reused"] >= 1

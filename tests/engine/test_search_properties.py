@@ -36,13 +36,14 @@ def toy_games(draw: st.DrawFn) -> tuple[ToyGame, dict[str, float]]:
     st.booleans(),
     st.integers(1, 6),
     st.sampled_from(["puct", "ucb1"]),
+    st.sampled_from(["path", "parents", "ancestors"]),
 )
 def test_random_games_keep_every_invariant(game_values: tuple[ToyGame, dict[str, float]], mode: str, graph: bool,
-                                           batch: int, selection: str) -> None:
+                                           batch: int, selection: str, stale: str) -> None:
     game, values = game_values
     config = SearchConfig(max_visits=80, batch_size=batch, child_visits_exceed_edge=mode, leak_probability=0.5,
                           graph=graph, selection=selection, seed=7, forbid_eye_filling=False, use_lcb=False,
-                          max_time=0.0, **PLAIN)  # type: ignore[arg-type]
+                          max_time=0.0, stale_update=stale, **PLAIN)  # type: ignore[arg-type]
     search = Search(ScriptedEvaluator(values), config)
     search.set_root(ToyState(game))
     snapshot = search.run()
@@ -62,3 +63,7 @@ def test_random_games_keep_every_invariant(game_values: tuple[ToyGame, dict[str,
             assert incoming[id(node)] >= node.visits
         if not graph:
             assert parents[id(node)] <= 1
+        assert node.in_edges == parents[id(node)]  # the incoming-edge count the statistics and stale rules use
+        if stale != "path" and node is not search.root:
+            assert {id(p) for p in node.parents or ()} == {id(p) for p in nodes_of(search) if node in
+                                                          list(p.children())}
