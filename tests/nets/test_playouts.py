@@ -585,3 +585,24 @@ def test_draw_is_uniform_over_acceptable_points() -> None:
     assert len(counts) == 21 and pt(b, 0, 0) not in counts
     # 300 expected per point; a binomial standard deviation is about 17, so 5 sigma each way.
     assert all(215 < n < 385 for n in counts.values())
+
+
+# -- no self-atari ------------------------------------------------------------------------------------------------
+
+def test_no_self_atari_refuses_putting_two_stones_in_atari_but_allows_a_throw_in_and_captures() -> None:
+    b = board("""
+        . . . . .
+        . O O O .
+        O X X . .
+        . O O O .
+        . . . . .
+    """)
+    extend = pt(b, 3, 2)  # Black D3: B3-C3-D3 would keep one liberty (E3), nothing captured
+    assert b.bad_self_atari(extend, BLACK) and b.is_legal(extend, BLACK)
+    rng = random.Random(2)
+    drawn = {b.copy().draw_move(BLACK, rng.random, no_self_atari=True) for _ in range(400)}
+    assert extend not in drawn and len(drawn) > 10
+    assert extend in {b.copy().draw_move(BLACK, rng.random) for _ in range(400)}  # light playouts play it
+    throw_in = pt(b, 0, 1)  # Black A4: a lone stone with one liberty (nakade, ko): still allowed
+    assert not b.bad_self_atari(throw_in, BLACK)
+    assert not b.bad_self_atari(extend, WHITE)  # White D3 captures B3-C3: never refused

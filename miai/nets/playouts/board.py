@@ -273,13 +273,16 @@ class PlayoutBoard:
         self.members[root] = self.libs[root] = None
         return len(stones)
 
-    def draw_move(self, color: int, rng_random: Any, banned: frozenset[int] = frozenset()) -> int:
+    def draw_move(self, color: int, rng_random: Any, banned: frozenset[int] = frozenset(),
+                  no_self_atari: bool = False) -> int:
         """A uniformly random legal move for ``color`` that does not fill its own true eye, or PASS if none.
 
         Draws from ``empties`` without replacement: a rejected point is swapped behind the shrinking candidate
         range, so each empty point is tested at most once. ``rng_random`` is a ``random.Random().random`` method.
-        ``banned`` are further points to refuse (the game's ko/superko bans on the first move). The chosen point
-        is removed from ``empties``; :meth:`place` must follow (a PASS goes to :meth:`play`).
+        ``banned`` are further points to refuse (the game's ko/superko bans on the first move). With
+        ``no_self_atari``, moves that put a chain of two or more stones in atari without capturing are refused too
+        (:meth:`bad_self_atari`). The chosen point is removed from ``empties``; :meth:`place` must follow (a PASS
+        goes to :meth:`play`).
         """
         empties, color_at, head, libs = self.empties, self.color, self.head, self.libs
         neighbours, diagonals = self.geometry.neighbours, self.geometry.diagonals
@@ -313,6 +316,8 @@ class PlayoutBoard:
                             elif c == BORDER:
                                 off_board = 1
                         ok = bad + off_board >= 2  # a true eye is refused, a false one may be filled
+                if ok and no_self_atari and self.bad_self_atari(p, color):
+                    ok = False
                 if ok:
                     last = empties.pop()
                     if i < len(empties):
@@ -321,6 +326,24 @@ class PlayoutBoard:
             remaining -= 1
             empties[i], empties[remaining] = empties[remaining], p
         return PASS
+
+    def bad_self_atari(self, p: int, color: int) -> bool:
+        """True when a ``color`` stone at empty ``p`` would join a chain of two or more stones left with one
+        liberty, capturing nothing (a single stone may still throw in, as nakade and ko need)."""
+        color_at, head, libs = self.color, self.head, self.libs
+        opponent = 3 - color
+        empty, friends = 0, False
+        for n in self.geometry.neighbours[p]:
+            c = color_at[n]
+            if c == EMPTY:
+                empty += 1
+            elif c == color:
+                friends = True
+            elif c == opponent and len(libs[head[n]]) == 1:  # type: ignore[arg-type]
+                return False  # a capture gains liberties
+        if empty >= 2 or not friends:
+            return False
+        return self._liberties_after(p, color) <= 1
 
     def urgent_moves(self, color: int, last: int) -> list[int]:
         """Tactical answers for ``color`` to the opponent's move at ``last`` (the "capture/escape" playout rules).

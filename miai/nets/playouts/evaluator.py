@@ -122,6 +122,9 @@ def position_from_state(state: GameState) -> PlayoutPosition:
     )
 
 
+_SPEC_FLAGS = ("priors", "tactical", "noselfatari")
+
+
 class PlayoutEvaluator:
     """An ``Evaluator`` that judges positions by random playouts (no net); see the module docstring.
 
@@ -133,6 +136,7 @@ class PlayoutEvaluator:
         seed: seed of the evaluator's random generator (None = from the OS).
         max_batch: states accepted per :meth:`evaluate` call.
         max_moves: cap on the moves of one playout (default three times the board area).
+        no_self_atari: playouts refuse random moves that put a chain of two or more stones in atari.
         amaf: also report all-moves-as-first statistics (``Evaluation.amaf``) for RAVE (``search.rave_equivalence``).
     """
 
@@ -142,6 +146,7 @@ class PlayoutEvaluator:
         *,
         priors: bool = False,
         tactical: bool = False,
+        no_self_atari: bool = False,
         seed: int | None = None,
         max_batch: int = 64,
         max_moves: int | None = None,
@@ -154,6 +159,7 @@ class PlayoutEvaluator:
         self.playouts = playouts
         self.priors = priors
         self.tactical = tactical
+        self.no_self_atari = no_self_atari
         self.max_batch = max_batch
         self.max_moves = max_moves
         self.amaf = amaf
@@ -166,29 +172,34 @@ class PlayoutEvaluator:
 
     @classmethod
     def from_spec(cls, name: str, **options: Any) -> PlayoutEvaluator:
-        """Build from a model name as given to ``--model``: ``playouts[:N][:priors][:tactical]`` (any order).
+        """Build from a model name as given to ``--model``: ``playouts[:N][:priors][:tactical][:noselfatari]`` (any
+        order).
 
         ``N`` is the number of playouts per evaluation (default 1), ``priors`` switches on the capture/escape
-        priors and ``tactical`` the capture/escape playout policy. ``options`` may set ``seed``, ``max_batch``,
-        ``max_moves`` and ``amaf``; other keys (meant for nets) are ignored.
+        priors, ``tactical`` the capture/escape playout policy and ``noselfatari`` the refusal of self-atari of
+        chains of two or more stones in the playouts. ``options`` may set ``seed``, ``max_batch``, ``max_moves`` and
+        ``amaf``; other keys (meant for nets) are ignored.
 
         Raises:
             PlayoutError: if ``name`` is not such a spec.
         """
+        expected = "expected playouts[:N]" + "".join(f"[:{flag}]" for flag in _SPEC_FLAGS)
         parts = [part.strip().lower() for part in name.split(":")]
-        if parts[0] != "playouts" or len(parts) != len(set(parts)) or len(parts) > 4:
-            raise PlayoutError(f"not a playout evaluator spec: {name!r} (expected playouts[:N][:priors][:tactical])")
+        if parts[0] != "playouts" or len(parts) != len(set(parts)) or len(parts) > 2 + len(_SPEC_FLAGS):
+            raise PlayoutError(f"not a playout evaluator spec: {name!r} ({expected})")
         playouts, flags = None, set()
         for part in parts[1:]:
-            if part in ("priors", "tactical"):
+            if part in _SPEC_FLAGS:
                 flags.add(part)
             elif part.isdigit() and playouts is None:
                 playouts = int(part)
             else:
-                raise PlayoutError(f"bad part {part!r} in {name!r} (expected a count, 'priors' or 'tactical')")
+                raise PlayoutError(f"bad part {part!r} in {name!r} (expected a count or one of "
+                                   f"{', '.join(_SPEC_FLAGS)})")
         known = {key: options[key] for key in ("seed", "max_batch", "max_moves", "amaf") if key in options}
         count = 1 if playouts is None else playouts
-        return cls(count, priors="priors" in flags, tactical="tactical" in flags, **known)
+        return cls(count, priors="priors" in flags, tactical="tactical" in flags,
+                   no_self_atari="noselfatari" in flags, **known)
 
     def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
         """One ``Evaluation`` per state, from the side to move's view (see the module docstring)."""
@@ -198,7 +209,7 @@ class PlayoutEvaluator:
         """The ``Evaluation`` of a :class:`PlayoutPosition` (the same numbers :meth:`evaluate` gives a state)."""
         board = board_from_position(position)
         stats = run_playouts(position, self.playouts, self._rng, max_moves=self.max_moves, template=board,
-                             tactical=self.tactical, amaf=self.amaf)
+                             tactical=self.tactical, amaf=self.amaf, no_self_atari=self.no_self_atari)
         legal = legal_board_moves(board, position)
         if self.priors:
             policy = move_priors(board, legal, position.to_play)

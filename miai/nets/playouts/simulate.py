@@ -130,6 +130,7 @@ def play_out(
     tactical: bool = False,
     last: int = PASS,
     first: dict[int, int] | None = None,
+    no_self_atari: bool = False,
 ) -> int:
     """Play random moves on ``board`` (modified in place) until two consecutive passes; return the moves played.
 
@@ -139,7 +140,8 @@ def play_out(
     urgent answer to the opponent's previous move (:meth:`PlayoutBoard.urgent_moves`: capture it, or save a chain
     it put in atari) and plays one at random if there is any; ``last`` is the padded point of the move played
     just before the playout (PASS if none or unknown). ``first``, when given, receives each padded point the
-    first time it is played, with the colour that played it (all-moves-as-first statistics).
+    first time it is played, with the colour that played it (all-moves-as-first statistics). ``no_self_atari``
+    refuses random moves that put a chain of two or more stones in atari (:meth:`PlayoutBoard.bad_self_atari`).
     """
     size = board.geometry.size
     limit = 3 * size * size if max_moves is None else max_moves
@@ -150,7 +152,7 @@ def play_out(
             p = urgent[int(rng_random() * len(urgent))]
             board.empties.remove(p)  # as draw_move does for the points it returns
         else:
-            p = board.draw_move(color, rng_random, banned)
+            p = board.draw_move(color, rng_random, banned, no_self_atari)
         banned = frozenset()
         last = p
         if p == PASS:
@@ -197,6 +199,7 @@ def run_playouts(
     template: PlayoutBoard | None = None,
     tactical: bool = False,
     amaf: bool = False,
+    no_self_atari: bool = False,
 ) -> PlayoutStats:
     """Run ``count`` independent playouts from ``position`` and collect their results.
 
@@ -221,7 +224,7 @@ def run_playouts(
         board = template.copy()
         first: dict[int, int] | None = {} if amaf else None
         play_out(board, me, rng.random, banned=banned, passes=position.consecutive_passes, max_moves=max_moves,
-                 tactical=tactical, last=last, first=first)
+                 tactical=tactical, last=last, first=first, no_self_atari=no_self_atari)
         owners = board.owners()
         white_score = final_score(board, owners, position)
         score = sign * white_score
