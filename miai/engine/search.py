@@ -643,7 +643,8 @@ class Search:
     def _select_rave(self, node: Node) -> Edge | None:
         """UCB with RAVE (Gelly & Silver 2007): each move's value is ``(1 - beta) r + beta r_amaf`` with
         ``beta = sqrt(k / (3 n + k))``, plus ``rave_exploration * sqrt(ln P / (n + 1))``; untried moves (n = 0) are
-        judged by their AMAF value alone (1 = try first while they have none), pass by its own value (0 untried)."""
+        judged by their AMAF value alone (1 = try first while they have none), pass by its own value alone (tried
+        once first: without it, a side that never tries passing fills its own territory at the end)."""
         assert node.amaf_n is not None and node.amaf_w is not None
         cfg = self.config
         edges = [e for e in node.edges if not e.illegal and e.child is not None]
@@ -667,6 +668,7 @@ class Search:
         k = cfg.rave_equivalence
         beta = np.where(board, np.sqrt(k / (3.0 * visits + k)), 0.0)
         scores = (1.0 - beta) * rewards + beta * amaf_r
+        scores[~board & (visits == 0)] = 1.0  # pass has no AMAF value: tried once like any untried move, then its own
         if cfg.rave_exploration > 0:
             parent = max(1.0, float(visits.sum()))
             scores = scores + cfg.rave_exploration * np.sqrt(math.log(parent) / (visits + 1.0))

@@ -322,3 +322,19 @@ def test_tree_reuse_keeps_links_to_surviving_nodes_only() -> None:
         assert node.in_edges == sum(1 for p in all_nodes(search) for c in p.children() if c is node)
     search.run(max_visits=search.root.visits + 50)
     assert search.stats()["trees_reused"] >= 1
+
+
+def test_rave_tries_pass_like_any_move() -> None:
+    """Pass has no AMAF value; were it never tried, a RAVE player would not pass at the end and would fill its own
+    territory (it lost 0-2 by 74 and 88 points that way before pass was tried)."""
+    from miai.go.rules import Rules
+    from miai.go.state import GameState
+
+    config = SearchConfig(**{**PLAIN, "selection": "ucb1-tuned", "rave_equivalence": 1000.0,  # type: ignore[arg-type]
+                             "max_visits": 200})
+    search = Search(PlayoutEvaluator(1, amaf=True, seed=4), config)
+    search.set_root(GameState(5, Rules.preset("chinese"), 7.0))
+    search.run()
+    assert search.root is not None
+    assert any(edge.move == -1 and edge.visits > 0 for edge in search.root.edges)
+    assert search.root.amaf_n is not None and search.root.amaf_n.sum() > 0
