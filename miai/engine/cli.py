@@ -16,7 +16,9 @@ from typing import Any
 import click
 
 from miai import __version__
-from miai.engine.config import Config, ConfigError, apply_overrides, bundled_config_names, load_config, resolve_config
+from miai.engine.config import (
+    Config, ConfigError, apply_overrides, bundled_config_names, chosen_keys, load_config,
+)
 from miai.go.rules import Rules
 from miai.oserrors import describe
 
@@ -110,9 +112,12 @@ def playout_defaults(config: Config, evaluator: Any, config_path: str | None, se
 
     if not isinstance(evaluator, PlayoutEvaluator):
         return config
-    chosen = " ".join(sets) + (resolve_config(config_path).read_text(encoding="utf-8") if config_path else "")
-    overrides = [item for key, item in (("selection", "search.selection=ucb1-tuned"),
-                                         ("use_lcb", "search.use_lcb=false")) if key not in chosen]
+    try:
+        chosen = chosen_keys(config_path, sets)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from exc
+    overrides = [f"{key}={value}" for key, value in (("search.selection", "ucb1-tuned"), ("search.use_lcb", "false"))
+                 if key not in chosen]
     return apply_overrides(config, overrides)
 
 

@@ -363,18 +363,35 @@ def load_config(path: str | Path | None = None, overrides: Iterable[str] = ()) -
     Raises:
         ConfigError: the file cannot be found, read or parsed, or a key or value is invalid.
     """
-    config = Config()
-    if path is not None:
-        path = resolve_config(path)
-        try:
-            with open(path, "rb") as handle:
-                data = tomllib.load(handle)
-        except OSError as exc:
-            raise ConfigError(f"cannot read config {path}: {exc.strerror}") from exc
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"cannot parse config {path}: {exc}") from exc
-        config = Config.from_dict(data)
+    config = Config() if path is None else Config.from_dict(_read_toml(path))
     return apply_overrides(config, overrides)
+
+
+def chosen_keys(path: str | Path | None = None, overrides: Iterable[str] = ()) -> frozenset[str]:
+    """The ``section.key`` names the user set, in the config file or as overrides (not comments or values), so
+    that defaults for a mode (e.g. classic Monte-Carlo settings) apply only where the user said nothing.
+
+    Raises:
+        ConfigError: as :func:`load_config`.
+    """
+    keys: set[str] = set()
+    if path is not None:
+        for section, table in _read_toml(path).items():
+            if isinstance(table, Mapping):
+                keys.update(f"{section}.{name}" for name in table)
+    keys.update(item.partition("=")[0].strip() for item in overrides)
+    return frozenset(keys)
+
+
+def _read_toml(path: str | Path) -> dict[str, Any]:
+    path = resolve_config(path)
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {path}: {exc.strerror}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"cannot parse config {path}: {exc}") from exc
 
 
 def apply_overrides(config: Config, overrides: Iterable[str]) -> Config:

@@ -97,6 +97,23 @@ def test_playout_model_defaults_to_ucb1_tuned_unless_the_user_chose() -> None:
     assert playout_defaults(Config(), UniformEvaluator(), None, ()).search.selection == "puct"
 
 
+def test_playout_defaults_read_the_keys_not_the_text(tmp_path: Path) -> None:
+    """A comment or a value mentioning "selection" is no choice of it; a key in the file is."""
+    from miai.engine.cli import playout_defaults
+    from miai.engine.config import load_config
+    from miai.nets.playouts import PlayoutEvaluator
+
+    playouts = PlayoutEvaluator.from_spec("playouts")
+    commented = tmp_path / "commented.toml"
+    commented.write_text('# selection = "puct" was tried\n[search]\nmax_visits = 50\n', encoding="utf-8")
+    config = playout_defaults(load_config(commented), playouts, str(commented), ("gtp.name=selection",))
+    assert config.search.selection == "ucb1-tuned" and config.search.max_visits == 50
+    chosen = tmp_path / "chosen.toml"
+    chosen.write_text('[search]\nselection = "puct"\nuse_lcb = true\n', encoding="utf-8")
+    config = playout_defaults(load_config(chosen), playouts, str(chosen), ())
+    assert config.search.selection == "puct" and config.search.use_lcb is True
+
+
 @pytest.mark.parametrize("sets, expected", [((), None), (("net.threads=1",), 1), (("net.threads=3",), 3)])
 def test_net_threads_reach_onnxruntime(sets: tuple[str, ...], expected: int | None) -> None:
     import os
