@@ -725,10 +725,15 @@ class Search:
         """Back up a playout that needs no evaluation and undo its moves on the scratch state."""
         _backup(path, edges, self._weighting)
         stale = self.config.stale_update
-        if stale == "parents":
-            self._trans.refreshed += refresh_parents(path, self._weighting)
-        elif stale == "ancestors":
-            self._trans.refreshed += refresh_ancestors(path, self._weighting)
+        if stale != "path":
+            refresh = refresh_parents if stale == "parents" else refresh_ancestors
+            refreshed = refresh(path, self._weighting)
+            if refreshed:
+                self._trans.refreshed += refreshed
+                # A refreshed node may be a child of a path node updated before it (a transposition, or a cycle
+                # under "ancestors"): go over the path once more so the root is always exact.
+                for node in reversed(path):
+                    node.recompute(self._weighting)
         for _ in edges:
             state.pop()
         return None
