@@ -106,7 +106,9 @@ def playout_defaults(config: Config, evaluator: Any, config_path: str | None, se
 
     PUCT trusts the policy, and a playout evaluator's policy is uniform: with noisy one-playout values PUCT then
     commits to whichever moves got lucky first. UCB1-TUNED tries every move once and explores by the observed
-    variance, and the final move is the most visited one (no LCB), as classic MCTS engines did.
+    variance, and the final move is the most visited one (no LCB), as classic MCTS engines did. RAVE (MoGo's
+    all-moves-as-first values, ``search.rave_equivalence`` 1000) won 8-0 against plain UCB1-TUNED at equal playouts
+    (docs/benchmarks.md), so it is on too; the evaluator then records first moves.
     """
     from miai.nets.playouts import PlayoutEvaluator
 
@@ -116,9 +118,10 @@ def playout_defaults(config: Config, evaluator: Any, config_path: str | None, se
         chosen = chosen_keys(config_path, sets)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from exc
-    overrides = [f"{key}={value}" for key, value in (("search.selection", "ucb1-tuned"), ("search.use_lcb", "false"))
-                 if key not in chosen]
-    return apply_overrides(config, overrides)
+    defaults = (("search.selection", "ucb1-tuned"), ("search.use_lcb", "false"), ("search.rave_equivalence", "1000"))
+    config = apply_overrides(config, [f"{key}={value}" for key, value in defaults if key not in chosen])
+    evaluator.amaf = config.search.rave_equivalence > 0
+    return config
 
 
 class ProgressBar:

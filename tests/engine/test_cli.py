@@ -92,6 +92,10 @@ def test_playout_model_defaults_to_ucb1_tuned_unless_the_user_chose() -> None:
     playouts = PlayoutEvaluator.from_spec("playouts")
     chosen = playout_defaults(Config(), playouts, None, ())
     assert chosen.search.selection == "ucb1-tuned" and chosen.search.use_lcb is False
+    assert chosen.search.rave_equivalence == 1000 and playouts.amaf  # RAVE on, and the evaluator feeds it
+    plain = playout_defaults(apply_overrides(Config(), ["search.rave_equivalence=0"]), playouts, None,
+                             ("search.rave_equivalence=0",))
+    assert plain.search.rave_equivalence == 0 and not playouts.amaf  # the user's choice stands
     mine = apply_overrides(Config(), ["search.selection=ucb1"])
     assert playout_defaults(mine, playouts, None, ("search.selection=ucb1",)).search.selection == "ucb1"
     assert playout_defaults(Config(), UniformEvaluator(), None, ()).search.selection == "puct"
