@@ -49,7 +49,7 @@ def analyse(query: dict[str, Any], model: str, threads: int) -> list[dict[str, A
     Raises:
         RuntimeError: the engine answered with an error (e.g. an illegal move in the game).
     """
-    command = [sys.executable, "-m", "miai", "analysis", "-model", model, "-analysis-threads", str(threads)]
+    command = [sys.executable, "-m", "miai.engine", "analysis", "-model", model, "-analysis-threads", str(threads)]
     done = subprocess.run(command, input=json.dumps(query) + "\n", capture_output=True, text=True, check=False)
     responses = [json.loads(line) for line in done.stdout.splitlines()]
     errors = [r["error"] for r in responses if "error" in r]

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from miai.nets.benchmark import random_positions
+from miai.engine.bench.nets import random_positions
 from miai.nets.evaluator import Evaluation, OnnxEvaluator, _Encoded, _evaluation
 
 BATCH = 16

@@ -99,7 +99,7 @@ def random_states(size: int, count: int, seed: int) -> list[GameState]:
 
 def searched_states(size: int, net: Path, playouts: int) -> list[GameState]:
     """Copies of the positions a search with ``net`` sends to the evaluator, in order."""
-    from miai.engine.bench_search import _opening
+    from miai.engine.bench.search import _opening
     from miai.engine.config import SearchConfig
     from miai.engine.search import Search
     from miai.nets import load_evaluator
@@ -122,7 +122,7 @@ def searched_states(size: int, net: Path, playouts: int) -> list[GameState]:
 
 def search_split(size: int, net: Path, seconds: float) -> None:
     """Print how a search's time splits between the net and feature encoding."""
-    from miai.engine.bench_search import _opening
+    from miai.engine.bench.search import _opening
     from miai.engine.config import SearchConfig
     from miai.engine.search import Search
     from miai.nets import load_evaluator

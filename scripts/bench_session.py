@@ -22,7 +22,7 @@ import numpy as np
 import onnxruntime as ort
 
 from miai.nets import features
-from miai.nets.benchmark import random_positions
+from miai.engine.bench.nets import random_positions
 from miai.nets.loading import converted_path
 from miai.nets.quantize import quantized_path
 

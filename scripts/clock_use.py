@@ -17,7 +17,7 @@ import argparse
 import statistics
 import time
 
-from miai.engine.gtpclient import GtpEngine
+from miai.gtp.client import GtpEngine
 
 CLOCKS = {
     "byoyomi": ("kgs-time_settings byoyomi 0 1 5", 1.0, 1),  # (command, period seconds, moves per period)

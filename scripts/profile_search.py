@@ -23,17 +23,17 @@ from collections.abc import Sequence
 # (part, pattern on one frame "function (path:line)"); the first part any frame matches wins.
 PARTS: tuple[tuple[str, str], ...] = (
     ("net: onnxruntime session.run", r"\(.*onnxruntime/.*\)"),
-    ("encoding: ladders", r"\(.*miai/go/ladders\.py"),
-    ("encoding: area (benson)", r"\(.*miai/go/benson\.py"),
+    ("encoding: ladders", r"\(.*go/ladders\.py"),
+    ("encoding: area (benson)", r"\(.*go/benson\.py"),
     ("encoding: cache key (input_key)", r"^input_key "),
-    ("encoding: other planes", r"\(.*miai/nets/features\.py"),
+    ("encoding: other planes", r"\(.*nets/features\.py"),
     ("batching: legal mask", r"^legal_mask "),
-    ("batching: decode outputs", r"\(.*miai/nets/(decode|symmetry)\.py|^_decode_row |^_evaluation "),
-    ("batching: evaluator, cache, copies", r"\(.*miai/nets/evaluator\.py"),
-    ("tree: leaves.py (expand, apply)", r"\(.*miai/engine/leaves\.py"),
-    ("tree: selection.py (PUCT)", r"\(.*miai/engine/selection\.py"),
-    ("tree: graph.py (nodes, table)", r"\(.*miai/engine/graph\.py"),
-    ("tree: search.py (descent, backup)", r"\(.*miai/engine/search\.py"),
+    ("batching: decode outputs", r"\(.*nets/(decode|symmetry)\.py|^_decode_row |^_evaluation "),
+    ("batching: evaluator, cache, copies", r"\(.*nets/evaluator\.py"),
+    ("tree: leaves.py (expand, apply)", r"\(.*engine/leaves\.py"),
+    ("tree: selection.py (PUCT)", r"\(.*engine/selection\.py"),
+    ("tree: graph.py (nodes, table)", r"\(.*engine/graph\.py"),
+    ("tree: search.py (descent, backup)", r"\(.*engine/search\.py"),
 )
 
 
@@ -41,8 +41,8 @@ def run(argv: Sequence[str]) -> None:
     """Search the benchmark positions (the profiled workload)."""
     import time
 
-    from miai.engine.bench_versus import VersusSetup, _miai_search, versus_positions
-    from miai.engine.cli import build_evaluator
+    from miai.engine.bench.versus import VersusSetup, _miai_search, versus_positions
+    from miai.engine.cli.compose import build_evaluator
     from miai.engine.config import Config, set_option
 
     parser = argparse.ArgumentParser(prog="profile_search.py run")

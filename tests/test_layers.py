@@ -1,9 +1,10 @@
 """The layering of DESIGN.md, enforced over every module's imports.
 
-go imports nothing of miai; nets and gtp import go only; engine may import anything. The search core
-(engine/search.py, engine/graph.py) sees nets only through the Evaluator interface, so it never imports
-onnxruntime. The top-level package (miai/__init__.py) imports no layer, or importing miai.go would drag the others in;
-top-level entry points such as miai/__main__.py may import anything.
+The layers are folders at the top of the repository (go/, nets/, gtp/, engine/, match/), installed as miai.go,
+miai.nets, ...: go imports nothing of miai; nets and gtp import go only; match (engine-vs-engine games over GTP)
+imports go, gtp and nets; engine, the search and the composition root, may import anything. The search core
+(engine/search.py, engine/graph.py) sees nets only through the Evaluator interface, so it never imports onnxruntime.
+`miai` itself is a namespace with no code of its own, so importing miai.go cannot drag the other layers in.
 
 Imports are read statically (ast), including imports inside functions and `if TYPE_CHECKING:` blocks, and relative
 imports are resolved; a second test checks at run time that importing all of go/ loads no other layer.
@@ -18,25 +19,31 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent / "miai"
+REPO = Path(__file__).resolve().parent.parent  # the layers' folders sit here, as the `miai` namespace's contents
 
 # Which miai layers each layer may import (besides itself).
 ALLOWED = {
     "go": set(),
     "nets": {"go"},
     "gtp": {"go"},
-    "engine": {"go", "nets", "gtp"},
+    "match": {"go", "gtp", "nets"},
+    "engine": {"go", "nets", "gtp", "match"},
 }
-# Third-party modules a file must not import: (file relative to miai/, forbidden top-level module).
+# Third-party modules a file must not import: (file relative to the root, forbidden top-level module).
 FORBIDDEN_THIRD_PARTY = [
     ("engine/search.py", "onnxruntime"),
     ("engine/graph.py", "onnxruntime"),
 ]
 
 
+def layer_files(root: Path) -> list[Path]:
+    """Every Python file of the layers under `root` (the folder that holds go/, nets/, ... as `miai` would)."""
+    return sorted(path for layer in ALLOWED for path in (root / layer).rglob("*.py"))
+
+
 def module_name(path: Path, root: Path) -> str:
-    """Dotted module name of a file under `root` (the miai package directory)."""
-    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    """Dotted module name of a layer file under `root`: go/state.py is miai.go.state."""
+    parts = ["miai", *path.relative_to(root).with_suffix("").parts]
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -62,7 +69,7 @@ def imported_modules(path: Path, root: Path) -> set[str]:
 def _is_module(dotted: str, root: Path) -> bool:
     """Whether a dotted miai name is a module or package under `root` (rather than a name inside one)."""
     parts = dotted.split(".")
-    if parts[0] != root.name:
+    if parts[0] != "miai":
         return False
     path = root.joinpath(*parts[1:])
     return path.is_dir() or path.with_suffix(".py").is_file()
@@ -87,16 +94,14 @@ def layer_of(module: str) -> str | None:
 def violations(root: Path) -> list[str]:
     """Every import under `root` that breaks the layering, as readable strings (empty when all is well)."""
     problems = []
-    for path in sorted(root.rglob("*.py")):
+    for path in layer_files(root):
         source = module_name(path, root)
         own = layer_of(source)
         for target in sorted(imported_modules(path, root)):
             target_layer = layer_of(target)
             if target_layer is None or target_layer == own:
                 continue
-            if source == "miai":  # miai/__init__.py runs on every import of any layer
-                problems.append(f"{source} (the top-level package) imports {target}")
-            elif own in ALLOWED and target_layer not in ALLOWED[own]:
+            if own in ALLOWED and target_layer not in ALLOWED[own]:
                 problems.append(f"{source} ({own}) imports {target} ({target_layer})")
         rel = path.relative_to(root).as_posix()
         for file, banned in FORBIDDEN_THIRD_PARTY:
@@ -106,14 +111,25 @@ def violations(root: Path) -> list[str]:
 
 
 def test_miai_respects_the_layering() -> None:
-    problems = violations(PACKAGE_ROOT)
+    problems = violations(REPO)
     assert not problems, "layering violations:\n" + "\n".join(problems)
 
 
 def test_every_layer_exists_and_is_scanned() -> None:
     # Guards the test above against silently scanning nothing (e.g. after a move of the package).
-    scanned = {layer_of(module_name(p, PACKAGE_ROOT)) for p in PACKAGE_ROOT.rglob("*.py")}
+    scanned = {layer_of(module_name(p, REPO)) for p in layer_files(REPO)}
     assert set(ALLOWED) <= scanned
+
+
+def test_every_layer_is_installed_under_the_miai_namespace() -> None:
+    import tomllib
+
+    with open(REPO / "pyproject.toml", "rb") as handle:
+        setuptools = tomllib.load(handle)["tool"]["setuptools"]
+    assert {f"miai.{layer}": layer for layer in ALLOWED}.items() <= setuptools["package-dir"].items()
+    packages = {f"miai.{p.parent.relative_to(REPO).as_posix().replace('/', '.')}" for p in layer_files(REPO)}
+    assert packages <= set(setuptools["packages"])  # every folder with code is listed, so none is left out
+    assert not (REPO / "miai").exists()  # no package above the layers
 
 
 def _write(root: Path, rel: str, text: str) -> None:
@@ -123,8 +139,7 @@ def _write(root: Path, rel: str, text: str) -> None:
 
 
 def test_checker_catches_back_edges_relative_imports_and_onnxruntime(tmp_path: Path) -> None:
-    root = tmp_path / "miai"
-    _write(root, "__init__.py", "")
+    root = tmp_path
     _write(root, "go/__init__.py", "")
     _write(root, "go/state.py", "from ..engine import search\n")  # relative back-edge
     _write(root, "nets/features.py", "import miai.gtp.session\n")  # sideways
@@ -141,18 +156,10 @@ def test_checker_catches_back_edges_relative_imports_and_onnxruntime(tmp_path: P
     ]
 
 
-def test_top_level_package_may_not_import_a_layer(tmp_path: Path) -> None:
-    root = tmp_path / "miai"
-    _write(root, "__init__.py", "from miai import engine\n")
-    _write(root, "__main__.py", "from miai.engine.cli import main\n")  # an entry point: allowed
-    _write(root, "engine/__init__.py", "")
-    assert violations(root) == ["miai (the top-level package) imports miai.engine"]
-
-
 @pytest.mark.timeout(120)
 def test_importing_go_loads_no_other_layer() -> None:
     modules = sorted(
-        module_name(p, PACKAGE_ROOT) for p in (PACKAGE_ROOT / "go").rglob("*.py") if p.name != "__main__.py"
+        module_name(p, REPO) for p in (REPO / "go").rglob("*.py") if p.name != "__main__.py"
     )
     code = (
         "import importlib, sys\n"

@@ -18,7 +18,7 @@ from miai.engine.config import Config, set_option
 @lru_cache(maxsize=1)
 def default_net() -> Any:
     """miai's bundled nets (one evaluator for the whole test session; it is thread-safe)."""
-    from miai.engine.cli import build_evaluator
+    from miai.engine.cli.compose import build_evaluator
 
     # The identity symmetry, so that two searches of one position agree exactly (KataGo's random one is the default).
     return build_evaluator("default", set_option(Config(), "net.symmetry", "fixed"), progress=False)

@@ -36,7 +36,7 @@ someKeyNobodyKnows = 3
 
 def start(args: list[str], tmp_path: Path) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    return subprocess.Popen([sys.executable, "-m", "miai", "analysis", *args], stdin=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "miai.engine", "analysis", *args], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env)
 
 
@@ -141,7 +141,7 @@ def test_queries_are_answered_while_the_net_is_still_loading(tmp_path: Path) -> 
     if not B6.is_file():
         pytest.skip(f"KataGo test net missing: {B6}")
     # An empty conversion cache makes the KataGo net take seconds to load; actions are answered meanwhile.
-    proc = subprocess.Popen([sys.executable, "-m", "miai", "analysis", "-model", str(B6)], stdin=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", "miai.engine", "analysis", "-model", str(B6)], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "MIAI_CACHE_DIR": str(tmp_path / "cache")})
     assert proc.stdin is not None and proc.stderr is not None

@@ -5,7 +5,7 @@
 Plays in-process games on 9x9 (Tromp-Taylor, komi 7) between two ``SearchConfig``s that differ by the given
 ``key=value`` overrides, sharing one cached evaluator. Games come in pairs with colours swapped after the same
 opening (4 moves sampled from the net's policy), end after two passes (or 200 moves), and are scored by area.
-Prints A's wins/draws/losses and its Elo difference with a 95% interval (miai.engine.elo).
+Prints A's wins/draws/losses and its Elo difference with a 95% interval (miai.match.elo).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from miai.engine.config import Config, apply_overrides
-from miai.engine.elo import estimate_elo
+from miai.match.elo import estimate_elo
 from miai.engine.search import Search
 from miai.go.coords import PASS
 from miai.go.rules import Rules

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from miai.engine.bench import BenchResult
-from miai.engine.bench_versus import VersusError, VersusSetup, katago_config, race, versus_positions, versus_rows
-from miai.engine.cli import main
+from miai.engine.bench.rules import BenchResult
+from miai.engine.bench.versus import VersusError, VersusSetup, katago_config, race, versus_positions, versus_rows
+from miai.engine.cli.main import main
 from miai.engine.config import SearchConfig
 from miai.go.coords import to_gtp
 from miai.nets.evaluator import CachedEvaluator, UniformEvaluator

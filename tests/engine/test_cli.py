@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from miai.engine.cli import NO_DEFAULT_NET
+from miai.engine.cli.compose import NO_DEFAULT_NET
 from tests.outside import needs_shared, shared
 
 B6 = shared("nets/g170-b6c96-s175395328-d26788732.bin.gz")
 
 
 def _miai(args: list[str], stdin: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "miai", *args], input=stdin, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "miai.engine", *args], input=stdin, capture_output=True,
                           text=True, timeout=timeout)
 
 
@@ -24,7 +24,7 @@ def _responses(stdout: str) -> list[str]:
 
 
 def test_gtp_without_model_plays_on_the_default_net_or_says_there_is_none() -> None:
-    from miai.engine.cli import default_net
+    from miai.engine.cli.compose import default_net
 
     done = _miai(["gtp", "--set", "search.max_visits=20"], "boardsize 9\nclear_board\ngenmove b\nquit\n")
     assert done.returncode == 0, done.stderr
@@ -38,10 +38,11 @@ def test_gtp_without_model_plays_on_the_default_net_or_says_there_is_none() -> N
 def test_the_notice_is_printed_when_no_default_net_is_installed(monkeypatch, tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    import miai.engine.cli as cli
+    import miai.engine.cli.compose as compose
+    from miai.engine.cli.main import main
 
-    monkeypatch.setattr(cli, "DEFAULT_NET_DIR", tmp_path)  # an install without nets/default
-    result = CliRunner().invoke(cli.main, ["gtp", "--set", "search.max_visits=5"], input="genmove b\nquit\n")
+    monkeypatch.setattr(compose, "DEFAULT_NET_DIR", tmp_path)  # an install without nets/default
+    result = CliRunner().invoke(main, ["gtp", "--set", "search.max_visits=5"], input="genmove b\nquit\n")
     assert result.exit_code == 0
     assert NO_DEFAULT_NET in result.output  # CliRunner mixes stderr into output
 
@@ -73,7 +74,7 @@ def test_gtp_with_a_katago_net_plays_and_answers_kata_raw_nn(tmp_path: Path) -> 
     env_cache = {"XDG_CACHE_HOME": str(tmp_path)}
     import os
     done = subprocess.run(
-        [sys.executable, "-m", "miai", "gtp", "--model", str(B6), "--set", "search.max_visits=16"],
+        [sys.executable, "-m", "miai.engine", "gtp", "--model", str(B6), "--set", "search.max_visits=16"],
         input="boardsize 9\nclear_board\nplay b E5\ngenmove w\nkata-raw-nn 0\nquit\n", capture_output=True,
         text=True, timeout=600, env={**os.environ, **env_cache})
     assert done.returncode == 0, done.stderr
@@ -84,7 +85,7 @@ def test_gtp_with_a_katago_net_plays_and_answers_kata_raw_nn(tmp_path: Path) -> 
 
 
 def test_playout_model_defaults_to_ucb1_tuned_unless_the_user_chose() -> None:
-    from miai.engine.cli import playout_defaults
+    from miai.engine.cli.compose import playout_defaults
     from miai.engine.config import Config, apply_overrides
     from miai.nets.evaluator import UniformEvaluator
     from miai.nets.playouts import PlayoutEvaluator
@@ -103,7 +104,7 @@ def test_playout_model_defaults_to_ucb1_tuned_unless_the_user_chose() -> None:
 
 def test_playout_defaults_read_the_keys_not_the_text(tmp_path: Path) -> None:
     """A comment or a value mentioning "selection" is no choice of it; a key in the file is."""
-    from miai.engine.cli import playout_defaults
+    from miai.engine.cli.compose import playout_defaults
     from miai.engine.config import load_config
     from miai.nets.playouts import PlayoutEvaluator
 
@@ -122,7 +123,7 @@ def test_playout_defaults_read_the_keys_not_the_text(tmp_path: Path) -> None:
 def test_net_threads_reach_onnxruntime(sets: tuple[str, ...], expected: int | None) -> None:
     import os
 
-    from miai.engine.cli import build_evaluator, default_net
+    from miai.engine.cli.compose import build_evaluator, default_net
     from miai.engine.config import apply_overrides, load_config
 
     if default_net() is None:
@@ -142,14 +143,14 @@ def test_gtp_version_and_dash_dash_version_agree_with_the_installed_package() ->
     from importlib.metadata import version
 
     installed = version("miai")
-    shown = subprocess.run([sys.executable, "-m", "miai", "--version"], capture_output=True, text=True, timeout=60)
+    shown = subprocess.run([sys.executable, "-m", "miai.engine", "--version"], capture_output=True, text=True, timeout=60)
     assert shown.stdout.split()[-1] == installed
     answers = _responses(_miai(["gtp", "--model", "playouts"], "version\nquit\n").stdout)
     assert answers[0] == f"= {installed}"
 
 
 def test_configs_are_found_by_name_from_any_directory(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "miai", "gtp", "--model", "playouts", "--config", "analysis"],
+    done = subprocess.run([sys.executable, "-m", "miai.engine", "gtp", "--model", "playouts", "--config", "analysis"],
                           input="kata-get-param maxVisits\nquit\n", capture_output=True, text=True, timeout=60,
                           cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -157,7 +158,7 @@ def test_configs_are_found_by_name_from_any_directory(tmp_path: Path) -> None:
 
     assert _responses(done.stdout)[0] == f"= {load_config('analysis').search.max_visits}"
     (tmp_path / "mine.toml").write_text("[search]\nmax_visits = 33\n")
-    done = subprocess.run([sys.executable, "-m", "miai", "gtp", "--model", "playouts", "--config", "mine.toml"],
+    done = subprocess.run([sys.executable, "-m", "miai.engine", "gtp", "--model", "playouts", "--config", "mine.toml"],
                           input="kata-get-param maxVisits\nquit\n", capture_output=True, text=True, timeout=60,
                           cwd=tmp_path)
     assert _responses(done.stdout)[0] == "= 33"
@@ -170,7 +171,7 @@ def test_configs_are_found_by_name_from_any_directory(tmp_path: Path) -> None:
     (["--set", "search.max_visits=-5"], "Error: search.max_visits must be >= 0, got -5"),
 ])
 def test_bad_settings_are_one_line_in_the_users_words(tmp_path: Path, args: list[str], expected: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "miai", "gtp", *args], input="quit\n", capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "miai.engine", "gtp", *args], input="quit\n", capture_output=True,
                           text=True, timeout=60, cwd=tmp_path)
     assert done.returncode != 0 and done.stderr.splitlines() == [expected]
 
@@ -181,16 +182,16 @@ def test_every_bundled_config_is_installed_as_package_data() -> None:
     root = Path(__file__).resolve().parents[2]
     with open(root / "pyproject.toml", "rb") as handle:
         package_data = tomllib.load(handle)["tool"]["setuptools"]["package-data"]
-    assert "configs/*.toml" in package_data["miai"]
+    assert "*.toml" in package_data["miai.configs"]
     from miai.engine.config import BUNDLED_CONFIGS, bundled_config_names
 
-    assert BUNDLED_CONFIGS == root / "miai" / "configs"
+    assert BUNDLED_CONFIGS == root / "configs"
     assert {"analysis", "default", "fast", "selfplay", "server", "tree"} <= set(bundled_config_names())
 
 
 def test_match_start_timeout_is_an_option(tmp_path: Path) -> None:
     silent = f"{sys.executable} -c 'import time; time.sleep(60)'"
-    done = subprocess.run([sys.executable, "-m", "miai", "match", "--black", silent, "--white", silent,
+    done = subprocess.run([sys.executable, "-m", "miai.engine", "match", "--black", silent, "--white", silent,
                            "--start-timeout", "0.5"], capture_output=True, text=True, timeout=30, cwd=tmp_path)
     assert done.returncode != 0
     assert done.stderr.splitlines() == [f"Error: engine A ({silent}) does not start: no answer to 'protocol_version' "
@@ -200,7 +201,7 @@ def test_match_start_timeout_is_an_option(tmp_path: Path) -> None:
 def test_train_gen_has_no_machine_defaults_and_says_what_it_needs(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from miai.engine.cli import main
+    from miai.engine.cli.main import main
 
     runner = CliRunner()
     missing = runner.invoke(main, ["train", "gen"])

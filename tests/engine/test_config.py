@@ -19,7 +19,7 @@ from miai.engine.config import (
     set_option,
 )
 
-CONFIGS = Path(__file__).resolve().parents[2] / "miai" / "configs"
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
 
 def test_overrides_parse_each_field_type() -> None:

@@ -84,7 +84,7 @@ def test_genmove_without_any_limit_ends_with_a_warning(caplog: pytest.LogCapture
 
 
 def _engine(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "miai", "gtp", "--model", "uniform", *args], cwd=REPO,
+    return subprocess.Popen([sys.executable, "-m", "miai.engine", "gtp", "--model", "uniform", *args], cwd=REPO,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 

@@ -1,4 +1,4 @@
-"""Elo estimate, interval and SPRT of miai.engine.elo."""
+"""Elo estimate, interval and SPRT of miai.match.elo."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from miai.engine.elo import ELO_CAP, SprtConfig, elo_from_score, estimate_elo, score_from_elo, sprt
+from miai.match.elo import ELO_CAP, SprtConfig, elo_from_score, estimate_elo, score_from_elo, sprt
 
 
 def test_score_elo_round_trip_and_known_points() -> None:

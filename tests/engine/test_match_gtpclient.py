@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from miai.engine.gtpclient import (
+from miai.gtp.client import (
     GtpCommandError,
     GtpEngine,
     GtpEngineDied,

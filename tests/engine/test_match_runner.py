@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from miai.engine.elo import SprtConfig
-from miai.engine.match import (
+from miai.match.elo import SprtConfig
+from miai.match.runner import (
     Clock,
     MatchConfig,
     MatchError,
@@ -490,7 +490,7 @@ def test_move_hook_and_terminal_counter() -> None:
 
 
 def test_miai_gtp_plays_a_match_and_accepts_rules_and_visits(capfd: pytest.CaptureFixture[str]) -> None:
-    miai = [sys.executable, "-m", "miai", "gtp", "--model", "uniform"]
+    miai = [sys.executable, "-m", "miai.engine", "gtp", "--model", "uniform"]
     summary = quiet_match(miai, RANDOM_B, games=2, visits=8, rules="tromp-taylor", komi=7.5)
     assert summary.engines[0].name == "miai"
     assert all(g.method in ("count", "final_score", "resign") and g.culprit is None for g in summary.games)

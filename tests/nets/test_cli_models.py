@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from miai.engine.cli import ProgressBar
+from miai.engine.cli.compose import ProgressBar
 
 from .synthetic_models import Spec, write_model
 
@@ -22,7 +22,7 @@ from .synthetic_models import Spec, write_model
 def miai(args: list[str], cwd: Path, stdin: str = "quit\n", **env: str) -> subprocess.CompletedProcess[str]:
     """``miai ARGS`` in ``cwd`` with stderr piped (not a terminal), umask 022 and the cache in ``cwd``."""
     environment = {**os.environ, "MIAI_CACHE_DIR": str(cwd / "cache"), **env}
-    return subprocess.run([sys.executable, "-m", "miai", *args], input=stdin, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "miai.engine", *args], input=stdin, capture_output=True, text=True,
                           cwd=cwd, env=environment, timeout=300, preexec_fn=lambda: os.umask(0o022))
 
 
@@ -51,7 +51,7 @@ def error_line(done: subprocess.CompletedProcess[str]) -> str:
 
 @pytest.mark.parametrize("model, expected", [
     (".", "Error: cannot load model .: is a directory, not a net file (nor a folder of nets with manifests, "
-          "like miai/nets/default)"),
+          "like nets/default)"),
     ("missing.bin.gz", "Error: cannot load model missing.bin.gz: no such file"),
     ("no-dir/net.onnx", "Error: cannot load model no-dir/net.onnx: no such directory no-dir"),
 ])

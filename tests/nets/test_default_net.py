@@ -1,4 +1,4 @@
-"""The net(s) committed in miai/nets/default/: each loads, gives legal distributions on 9x9, 13x13
+"""The net(s) committed in nets/default/: each loads, gives legal distributions on 9x9, 13x13
 and 19x19, plays sensible opening moves, and matches its manifest (sha256, name)."""
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from miai.nets.evaluator import legal_mask
 from miai.nets.loading import load_evaluator
 from miai.nets.train.manifest import manifest_path, verify_manifest
 
-DEFAULT_DIR = Path(__file__).resolve().parents[2] / "miai" / "nets" / "default"
+DEFAULT_DIR = Path(__file__).resolve().parents[2] / "nets" / "default"
 NETS = sorted(DEFAULT_DIR.glob("*.onnx"))
 
-pytestmark = pytest.mark.skipif(not NETS, reason="no default net committed in miai/nets/default")
+pytestmark = pytest.mark.skipif(not NETS, reason="no default net committed in nets/default")
 
 
 def positions(size: int) -> list[GameState]:

@@ -76,7 +76,7 @@ def test_providers_option_reads_a_list_from_toml_or_commas_from_set() -> None:
 def test_gtp_refuses_a_missing_provider_without_fallback_in_one_line(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from miai.engine.cli import main
+    from miai.engine.cli.main import main
 
     net = build_tiny_net(tmp_path / "tiny.onnx")
     result = CliRunner().invoke(main, ["gtp", "--model", str(net), "--set", "net.providers=DmlExecutionProvider",

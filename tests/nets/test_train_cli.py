@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 pytest.importorskip("torch", reason="needs torch, the training extra: pip install -e '.[train]'")
 
-from miai.engine.cli import main  # noqa: E402
+from miai.engine.cli.main import main  # noqa: E402
 from miai.go.state import GameState  # noqa: E402
 from miai.nets.loading import load_evaluator  # noqa: E402
 from miai.nets.train.manifest import verify_manifest  # noqa: E402

@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from miai.engine.bench import BenchResult, random_game
+from miai.engine.bench.rules import BenchResult, random_game
 from miai.engine.config import SearchConfig
-from miai.engine.gtpclient import GtpClientError, GtpEngine
+from miai.gtp.client import GtpClientError, GtpEngine
 from miai.engine.search import Search
 from miai.go.coords import to_gtp
 from miai.go.rules import Rules

@@ -2,7 +2,7 @@
 
 ``str(OSError)`` reads ``[Errno 2] No such file or directory: '/a/b.sgf'``: a number, the C library's phrase and the
 path again. Messages say which input failed already, so this module gives only the problem (``no such directory
-/a``). It imports nothing of miai, so every layer may use it.
+/a``). It imports nothing of miai and sits in go/, the leaf layer, so every layer may use it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The nets that ship with miai (``miai/nets/default/``) and the choice of one per board size.
+"""The nets that ship with miai (``nets/default/``) and the choice of one per board size.
 
 Each ``<name>.onnx`` there has a manifest ``<name>.json`` (``miai.nets.train.manifest``). Its optional
 ``board_sizes`` entry ``[lo, hi]`` names the boards the net plays by default; without it the net serves

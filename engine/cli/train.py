@@ -12,14 +12,13 @@ from pathlib import Path
 
 import click
 
-from miai.engine.cli import main
 
 TEACHER_HELP = ("Teacher net: a KataGo model (.bin.gz) or .onnx file. miai's nets were distilled from g170 b6c96 "
                 "(g170-b6c96-s175395328-d26788732.bin.gz, one of KataGo's published nets: "
                 "https://katagotraining.org/networks/).")
 
 
-@main.group()
+@click.group()
 def train() -> None:
     """Train miai's own net by distilling a KataGo teacher (needs the `train` extra: torch)."""
 

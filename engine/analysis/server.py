@@ -207,9 +207,9 @@ class AnalysisServer:
             self._terminate(data)
             return
         if action == "query_version":
-            from miai import __version__
+            from importlib.metadata import version
 
-            data = {**data, "version": KATAGO_PROTOCOL_VERSION, "git_hash": "<omitted>", "miaiVersion": __version__}
+            data = {**data, "version": KATAGO_PROTOCOL_VERSION, "git_hash": "<omitted>", "miaiVersion": version("miai")}
         elif action == "query_models":
             data = {**data, "models": self._models()}
         else:  # clear_cache

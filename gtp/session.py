@@ -12,13 +12,13 @@ from __future__ import annotations
 import sys
 import threading
 import traceback
+from importlib.metadata import version
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
 
 import numpy as np
 
-import miai
 from miai.go.coords import MAX_SIZE, MIN_SIZE, Color
 from miai.go.rules import Rules
 from miai.go.state import GameState
@@ -34,7 +34,7 @@ from .table import CommandTable
 def _default_version() -> str:
     """The package version, the same text as ``miai --version`` (Lizzie splits it on dots and reads the second
     part, so ``X.Y.Z`` suits it as well as ``X.Y``)."""
-    return miai.__version__
+    return version("miai")  # the one source is pyproject.toml
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The results of a match: game records, the summary (wins, Elo, SPRT, JSON) and the live progress table.
 
-`miai.engine.match` plays the games and builds these; they are plain frozen dataclasses so a caller can keep,
+`miai.match.runner` plays the games and builds these; they are plain frozen dataclasses so a caller can keep,
 print or serialise them. Everything is from engine A's point of view (A is the first engine of the match).
 """
 
@@ -15,10 +15,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from miai.engine.elo import EloEstimate, SprtResult, estimate_elo, sprt
+from miai.match.elo import EloEstimate, SprtResult, estimate_elo, sprt
 
 if TYPE_CHECKING:
-    from miai.engine.match import MatchConfig
+    from miai.match.runner import MatchConfig
 
 __all__ = [
     "RESIGN", "FINAL_SCORE", "COUNT", "ILLEGAL", "CRASH", "TIME", "VOID",

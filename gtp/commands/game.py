@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from miai.go.coords import PASS, Color, to_gtp
 from miai.go.errors import GoError
 from miai.go.state import GameState
-from miai.oserrors import describe
+from miai.go.oserrors import describe
 
 from ..args import COLOR, FLOAT, STRING, UINT, named, optional
 from ..errors import CANNOT_LOAD_FILE, CANNOT_SCORE, GtpError, GtpSyntaxError

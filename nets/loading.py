@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from miai.nets.evaluator import CachedEvaluator, Evaluator, EvaluatorError, OnnxConfig, OnnxEvaluator, UniformEvaluator
-from miai.oserrors import describe
+from miai.go.oserrors import describe
 
 KATAGO_SUFFIXES = (".bin.gz", ".bin", ".txt.gz", ".txt")
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from miai.engine.cli import CONFIG_HELP, RULES_HELP, _load_config, build_evaluator, main
+from miai.engine.cli.compose import CONFIG_HELP, RULES_HELP, build_evaluator, load_config_or_fail
 
 
 def _sizes(text: str) -> list[int]:
@@ -21,7 +21,7 @@ def _sizes(text: str) -> list[int]:
     return sizes
 
 
-@main.command()
+@click.command()
 @click.option("--model", default=None, help="Also benchmark this net: raw evals/s and search playouts/s.")
 @click.option("--sizes", default="9,19", show_default=True, help="Comma-separated board sizes.")
 @click.option("--seconds", default=3.0, show_default=True, type=click.FloatRange(0.1), help="Seconds per figure.")
@@ -46,11 +46,11 @@ def bench(model: str | None, sizes: str, seconds: float, config_path: str | None
           json_path: str | None, skip: tuple[str, ...], versus: str | None, visits: int, threads: int,
           positions: int, batches: str, repeats: int, compare: str | None) -> None:
     """Measure rules, playout, net and search speed; print a table (and JSON with --json)."""
-    from miai.engine.bench import BenchResult, bench_rules, print_table, write_json
-    from miai.engine.bench_search import bench_raw_evals, bench_search
+    from miai.engine.bench.rules import BenchResult, bench_rules, print_table, write_json
+    from miai.engine.bench.search import bench_raw_evals, bench_search
     from miai.nets.playouts import benchmark_playouts
 
-    config = _load_config(config_path, sets)
+    config = load_config_or_fail(config_path, sets)
     if versus is not None:
         results = _bench_versus(versus, model, config, _sizes(sizes), visits, threads, positions,
                                 _batch_sizes(batches), seconds, repeats)
@@ -93,8 +93,8 @@ def _bench_compare(spec: str, evaluator: Any, config: Any, sizes: list[int], sec
                    repeats: int) -> list[Any]:
     """``miai bench --compare KEY=V1,V2``: the search's playouts/s with the option at each value, the values taking
     turns for ``repeats`` rounds (so load on a shared machine falls on all alike); median rounds, ratio to V1."""
-    from miai.engine.bench import BenchResult
-    from miai.engine.bench_search import bench_search
+    from miai.engine.bench.rules import BenchResult
+    from miai.engine.bench.search import bench_search
     from miai.engine.config import ConfigError, set_option
 
     key, _, values_text = spec.partition("=")
@@ -137,10 +137,10 @@ def _batch_sizes(text: str) -> list[int]:
 
 def _bench_versus(binary: str, model: str | None, config: Any, sizes: list[int], visits: int, threads: int,
                   positions: int, batches: list[int], seconds: float, repeats: int) -> list[Any]:
-    """``miai bench --versus``: KataGo and miai on the same net, then the bare net; see miai.engine.bench_versus."""
+    """``miai bench --versus``: KataGo and miai on the same net, then the bare net; see miai.engine.bench.versus."""
     import shutil
 
-    from miai.engine.bench_versus import VersusError, VersusSetup, bench_bare_net, race, versus_rows
+    from miai.engine.bench.versus import VersusError, VersusSetup, bench_bare_net, race, versus_rows
     from miai.nets.loading import is_katago_model
 
     if model is None or not is_katago_model(model):
@@ -163,7 +163,7 @@ def _bench_versus(binary: str, model: str | None, config: Any, sizes: list[int],
     return results
 
 
-@main.command()
+@click.command()
 @click.option("--black", "black_cmd", required=True, help="Engine A's command line (Black in game 1).")
 @click.option("--white", "white_cmd", required=True, help="Engine B's command line.")
 @click.option("--games", default=2, show_default=True, type=click.IntRange(1),
@@ -194,8 +194,8 @@ def match(black_cmd: str, white_cmd: str, games: int, size: int, komi: float, ha
           visits: int | None, openings: str | None, sgf_dir: str | None, alternate: bool, move_timeout: float,
           start_timeout: float, dead_model: str | None, json_path: str | None, log_dir: str | None) -> None:
     """Play GTP engines against each other and report wins, Elo with a 95% interval and how games ended."""
-    from miai.engine.elo import SprtConfig
-    from miai.engine.match import MatchConfig, MatchError, TimeControl, ownership_dead_stones, run_match
+    from miai.match.elo import SprtConfig
+    from miai.match.runner import MatchConfig, MatchError, TimeControl, ownership_dead_stones, run_match
 
     try:
         sprt_config = None
@@ -211,7 +211,7 @@ def match(black_cmd: str, white_cmd: str, games: int, size: int, komi: float, ha
         raise click.ClickException(str(exc)) from exc
     dead = None
     if dead_model:
-        dead = ownership_dead_stones(build_evaluator(dead_model, _load_config(None, ())))
+        dead = ownership_dead_stones(build_evaluator(dead_model, load_config_or_fail(None, ())))
     try:
         summary = run_match(black_cmd, white_cmd, config, dead_stones=dead)
     except MatchError as exc:

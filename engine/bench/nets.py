@@ -1,6 +1,6 @@
 """Benchmark of the evaluator: positions per second end to end, against the bare net.
 
-    python -m miai.nets.benchmark NET [--sizes 19 9] [--batches 1 8 32] [--threads 1 2] [--seconds 3] [--repeats 1]
+    python -m miai.engine.bench.nets NET [--sizes 19 9] [--batches 1 8 32] [--threads 1 2] [--seconds 3] [--repeats 1]
 
 NET is an ``.onnx`` file or a KataGo model (converted once into the cache). For every board size,
 batch size and onnxruntime intra-op thread count it reports:

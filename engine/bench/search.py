@@ -10,7 +10,7 @@ import random
 import time
 from typing import Any
 
-from miai.engine.bench import BenchResult, random_game
+from miai.engine.bench.rules import BenchResult, random_game
 from miai.engine.config import SearchConfig
 from miai.engine.search import Search
 from miai.go.rules import Rules

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from miai.engine.cli import build_evaluator, main
+from miai.engine.cli.compose import build_evaluator
 
 if TYPE_CHECKING:
     from miai.engine.analysis.settings import AnalysisSettings
 
 
-@main.command()
+@click.command()
 @click.option("-model", "--model", "model", default=None,
               help="KataGo model (.bin.gz, .txt.gz), .onnx file, 'default' (miai's own nets) or 'uniform'.")
 @click.option("-config", "--config", "config_path", default=None, type=click.Path(dir_okay=False),

@@ -1,13 +1,10 @@
-"""The ``miai`` command line: the composition root that wires config -> evaluator -> search -> player -> GTP.
+"""What every ``miai`` subcommand shares: loading configs, building the evaluator a model names, the progress bar.
 
-Subcommands: ``gtp`` (play or analyse through GTP), ``analysis`` (KataGo's JSON analysis engine), ``convert`` (KataGo model -> ONNX), ``bench`` (rules, playout,
-net and search speed), ``match`` (engine-vs-engine games over GTP). Nothing but GTP ever goes to stdout from
-``miai gtp``; diagnostics go to stderr.
+The subcommands (``main``, ``tools``, ``train``, ``analysis``) import this module; it imports none of them.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from pathlib import Path
@@ -15,17 +12,14 @@ from typing import Any
 
 import click
 
-from miai import __version__
 from miai.engine.config import (
     Config, ConfigError, apply_overrides, bundled_config_names, chosen_keys, load_config,
 )
 from miai.go.rules import Rules
-from miai.oserrors import describe
+from miai.go.oserrors import describe
 
-log = logging.getLogger("miai")
-
-# The nets miai ships live here as .onnx files with a JSON manifest each (see miai.nets.bundled).
-DEFAULT_NET_DIR = Path(__file__).resolve().parent.parent / "nets" / "default"
+# The nets miai ships: .onnx files with a JSON manifest each, in nets/default (see miai.nets.bundled).
+DEFAULT_NET_DIR = Path(__file__).resolve().parents[2] / "nets" / "default"  # nets/default, installed or not
 NO_DEFAULT_NET = (
     "miai: no trained default net ships with this version yet, so miai plays with random playouts (weak); "
     "pass a net with --model FILE (a KataGo .bin.gz/.txt.gz model or an .onnx file), "
@@ -43,7 +37,7 @@ def default_net() -> Path | None:
 
 def build_evaluator(model: str, config: Config, *, progress: bool = True) -> Any:
     """An evaluator for ``model``: ``default``, ``playouts[:N][:priors]``, ``uniform``, an .onnx or KataGo file, or a
-    folder of nets with manifests (as ``miai/nets/default``).
+    folder of nets with manifests (as ``nets/default``).
 
     Raises:
         click.ClickException: the model cannot be loaded (the message names the file and the problem).
@@ -61,23 +55,23 @@ def build_evaluator(model: str, config: Config, *, progress: bool = True) -> Any
         if model == "default":  # one bundled net per range of board sizes
             return load_bundled(DEFAULT_NET_DIR, cache_capacity=config.net.cache_size, **options)
         folder = Path(model).expanduser()
-        if folder.is_dir():  # a folder of nets with manifests, like miai/nets/default
+        if folder.is_dir():  # a folder of nets with manifests, like nets/default
             if not bundled_nets(folder):
                 raise EvaluatorError("is a directory, not a net file (nor a folder of nets with manifests, "
-                                     "like miai/nets/default)")
+                                     "like nets/default)")
             return load_bundled(folder, cache_capacity=config.net.cache_size, **options)
         if PlayoutEvaluator.is_spec(model):
             return PlayoutEvaluator.from_spec(model, seed=config.search.seed or None,
                                               amaf=config.search.rave_equivalence > 0)
         return load_evaluator(model, cache_capacity=config.net.cache_size, progress=bar, **options)
     except (OSError, EvaluatorError, PlayoutError, ValueError) as exc:
-        raise click.ClickException(f"cannot load model {model}: {_problem(exc, model)}") from exc
+        raise click.ClickException(f"cannot load model {model}: {problem(exc, model)}") from exc
     finally:
         if bar is not None:
             bar.close()
 
 
-def _problem(error: Exception, path: str) -> str:
+def problem(error: Exception, path: str) -> str:
     """An error's text without the path it starts with (the caller's message names the file already), and an OS
     error without errno numbers."""
     if isinstance(error, OSError) and error.errno is not None:
@@ -173,75 +167,8 @@ CONFIG_HELP = ("TOML config: a file, or the name of a config installed with miai
                f"({', '.join(bundled_config_names())}); 'default' lists every option.")
 
 
-def _load_config(config_path: str | None, sets: tuple[str, ...]) -> Config:
+def load_config_or_fail(config_path: str | None, sets: tuple[str, ...]) -> Config:
     try:
         return load_config(config_path, sets)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from exc
-
-
-@click.group()
-@click.version_option(__version__, prog_name="miai")
-@click.option("--log-level", default="warning", show_default=True,
-              type=click.Choice(["debug", "info", "warning", "error"]), help="Logging level (stderr).")
-def main(log_level: str) -> None:
-    """miai: a Go engine with Monte-Carlo graph search and KataGo-compatible nets."""
-    logging.basicConfig(level=log_level.upper(), stream=sys.stderr, format="miai %(levelname)s %(message)s")
-
-
-@main.command()
-@click.option("--model", default=None, help=MODEL_HELP)
-@click.option("--config", "config_path", default=None, type=click.Path(dir_okay=False),
-              help=CONFIG_HELP)
-@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key, e.g. search.max_visits=800.")
-@click.option("--size", default=19, show_default=True, type=click.IntRange(2, 25), help="Board size at start.")
-@click.option("--komi", default=7.5, show_default=True, type=float, help="Komi at start.")
-@click.option("--rules", default="tromp-taylor", show_default=True,
-              help=RULES_HELP + " Controllers may change it later (kata-set-rules, SGF RU).")
-@click.option("--name", default="miai", show_default=True, help="Engine name reported by GTP `name`.")
-def gtp(model: str | None, config_path: str | None, sets: tuple[str, ...], size: int, komi: float, rules: str,
-        name: str) -> None:
-    """Speak GTP on stdin/stdout (for Sabaki, Lizzie, KaTrain, gtp2ogs, kgsGtp, twogtp, ...)."""
-    from miai.engine.player import EnginePlayer
-    from miai.gtp.session import GtpConfig, GtpSession
-
-    config = _load_config(config_path, sets)
-    evaluator = build_evaluator(model or config.net.model, config)
-    config = playout_defaults(config, evaluator, config_path, sets)
-    player = EnginePlayer(evaluator, config)
-    try:
-        gtp_config = GtpConfig(name=name, board_size=size, komi=komi, rules=rules, ponder=config.search.ponder)
-    except ValueError as exc:
-        raise click.ClickException(str(exc)) from exc
-    session = GtpSession(player, sys.stdin, sys.stdout, sys.stderr, gtp_config)
-    player.warm_up(session.state)  # the net's first run on the start size, before any clock runs
-    sys.exit(session.run())
-
-
-@main.command()
-@click.argument("source", type=click.Path(exists=True, dir_okay=False))
-@click.argument("target", type=click.Path(dir_okay=False))
-@click.option("--board-size", default=None, type=click.IntRange(2, 25),
-              help="Fix the board size in the ONNX graph (default: dynamic).")
-def convert(source: str, target: str, board_size: int | None) -> None:
-    """Convert a KataGo model file (versions 8-17) to ONNX."""
-    from miai.nets.convert import convert_model
-
-    if not Path(target).resolve().parent.is_dir():  # say so before a long conversion; never create directories
-        raise click.ClickException(f"cannot write {target}: {describe(FileNotFoundError(), Path(target))}")
-    bar = ProgressBar("converting")
-    try:
-        convert_model(source, target, board_size=board_size, progress=bar)
-    except Exception as exc:  # every converter error carries a message naming the file and the problem
-        raise click.ClickException(f"cannot convert {source}: {_problem(exc, source)}") from exc
-    finally:
-        bar.close()
-    click.echo(f"wrote {target}", err=True)
-
-
-from miai.engine import cli_tools  # noqa: E402  (registers bench and match on `main`)
-from miai.engine import cli_train  # noqa: E402,F401  (registers `miai train` on `main`)
-from miai.engine import cli_analysis  # noqa: E402,F401  (registers `miai analysis` on `main`)
-
-__all__ = ["main", "build_evaluator", "default_net", "NO_DEFAULT_NET", "cli_tools"]
-

@@ -18,7 +18,7 @@ from typing import Callable
 
 from miai.nets.katago import ModelDesc, load_model
 from miai.nets.onnx_export import CONVERTER_VERSION, build_onnx
-from miai.oserrors import describe
+from miai.go.oserrors import describe
 
 log = logging.getLogger("miai")
 

@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from miai.engine.elo import SprtConfig
-from miai.engine.gtpclient import GtpClientError, GtpCommandError, GtpEngine, GtpTimeout, split_command
-from miai.engine.match_summary import (
+from miai.match.elo import SprtConfig
+from miai.gtp.client import GtpClientError, GtpCommandError, GtpEngine, GtpTimeout, split_command
+from miai.match.summary import (
     COUNT,
     CRASH,
     FINAL_SCORE,

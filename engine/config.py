@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from miai.oserrors import describe
+from miai.go.oserrors import describe
 
 __all__ = [
     "ConfigError",
@@ -327,7 +327,7 @@ def _section_from_dict(cls: type, data: Mapping[str, Any], prefix: str) -> Any:
 
 
 # The example configs ship inside the package, so ``--config analysis`` works from any directory.
-BUNDLED_CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+BUNDLED_CONFIGS = Path(__file__).resolve().parents[1] / "configs"  # configs, installed or not
 
 
 def bundled_config_names() -> list[str]:

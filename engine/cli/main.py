@@ -1,0 +1,89 @@
+"""The ``miai`` command line: the composition root that wires config -> evaluator -> search -> player -> GTP.
+
+Subcommands: ``gtp`` (play or analyse through GTP), ``analysis`` (KataGo's JSON analysis engine), ``convert`` (KataGo
+model -> ONNX), ``bench`` (rules, playout, net and search speed), ``match`` (engine-vs-engine games over GTP),
+``train`` (miai's own nets). The group here imports each subcommand's module; none of them imports this one. Nothing
+but GTP ever goes to stdout from ``miai gtp``; diagnostics go to stderr.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from importlib.metadata import version
+from pathlib import Path
+
+import click
+
+from miai.engine.cli import analysis, tools, train
+from miai.engine.cli.compose import (
+    CONFIG_HELP, MODEL_HELP, RULES_HELP, ProgressBar, build_evaluator, load_config_or_fail, playout_defaults, problem,
+)
+from miai.go.oserrors import describe
+
+
+@click.group()
+@click.version_option(version("miai"), prog_name="miai")
+@click.option("--log-level", default="warning", show_default=True,
+              type=click.Choice(["debug", "info", "warning", "error"]), help="Logging level (stderr).")
+def main(log_level: str) -> None:
+    """miai: a Go engine with Monte-Carlo graph search and KataGo-compatible nets."""
+    logging.basicConfig(level=log_level.upper(), stream=sys.stderr, format="miai %(levelname)s %(message)s")
+
+
+@main.command()
+@click.option("--model", default=None, help=MODEL_HELP)
+@click.option("--config", "config_path", default=None, type=click.Path(dir_okay=False),
+              help=CONFIG_HELP)
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key, e.g. search.max_visits=800.")
+@click.option("--size", default=19, show_default=True, type=click.IntRange(2, 25), help="Board size at start.")
+@click.option("--komi", default=7.5, show_default=True, type=float, help="Komi at start.")
+@click.option("--rules", default="tromp-taylor", show_default=True,
+              help=RULES_HELP + " Controllers may change it later (kata-set-rules, SGF RU).")
+@click.option("--name", default="miai", show_default=True, help="Engine name reported by GTP `name`.")
+def gtp(model: str | None, config_path: str | None, sets: tuple[str, ...], size: int, komi: float, rules: str,
+        name: str) -> None:
+    """Speak GTP on stdin/stdout (for Sabaki, Lizzie, KaTrain, gtp2ogs, kgsGtp, twogtp, ...)."""
+    from miai.engine.player import EnginePlayer
+    from miai.gtp.session import GtpConfig, GtpSession
+
+    config = load_config_or_fail(config_path, sets)
+    evaluator = build_evaluator(model or config.net.model, config)
+    config = playout_defaults(config, evaluator, config_path, sets)
+    player = EnginePlayer(evaluator, config)
+    try:
+        gtp_config = GtpConfig(name=name, board_size=size, komi=komi, rules=rules, ponder=config.search.ponder)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    session = GtpSession(player, sys.stdin, sys.stdout, sys.stderr, gtp_config)
+    player.warm_up(session.state)  # the net's first run on the start size, before any clock runs
+    sys.exit(session.run())
+
+
+@main.command()
+@click.argument("source", type=click.Path(exists=True, dir_okay=False))
+@click.argument("target", type=click.Path(dir_okay=False))
+@click.option("--board-size", default=None, type=click.IntRange(2, 25),
+              help="Fix the board size in the ONNX graph (default: dynamic).")
+def convert(source: str, target: str, board_size: int | None) -> None:
+    """Convert a KataGo model file (versions 8-17) to ONNX."""
+    from miai.nets.convert import convert_model
+
+    if not Path(target).resolve().parent.is_dir():  # say so before a long conversion; never create directories
+        raise click.ClickException(f"cannot write {target}: {describe(FileNotFoundError(), Path(target))}")
+    bar = ProgressBar("converting")
+    try:
+        convert_model(source, target, board_size=board_size, progress=bar)
+    except Exception as exc:  # every converter error carries a message naming the file and the problem
+        raise click.ClickException(f"cannot convert {source}: {problem(exc, source)}") from exc
+    finally:
+        bar.close()
+    click.echo(f"wrote {target}", err=True)
+
+
+main.add_command(tools.bench)
+main.add_command(tools.match)
+main.add_command(train.train)
+main.add_command(analysis.analysis)
+
+__all__ = ["main"]
