@@ -35,7 +35,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from miai.go.coords import neighbor_table
+from miai.go.geometry import neighbor_table
 
 EMPTY = 0
 BLACK = 1

@@ -3,7 +3,7 @@
 The board knows nothing of turn order or history; ``GameState`` adds those. ``play`` returns a small undo record and
 ``undo`` reverses it exactly, so the search can replay moves on one scratch board without copying.
 
-Internally a point is an index into a padded array (one border row/column on every side, ``width = size + 2``);
+Internally a point is an index into the padded array of ``miai.go.geometry`` (``width`` is its stride, ``size + 1``);
 public methods take flat moves (``y * size + x``, see ``coords``). Each stone points to its ``Chain`` object, which
 holds the stones and the set of liberties. Merging mutates the largest chain in place and keeps the smaller ones
 untouched, so undo only truncates the stone list and restores the old liberty set.
@@ -21,6 +21,7 @@ import numpy as np
 from miai.go import zobrist
 from miai.go.coords import PASS, check_size
 from miai.go.errors import IllegalReason, SetupError
+from miai.go.geometry import BORDER, board_geometry, flood
 
 NO_POINT = 0  # padded index 0 is a border point, so it never names a real point
 
@@ -36,10 +37,10 @@ class Chain:
 
 
 class Geometry(NamedTuple):
-    """Lookup tables for one board size, shared by every board of that size."""
+    """The shared padded tables of ``miai.go.geometry`` for one board size, plus the position-hash keys."""
 
     size: int
-    width: int
+    width: int  # the padded stride: (x, y) lives at (y + 1) * width + x + 1
     inner: tuple[int, ...]  # flat move -> padded index
     outer: tuple[int, ...]  # padded index -> flat move (-1 off the board)
     points: tuple[int, ...]  # padded indices of all real points, in flat order
@@ -52,19 +53,12 @@ class Geometry(NamedTuple):
 def geometry(size: int) -> Geometry:
     """The lookup tables for ``size`` (cached)."""
     check_size(size)
-    width = size + 2
-    inner = tuple((m // size + 1) * width + m % size + 1 for m in range(size * size))
-    outer = [-1] * (width * width)
-    for move, p in enumerate(inner):
-        outer[p] = move
-    nbrs = tuple(
-        tuple(q for q in (p - width, p - 1, p + 1, p + width) if outer[q] >= 0) if outer[p] >= 0 else ()
-        for p in range(width * width)
-    )
+    shape = board_geometry(size)
+    outer = shape.flat
     flat_keys = zobrist.stone_keys(size)
-    zob = tuple(tuple(flat_keys[c][outer[p]] if outer[p] >= 0 else 0 for p in range(width * width)) for c in range(3))
+    zob = tuple(tuple(flat_keys[c][outer[p]] if outer[p] >= 0 else 0 for p in range(shape.length)) for c in range(3))
     zinv = ({}, {k: m for m, k in enumerate(flat_keys[1])}, {k: m for m, k in enumerate(flat_keys[2])})
-    return Geometry(size, width, inner, tuple(outer), inner, nbrs, zob, zinv)  # type: ignore[arg-type]
+    return Geometry(size, shape.stride, shape.points, outer, shape.points, shape.on_board, zob, zinv)  # type: ignore[arg-type]
 
 
 class Board:
@@ -83,11 +77,11 @@ class Board:
     def __init__(self, size: int) -> None:
         self.geo = geometry(size)
         self.size = size
-        width = self.geo.width
-        self.color: list[int] = [3] * (width * width)  # 3 marks the border
+        length = len(self.geo.outer)
+        self.color: list[int] = [BORDER] * length
         for p in self.geo.points:
             self.color[p] = 0
-        self.chain: list[Chain | None] = [None] * (width * width)
+        self.chain: list[Chain | None] = [None] * length
         self.ko_point = NO_POINT  # padded point the player ko_color may not play now
         self.ko_color = 0
         self.hash = zobrist.size_key(size)
@@ -475,18 +469,10 @@ class Board:
         color, chain, nbrs = self.color, self.chain, self.geo.nbrs
         for p in self.geo.points:
             if color[p] and chain[p] is None:
-                ch = Chain([p], set())
-                chain[p] = ch
-                stack = [p]
-                while stack:
-                    q = stack.pop()
-                    for r in nbrs[q]:
-                        if color[r] == 0:
-                            ch.libs.add(r)
-                        elif color[r] == color[p] and chain[r] is None:
-                            chain[r] = ch
-                            ch.stones.append(r)
-                            stack.append(r)
+                stones, border = flood(color, nbrs, p)
+                ch = Chain(stones, {q for q in border if color[q] == 0})
+                for s in stones:
+                    chain[s] = ch
                 if not ch.libs:
                     raise SetupError(f"chain at {self.geo.outer[p]} has no liberties")
                 if len(ch.libs) == 1:

@@ -32,7 +32,6 @@ True
 from __future__ import annotations
 
 from enum import IntEnum
-from functools import lru_cache
 from typing import TypeAlias
 
 from miai.go.errors import InvalidMoveError
@@ -183,22 +182,3 @@ def from_xy(x: int, y: int, size: int) -> Move:
     56
     """
     return y * size + x
-
-
-@lru_cache(maxsize=32)
-def neighbor_table(size: int) -> tuple[tuple[int, ...], ...]:
-    """Orthogonal neighbours of every flat point of a ``size`` x ``size`` board (up, left, right, down)."""
-    table = []
-    for point in range(size * size):
-        y, x = divmod(point, size)
-        adjacent = []
-        if y > 0:
-            adjacent.append(point - size)
-        if x > 0:
-            adjacent.append(point - 1)
-        if x < size - 1:
-            adjacent.append(point + 1)
-        if y < size - 1:
-            adjacent.append(point + size)
-        table.append(tuple(adjacent))
-    return tuple(table)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from miai.go.coords import neighbor_table
+from miai.go.geometry import neighbor_table
 from miai.go.rules import Tax
 
 

@@ -22,7 +22,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from miai.go.coords import Color, neighbor_table
+from miai.go.coords import Color
+from miai.go.geometry import neighbor_table
 from miai.go.rules import Rules
 from miai.go.state import GameState
 

@@ -21,7 +21,7 @@ set), simple ko and no suicide. It is seeded from a :class:`PlayoutPosition`, wh
 builds from a ``GameState``; the ko/superko bans of the real game apply to the first playout move.
 """
 
-from miai.nets.playouts.board import BLACK, BORDER, EMPTY, PASS, WHITE, PlayoutBoard, PlayoutError
+from miai.nets.playouts.board import PlayoutBoard, PlayoutError
 from miai.nets.playouts.evaluator import (
     PlayoutEvaluator,
     legal_board_moves,
@@ -41,11 +41,6 @@ from miai.nets.playouts.simulate import (
 )
 
 __all__ = [
-    "BLACK",
-    "BORDER",
-    "EMPTY",
-    "PASS",
-    "WHITE",
     "PlayoutBenchmark",
     "PlayoutBoard",
     "PlayoutError",

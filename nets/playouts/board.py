@@ -8,61 +8,26 @@ legal move that does not fill the mover's own true eye).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
-EMPTY, BLACK, WHITE, BORDER = 0, 1, 2, 3
-PASS = -1
+from miai.go.coords import PASS, Color
+from miai.go.geometry import BORDER, BoardGeometry, board_geometry, flood
+
+# Module globals, not ``Color.EMPTY`` in the loops: an enum attribute lookup costs four times a global read.
+EMPTY, BLACK, WHITE = Color.EMPTY, Color.BLACK, Color.WHITE
 
 
 class PlayoutError(ValueError):
     """A position that playouts cannot start from (bad size, stones array or side to move), or a bad option."""
 
 
-@dataclass(frozen=True)
-class _Geometry:
-    """Index tables of the padded board, one per size.
-
-    A point ``(x, y)`` lives at ``(y + 1) * (size + 1) + x + 1``: one padding row above and below, and one shared
-    padding column that serves as both the right edge of a row and the left edge of the next, so the four
-    neighbours of ``p`` are ``p +- 1`` and ``p +- (size + 1)``, and every diagonal of a board point is a valid
-    index (the corner's upper-left diagonal is index 0).
-    """
-
-    size: int
-    width: int
-    length: int
-    points: tuple[int, ...]  # padded index of each flat move, in flat order
-    flat: tuple[int, ...]  # flat move of each padded index (-1 on padding)
-    neighbours: tuple[tuple[int, ...], ...]
-    diagonals: tuple[tuple[int, ...], ...]
-
-    @staticmethod
-    def build(size: int) -> _Geometry:
-        """The tables for a ``size`` board (cached per size by :func:`_geometry`)."""
-        width = size + 1
-        length = (size + 2) * width + 1
-        points = tuple((y + 1) * width + x + 1 for y in range(size) for x in range(size))
-        flat = [-1] * length
-        for move, p in enumerate(points):
-            flat[p] = move
-        # Padding points get empty tables: they are never looked up as the centre of a move.
-        neighbours: list[tuple[int, ...]] = [()] * length
-        diagonals: list[tuple[int, ...]] = [()] * length
-        for p in points:
-            neighbours[p] = (p - 1, p + 1, p - width, p + width)
-            diagonals[p] = (p - width - 1, p - width + 1, p + width - 1, p + width + 1)
-        return _Geometry(size, width, length, points, tuple(flat), tuple(neighbours), tuple(diagonals))
-
-
-_GEOMETRIES: dict[int, _Geometry] = {}
-
-
-def _geometry(size: int) -> _Geometry:
-    geometry = _GEOMETRIES.get(size)
-    if geometry is None:
-        geometry = _GEOMETRIES[size] = _Geometry.build(size)
-    return geometry
+@lru_cache(maxsize=64)
+def _move_neighbours(size: int) -> tuple[tuple[int, ...], ...]:
+    """The padded neighbours of each point in the order the playout board has always visited them: left, right,
+    up, down. The order decides which chain absorbs another on a tie and so the order of chain members, which the
+    tactical playouts read candidate moves from: a seeded playout stays move-for-move what it was."""
+    return tuple((n[1], n[2], n[0], n[3]) if n else () for n in board_geometry(size).neighbours)
 
 
 class PlayoutBoard:
@@ -73,11 +38,12 @@ class PlayoutBoard:
     ``r`` (None elsewhere). ``empties`` lists the empty points in no particular order.
     """
 
-    __slots__ = ("geometry", "color", "head", "members", "libs", "empties", "ko", "captures")
+    __slots__ = ("geometry", "neighbours", "color", "head", "members", "libs", "empties", "ko", "captures")
 
     def __init__(self, size: int) -> None:
-        geometry = _geometry(size)
-        self.geometry = geometry
+        geometry = board_geometry(size)
+        self.geometry: BoardGeometry = geometry
+        self.neighbours = _move_neighbours(size)
         self.color = [BORDER] * geometry.length
         for p in geometry.points:
             self.color[p] = EMPTY
@@ -111,7 +77,7 @@ class PlayoutBoard:
         self.head[start] = start
         while stack:
             p = stack.pop()
-            for n in self.geometry.neighbours[p]:
+            for n in self.neighbours[p]:
                 c = self.color[n]
                 if c == EMPTY:
                     libs.add(n)
@@ -126,6 +92,7 @@ class PlayoutBoard:
         """An independent copy (the chain lists and sets are copied, not shared)."""
         other = PlayoutBoard.__new__(PlayoutBoard)
         other.geometry = self.geometry
+        other.neighbours = self.neighbours
         other.color = self.color[:]
         other.head = self.head[:]
         members = self.members[:]
@@ -154,7 +121,7 @@ class PlayoutBoard:
         if self.color[p] != EMPTY or p == self.ko:
             return False
         opponent = 3 - color
-        for n in self.geometry.neighbours[p]:
+        for n in self.neighbours[p]:
             c = self.color[n]
             if c == EMPTY:
                 return True
@@ -175,7 +142,7 @@ class PlayoutBoard:
         color_at = self.color
         if color_at[p] != EMPTY:
             return False
-        for n in self.geometry.neighbours[p]:
+        for n in self.neighbours[p]:
             if color_at[n] != color and color_at[n] != BORDER:
                 return False
         opponent, off_board = 3 - color, 0
@@ -202,7 +169,7 @@ class PlayoutBoard:
         """Put a stone on ``p``, a point :meth:`draw_move` returned (so already off ``empties``): merge chains,
         capture, set the ko point. :meth:`play` is the general entry point; this one skips the list removal."""
         color_at, head, members, libs = self.color, self.head, self.members, self.libs
-        neighbours = self.geometry.neighbours[p]
+        neighbours = self.neighbours[p]
         color_at[p] = color
         opponent = 3 - color
         # One pass over the neighbours: note liberties and friendly chains, and take the liberty from the
@@ -260,7 +227,7 @@ class PlayoutBoard:
 
     def _remove(self, root: int, capturer: int) -> int:
         """Remove the chain ``root``; its points become liberties of the ``capturer`` chains around them."""
-        color_at, head, libs, neighbours = self.color, self.head, self.libs, self.geometry.neighbours
+        color_at, head, libs, neighbours = self.color, self.head, self.libs, self.neighbours
         stones = self.members[root]
         assert stones is not None
         for q in stones:
@@ -285,7 +252,7 @@ class PlayoutBoard:
         goes to :meth:`play`).
         """
         empties, color_at, head, libs = self.empties, self.color, self.head, self.libs
-        neighbours, diagonals = self.geometry.neighbours, self.geometry.diagonals
+        neighbours, diagonals = self.neighbours, self.geometry.diagonals
         ko, opponent = self.ko, 3 - color
         remaining = len(empties)
         # One inlined loop: this is the hot path of the playout, where each helper call costs measurable time.
@@ -333,7 +300,7 @@ class PlayoutBoard:
         color_at, head, libs = self.color, self.head, self.libs
         opponent = 3 - color
         empty, friends = 0, False
-        for n in self.geometry.neighbours[p]:
+        for n in self.neighbours[p]:
             c = color_at[n]
             if c == EMPTY:
                 empty += 1
@@ -362,14 +329,14 @@ class PlayoutBoard:
         last_libs = libs[head[last]]
         if len(last_libs) == 1:  # type: ignore[arg-type]
             candidates.extend(last_libs)  # type: ignore[arg-type]
-        for n in self.geometry.neighbours[last]:
+        for n in self.neighbours[last]:
             if color_at[n] == color and len(libs[head[n]]) == 1:  # type: ignore[arg-type]
                 candidates.extend(self._escapes(head[n], color))
         return [p for p in candidates if p != self.ko and self.is_legal(p, color) and not self.is_true_eye(p, color)]
 
     def _escapes(self, root: int, color: int) -> list[int]:
         """Moves that save the friendly chain ``root`` in atari: counter-captures, or a run to two liberties."""
-        head, libs, color_at, neighbours = self.head, self.libs, self.color, self.geometry.neighbours
+        head, libs, color_at, neighbours = self.head, self.libs, self.color, self.neighbours
         opponent = 3 - color
         moves = []
         for q in self.members[root]:  # type: ignore[union-attr]
@@ -385,7 +352,7 @@ class PlayoutBoard:
         """Liberties the chain of a ``color`` stone at empty ``p`` would have, not counting captures it makes."""
         head, libs, color_at = self.head, self.libs, self.color
         after: set[int] = set()
-        for n in self.geometry.neighbours[p]:
+        for n in self.neighbours[p]:
             c = color_at[n]
             if c == EMPTY:
                 after.add(n)
@@ -416,17 +383,11 @@ class PlayoutBoard:
 
     def _empty_region(self, start: int) -> tuple[list[int], int]:
         """The empty region around ``start`` and the colours it touches as a bit set (1 black, 2 white, 3 both)."""
-        color_at, neighbours = self.color, self.geometry.neighbours
-        region, stack, inside, touches = [start], [start], {start}, 0
-        while stack:
-            p = stack.pop()
-            for n in neighbours[p]:
-                c = color_at[n]
-                if c == EMPTY:
-                    if n not in inside:
-                        inside.add(n)
-                        region.append(n)
-                        stack.append(n)
-                elif c != BORDER:
-                    touches |= c
+        color_at = self.color
+        region, border = flood(color_at, self.neighbours, start)
+        touches = 0
+        for n in border:
+            c = color_at[n]
+            if c != BORDER:
+                touches |= c
         return region, touches

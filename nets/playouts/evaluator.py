@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from miai.go.coords import PASS, Color
 from miai.go.rules import Scoring, Tax
 from miai.nets.evaluator import Amaf, Evaluation
-from miai.nets.playouts.board import BLACK, PASS, WHITE, PlayoutBoard, PlayoutError
+from miai.nets.playouts.board import PlayoutBoard, PlayoutError
 from miai.nets.playouts.simulate import PlayoutPosition, PlayoutStats, board_from_position, run_playouts
 
 if TYPE_CHECKING:
@@ -115,7 +116,7 @@ def position_from_state(state: GameState) -> PlayoutPosition:
         territory=rules.scoring is Scoring.TERRITORY,
         tax_all=rules.tax is Tax.ALL,
         banned=tuple(state.banned_points()),
-        captures=(state.captures(BLACK), state.captures(WHITE)),
+        captures=(state.captures(Color.BLACK), state.captures(Color.WHITE)),
         consecutive_passes=state.consecutive_passes,
         legal_moves=tuple(state.legal_moves()),
         last_move=state.moves[-1][1] if state.moves else PASS,

@@ -12,7 +12,8 @@ import random
 import pytest
 
 from miai.engine.selection import SelectionConfig, SelectionRule, select_edge, untried_order
-from miai.nets.playouts import PASS, PlayoutBoard, PlayoutPosition, final_score, play_out
+from miai.go.coords import PASS
+from miai.nets.playouts import PlayoutBoard, PlayoutPosition, final_score, play_out
 
 
 class _Node:

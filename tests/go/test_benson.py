@@ -9,7 +9,8 @@ import random
 import numpy as np
 import pytest
 
-from miai.go.benson import area_map, area_map_for_rules, neighbor_table, pass_alive
+from miai.go.benson import area_map, area_map_for_rules, pass_alive
+from miai.go.geometry import neighbor_table
 from miai.go.ladders import ScratchBoard
 
 _CHARS = {".": 0, "X": 1, "O": 2}

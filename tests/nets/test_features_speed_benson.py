@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from miai.go import benson
+from miai.go.geometry import neighbor_table
 from miai.go.rules import Rules
 from miai.go.state import GameState
 
@@ -77,7 +78,7 @@ def test_the_quick_check_never_misses_a_pass_alive_group() -> None:
     for seed in range(6):
         for stones in game_boards(9, 10 + seed)[::5]:
             colors = stones.tolist()
-            empties = benson._EmptyComponents(colors, benson.neighbor_table(9))
+            empties = benson._EmptyComponents(colors, neighbor_table(9))
             alive = benson.calculate_area_by_flood(stones, 9)
             for player in (1, 2):
                 if ((alive == player) & (stones == player)).any():
@@ -97,9 +98,9 @@ def test_two_eyed_group_is_found_and_a_one_eyed_group_is_not() -> None:
         ],
         dtype=np.int8,
     ).ravel()
-    empties = benson._EmptyComponents(two_eyes.tolist(), benson.neighbor_table(5))
+    empties = benson._EmptyComponents(two_eyes.tolist(), neighbor_table(5))
     assert empties.may_have_pass_alive(1)
     one_eye = two_eyes.copy()
     one_eye[2] = 1  # fill the second eye
-    empties = benson._EmptyComponents(one_eye.tolist(), benson.neighbor_table(5))
+    empties = benson._EmptyComponents(one_eye.tolist(), neighbor_table(5))
     assert not empties.may_have_pass_alive(1)

@@ -8,11 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from miai.go.coords import PASS, Color
 from miai.nets.playouts import (
-    BLACK,
-    EMPTY,
-    PASS,
-    WHITE,
     PlayoutBoard,
     PlayoutError,
     PlayoutPosition,
@@ -21,6 +18,8 @@ from miai.nets.playouts import (
     play_out,
     run_playouts,
 )
+
+EMPTY, BLACK, WHITE = Color.EMPTY, Color.BLACK, Color.WHITE
 
 
 def parse(diagram: str) -> tuple[int, tuple[int, ...]]:

@@ -7,9 +7,8 @@ import random
 import numpy as np
 import pytest
 
+from miai.go.coords import Color
 from miai.nets.playouts import (
-    BLACK,
-    WHITE,
     PlayoutBoard,
     PlayoutError,
     PlayoutEvaluator,
@@ -17,6 +16,8 @@ from miai.nets.playouts import (
     move_priors,
     run_playouts,
 )
+
+BLACK, WHITE = Color.BLACK, Color.WHITE
 
 
 

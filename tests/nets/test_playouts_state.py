@@ -165,7 +165,7 @@ def test_playout_board_agrees_with_game_state_move_by_move(size: int, seed: int)
 @settings(max_examples=15, deadline=None)
 @given(size=st.integers(3, 7), seed=st.integers(0, 2**32 - 1), pass_rate=st.sampled_from([0.0, 0.05]))
 def test_playout_board_agrees_with_game_state_on_random_games(size: int, seed: int, pass_rate: float) -> None:
-    from miai.nets.playouts import PASS as BOARD_PASS
+    from miai.go.coords import PASS as BOARD_PASS
     from miai.nets.playouts import PlayoutBoard
 
     rng = random.Random(seed)
