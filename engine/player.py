@@ -37,6 +37,7 @@ from miai.engine.snapshot import Snapshot, average_ownership, ownership_moments,
 from miai.engine.timecontrol import Clock, TimeSettings
 from miai.engine.timecontrol import TimeSystem as ClockSystem
 from miai.go.coords import PASS, Color, to_gtp
+from miai.go.geometry import neighbor_table
 from miai.go.state import GameState
 from miai.gtp.player import (
     RESIGN,
@@ -432,15 +433,9 @@ def _root_for(state: GameState, color: Color, *, fresh_passes: bool = False) -> 
 
 
 def _liberties_of(state: GameState, point: int) -> list[int]:
-    """The empty points next to the chain at ``point``."""
-    size = state.size
-    result = set()
-    for p in state.chain(point):
-        y, x = divmod(p, size)
-        for ny, nx in ((y - 1, x), (y + 1, x), (y, x - 1), (y, x + 1)):
-            if 0 <= ny < size and 0 <= nx < size and state.color_at(ny * size + nx) == Color.EMPTY:
-                result.add(ny * size + nx)
-    return sorted(result)
+    """The empty points next to the chain at ``point``, in flat order."""
+    nbrs = neighbor_table(state.size)
+    return sorted({q for p in state.chain(point) for q in nbrs[p] if state.color_at(q) == Color.EMPTY})
 
 
 def _allowed_moves(request: AnalyzeRequest, color: Color, size: int) -> set[int] | None:

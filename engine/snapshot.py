@@ -18,11 +18,10 @@ import numpy as np
 from miai.engine.config import SearchConfig
 from miai.engine.graph import Edge, Node
 from miai.engine.selection import puct_exploration, utility_stdev_factor
+from miai.go.coords import PASS
 
 __all__ = ["MoveInfo", "RootInfo", "Snapshot", "build_snapshot", "choose_move", "move_temperature", "PASS",
            "pv_visits", "ownership_moments"]
-
-PASS = -1  # miai.go.coords.PASS (the flat-index convention of docs/INTERFACES.md)
 
 
 @dataclass(frozen=True, slots=True)

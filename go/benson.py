@@ -35,11 +35,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from miai.go.geometry import neighbor_table
+from miai.go.coords import Color
+from miai.go.geometry import flood, neighbor_table
 
-EMPTY = 0
-BLACK = 1
-WHITE = 2
+# Module globals, not ``Color.EMPTY`` in the loops: an enum attribute lookup costs four times a global read.
+EMPTY, BLACK, WHITE = Color.EMPTY, Color.BLACK, Color.WHITE
 
 
 
@@ -70,17 +70,9 @@ def _label_chains(colors: list[int], nbrs: tuple[tuple[int, ...], ...], player: 
     for start, color in enumerate(colors):
         if color != player or chain_of[start] != -1:
             continue
-        chain_id = len(chains)
-        chain_of[start] = chain_id
-        stack = [start]
-        members = []
-        while stack:
-            point = stack.pop()
-            members.append(point)
-            for adj in nbrs[point]:
-                if colors[adj] == player and chain_of[adj] == -1:
-                    chain_of[adj] = chain_id
-                    stack.append(adj)
+        members, _ = flood(colors, nbrs, start)
+        for point in members:
+            chain_of[point] = len(chains)
         chains.append(members)
     return chain_of, chains
 
@@ -96,13 +88,11 @@ def _build_region(
     suicide_legal: bool,
 ) -> _Region:
     """Flood one region from the empty point ``start`` and collect its Benson facts."""
-    vital = {chain_of[adj] for adj in nbrs[start] if colors[adj] == player}
-    region = _Region(points=[], vital_for=vital)
-    region_of[start] = region_id
-    stack = [start]
-    while stack:
-        point = stack.pop()
-        region.points.append(point)
+    # A region is connected through every colour but ``player``'s: flood the two-valued view "is a P stone".
+    points, _ = flood([color == player for color in colors], nbrs, start)
+    region = _Region(points=points, vital_for={chain_of[adj] for adj in nbrs[start] if colors[adj] == player})
+    for point in points:
+        region_of[point] = region_id
         adjacent_chains = {chain_of[adj] for adj in nbrs[point] if colors[adj] == player}
         region.borders |= adjacent_chains
         # Opponent stones only break vitality when they could be refilled by suicide.
@@ -112,10 +102,6 @@ def _build_region(
             region.internal_points += 1
         if colors[point] != EMPTY:
             region.contains_opponent = True
-        for adj in nbrs[point]:
-            if colors[adj] != player and region_of[adj] == -1:
-                region_of[adj] = region_id
-                stack.append(adj)
     return region
 
 
@@ -386,16 +372,9 @@ class _EmptyComponents:
 
     def _flood(self, stone: int, color: int, chain_of: dict[int, int]) -> list[int]:
         """Flood the chain at ``stone`` (not yet in ``chain_of``), naming it by ``stone``; its stones."""
-        colors, nbrs = self.colors, self.nbrs
-        chain_of[stone] = stone
-        stones = [stone]
-        index = 0
-        while index < len(stones):
-            for adj in nbrs[stones[index]]:
-                if colors[adj] == color and adj not in chain_of:
-                    chain_of[adj] = stone
-                    stones.append(adj)
-            index += 1
+        stones, _ = flood(self.colors, self.nbrs, stone)
+        for member in stones:
+            chain_of[member] = stone
         return stones
 
 

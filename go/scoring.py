@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from miai.go.geometry import neighbor_table
+from miai.go.geometry import flood, neighbor_table
 from miai.go.rules import Tax
 
 
@@ -23,18 +23,12 @@ def empty_regions(colors: Sequence[int], size: int) -> list[tuple[list[int], int
     for start in range(size * size):
         if colors[start] or seen[start]:
             continue
-        seen[start] = True
-        region, stack, reaches = [start], [start], 0
-        while stack:
-            q = stack.pop()
-            for r in nbrs[q]:
-                v = colors[r]
-                if v == 0 and not seen[r]:
-                    seen[r] = True
-                    region.append(r)
-                    stack.append(r)
-                elif v:
-                    reaches |= v
+        region, border = flood(colors, nbrs, start)
+        for q in region:
+            seen[q] = True
+        reaches = 0
+        for r in border:
+            reaches |= colors[r]
         regions.append((region, reaches if reaches in (1, 2) else 0))
     return regions
 
@@ -79,18 +73,10 @@ def _chains(colors: Sequence[int], size: int) -> tuple[list[int], list[set[int]]
     libs: list[set[int]] = []
     for start in range(size * size):
         if colors[start] and ids[start] < 0:
-            ids[start] = len(libs)
-            chain_libs: set[int] = set()
-            stack = [start]
-            while stack:
-                q = stack.pop()
-                for r in nbrs[q]:
-                    if colors[r] == 0:
-                        chain_libs.add(r)
-                    elif colors[r] == colors[start] and ids[r] < 0:
-                        ids[r] = len(libs)
-                        stack.append(r)
-            libs.append(chain_libs)
+            stones, border = flood(colors, nbrs, start)
+            for q in stones:
+                ids[q] = len(libs)
+            libs.append({r for r in border if colors[r] == 0})
     return ids, libs
 
 
