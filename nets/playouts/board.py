@@ -14,8 +14,9 @@ from typing import Any
 from miai.go.coords import PASS, Color
 from miai.go.geometry import BORDER, BoardGeometry, board_geometry, flood
 
-# Module globals, not ``Color.EMPTY`` in the loops: an enum attribute lookup costs four times a global read.
-EMPTY, BLACK, WHITE = Color.EMPTY, Color.BLACK, Color.WHITE
+# Plain ints for the hot loops: CPython specialises comparisons and arithmetic on exact ints only (an ``IntEnum``
+# stored in a colour list slows every later read of it), and a global is read four times faster than ``Color.X``.
+EMPTY, BLACK, WHITE = int(Color.EMPTY), int(Color.BLACK), int(Color.WHITE)
 
 
 class PlayoutError(ValueError):

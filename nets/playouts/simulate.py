@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from miai.go.coords import PASS
 from miai.go.scoring import group_taxes
-from miai.go.coords import PASS, Color
-from miai.nets.playouts.board import PlayoutBoard, PlayoutError
+from miai.nets.playouts.board import BLACK, EMPTY, WHITE, PlayoutBoard, PlayoutError
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class PlayoutPosition:
 
     size: int
     stones: tuple[int, ...]
-    to_play: int = Color.BLACK
+    to_play: int = BLACK
     komi: float = 7.5
     territory: bool = False
     tax_all: bool = False
@@ -48,10 +48,9 @@ class PlayoutPosition:
             raise PlayoutError(f"board size {self.size} outside 2..25")
         if len(self.stones) != self.size * self.size:
             raise PlayoutError(f"{len(self.stones)} stones for a {self.size}x{self.size} board")
-        if self.to_play not in (Color.BLACK, Color.WHITE):
+        if self.to_play not in (BLACK, WHITE):
             raise PlayoutError(f"side to move must be 1 (black) or 2 (white), got {self.to_play}")
-        colors = (Color.EMPTY, Color.BLACK, Color.WHITE)
-        if any(v not in colors for v in self.stones):
+        if any(v not in (EMPTY, BLACK, WHITE) for v in self.stones):
             raise PlayoutError("stones must be 0, 1 or 2")
         area = self.size * self.size
         if any(not 0 <= m < area for m in self.banned) or not -1 <= self.last_move < area:
@@ -177,19 +176,18 @@ def final_score(board: PlayoutBoard, owners: Sequence[int], position: PlayoutPos
     stones each side captured, in the game so far and in the playout. The seki tax of territory rules is not applied
     (``GameState.score`` does not apply it either); the stone-scoring tax is.
     """
-    black, white, empty = Color.BLACK, Color.WHITE, Color.EMPTY  # locals: the sums below read them per point
     if position.territory:
-        black_area = sum(1 for p, o in zip(board.geometry.points, owners) if o == black and board.color[p] == empty)
-        white_area = sum(1 for p, o in zip(board.geometry.points, owners) if o == white and board.color[p] == empty)
-        black_area += position.captures[0] + board.captures[black]
-        white_area += position.captures[1] + board.captures[white]
+        black_area = sum(1 for p, o in zip(board.geometry.points, owners) if o == BLACK and board.color[p] == EMPTY)
+        white_area = sum(1 for p, o in zip(board.geometry.points, owners) if o == WHITE and board.color[p] == EMPTY)
+        black_area += position.captures[0] + board.captures[BLACK]
+        white_area += position.captures[1] + board.captures[WHITE]
     else:
-        black_area = sum(1 for o in owners if o == black)
-        white_area = sum(1 for o in owners if o == white)
+        black_area = sum(1 for o in owners if o == BLACK)
+        white_area = sum(1 for o in owners if o == WHITE)
     if position.tax_all:
         taxes = group_taxes([board.color[p] for p in board.geometry.points], board.geometry.size)
-        black_area -= taxes[black]
-        white_area -= taxes[white]
+        black_area -= taxes[BLACK]
+        white_area -= taxes[WHITE]
     return white_area - black_area + position.komi
 
 
@@ -216,7 +214,7 @@ def run_playouts(
     banned = frozenset(geometry.points[m] for m in position.banned)
     last = PASS if position.last_move == PASS else geometry.points[position.last_move]
     me = position.to_play
-    sign = 1.0 if me == Color.WHITE else -1.0  # turns White's view into the side to move's
+    sign = 1.0 if me == WHITE else -1.0  # turns White's view into the side to move's
     stats = PlayoutStats(size=position.size, ownership_sum=[0.0] * (position.size * position.size))
     ownership = stats.ownership_sum
     flat = {p: i for i, p in enumerate(geometry.points)} if amaf else {}
@@ -249,8 +247,7 @@ def run_playouts(
 def _add_amaf(stats: PlayoutStats, first: dict[int, int], flat: dict[int, int], white_win: float) -> None:
     """Add one playout's first moves (padded point -> colour) and White's result to ``stats``' AMAF arrays."""
     assert stats.amaf_first is not None and stats.amaf_white_wins is not None
-    black = Color.BLACK
-    rows = [0 if c == black else 1 for c in first.values()]  # row 0 Black, row 1 White
+    rows = [0 if c == BLACK else 1 for c in first.values()]  # row 0 Black, row 1 White
     cols = [flat[p] for p in first]
     stats.amaf_first[rows, cols] += 1.0
     if white_win:
@@ -304,7 +301,7 @@ def benchmark_playouts(
     while elapsed < seconds:
         for _ in range(10):
             board = template.copy()
-            moves += play_out(board, Color.BLACK, rng_random, tactical=tactical)
+            moves += play_out(board, BLACK, rng_random, tactical=tactical)
             final_score(board, board.owners(), position)
             playouts += 1
         elapsed = time.perf_counter() - start
