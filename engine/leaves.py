@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from miai.engine.config import SearchConfig
+from miai.go.coords import PASS
 
 if TYPE_CHECKING:
     from miai.nets.evaluator import Evaluation
 
 __all__ = ["own_eye_mask", "candidate_moves", "Valuation", "PASS"]
 
-PASS = -1  # miai.go.coords.PASS
 _TWO_OVER_PI = 2.0 / math.pi
 # Gauss-Hermite quadrature: E[f(mean + stdev * Z)] = sum(w * f(mean + stdev * x)) for a standard normal Z.
 _GH_NODES, _GH_WEIGHTS = np.polynomial.hermite.hermgauss(12)
