@@ -124,7 +124,8 @@ def _encoded_batch(states: Sequence[GameState], nn_len: int) -> dict[str, np.nda
 
 def bench_convert(net: str | Path, sizes: Sequence[int], batches: Sequence[int], threads: Sequence[int],
                   seconds: float) -> list[BenchResult]:
-    """Conversion time per board size (milliseconds), then evals/s (wall and per CPU second) of a plain session on the result."""
+    """Conversion time per board size (milliseconds), then evals/s (wall and per CPU second) of a plain session
+    on the result."""
     results: list[BenchResult] = []
     with tempfile.TemporaryDirectory() as tmp:
         for size in sizes:
@@ -159,7 +160,8 @@ def _plain_inputs(size: int, batch: int, rng: np.random.Generator) -> dict[str, 
     return {"input_spatial": spatial, "input_global": glob}
 
 
-def _plain_session_rate(path: Path, size: int, batch: int, threads: int, seconds: float) -> tuple[int, float, float]:
+def _plain_session_rate(path: Path, size: int, batch: int, threads: int, seconds: float
+                        ) -> tuple[int, float, float]:
     """(runs, wall seconds, CPU seconds) of a plain CPU session running one batch for `seconds` (3 runs at least)."""
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads

@@ -216,7 +216,7 @@ def rules_command(games: int, repeat: int, rules: str, sizes: str, seed: int, ki
         preset = Rules.preset(rules)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--rules") from None
-    results = []
+    results: list[Any] = []
     for size in _sizes(sizes):
         results += bench_rules_detailed(size, preset, random_games(size, preset, games, seed), repeat, "random")
     if kifu:
@@ -237,7 +237,7 @@ def playouts_command(seconds: float, sizes: str, seed: int, rule: str | None, ta
     """Random playouts per second from the empty board (and the search over them with --search)."""
     from miai.engine.bench.playouts import bench_playout_search, bench_playouts
 
-    results = []
+    results: list[Any] = []
     for size in _sizes(sizes):
         results += bench_playouts(size, seconds, seed, tactical=tactical)
         if rule:
@@ -283,7 +283,9 @@ def features_command(sizes: str, positions: int, mode: str, net: str | None, sea
                 json_path)
         return
     expected = dict(np.load(check)) if check else None
-    results, saved, mismatches = [], {}, 0
+    results: list[Any] = []
+    saved: dict[str, Any] = {}
+    mismatches = 0
     for size in _sizes(sizes):
         states = _feature_states(size, mode, net, search_playouts, kifu, positions, seed)
         for one in (["cold", "search"] if mode == "both" else [mode]):
@@ -295,7 +297,7 @@ def features_command(sizes: str, positions: int, mode: str, net: str | None, sea
                 try:
                     mismatches += features.compare_encodings(size, encodings, expected)
                 except KeyError as exc:
-                    raise click.ClickException(f"{check} holds no encoding {exc} (other sizes or positions?)")
+                    raise click.ClickException(f"{check} holds no encoding {exc} (other sizes or positions?)") from None
     _report(results, json_path)
     if dump:
         np.savez_compressed(dump, **saved)
@@ -414,7 +416,8 @@ def session_command(net: str, size: int, threads: int, batches: str, variants: s
 @click.option("--sizes", default="9,19", show_default=True, help="Comma-separated board sizes.")
 @click.option("--batch", default=16, show_default=True, type=click.IntRange(1), help="search.batch_size.")
 @click.option("--overlap", is_flag=True, help="search.overlap = true.")
-@click.option("--net-visits", default=600, show_default=True, type=click.IntRange(1), help="Visits per search with --net.")
+@click.option("--net-visits", default=600, show_default=True, type=click.IntRange(1),
+              help="Visits per search with --net.")
 @click.option("--repeat", default=3, show_default=True, type=click.IntRange(1),
               help="Interleaved raw/search rounds with --net.")
 @click.option("--raw-seconds", default=5.0, show_default=True, type=click.FloatRange(0.01),
@@ -426,7 +429,7 @@ def search_command(net: str | None, visits: int, sizes: str, batch: int, overlap
     from miai.engine.bench.search import bench_search_against_net, bench_search_overhead
     from miai.nets.loading import load_evaluator
 
-    results = []
+    results: list[Any] = []
     for size in _sizes(sizes):
         results += bench_search_overhead(size, visits, batch, overlap)
         if net:
