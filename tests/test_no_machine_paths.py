@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PRODUCT = ["README.md", "pyproject.toml", "docs", "miai", "scripts", ".ci"]
+PRODUCT = ["README.md", "pyproject.toml", "docs", "go", "nets", "gtp", "engine", "match", "configs", "tests/tools", ".ci"]
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".json", ".txt", ".cfg", ".ini", ".sh", ""}
 MACHINE_PATHS = re.compile(r"/work/|/home/\w|/Users/\w|/tmp/\w|\.\./shared|\bshared/(?:nets|reference|data)\b")
 # .ci/run is the one place that knows the CI machine's layout: ../shared beside the checkout, by design; the README's

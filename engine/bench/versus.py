@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from miai.engine.bench.rules import BenchResult, random_game
+from miai.engine.bench.harness import BenchResult, random_game
 from miai.engine.config import SearchConfig
 from miai.gtp.client import GtpClientError, GtpEngine
 from miai.engine.search import Search

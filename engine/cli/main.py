@@ -1,7 +1,7 @@
 """The ``miai`` command line: the composition root that wires config -> evaluator -> search -> player -> GTP.
 
 Subcommands: ``gtp`` (play or analyse through GTP), ``analysis`` (KataGo's JSON analysis engine), ``convert`` (KataGo
-model -> ONNX), ``bench`` (rules, playout, net and search speed), ``match`` (engine-vs-engine games over GTP),
+model -> ONNX), ``bench`` (every speed figure; cli/bench.py), ``match`` (engine-vs-engine games over GTP),
 ``train`` (miai's own nets). The group here imports each subcommand's module; none of them imports this one. Nothing
 but GTP ever goes to stdout from ``miai gtp``; diagnostics go to stderr.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from miai.engine.cli import analysis, tools, train
+from miai.engine.cli import analysis, bench, tools, train
 from miai.engine.cli.compose import (
     CONFIG_HELP, MODEL_HELP, RULES_HELP, ProgressBar, build_evaluator, load_config_or_fail, playout_defaults, problem,
 )
@@ -81,7 +81,7 @@ def convert(source: str, target: str, board_size: int | None) -> None:
     click.echo(f"wrote {target}", err=True)
 
 
-main.add_command(tools.bench)
+main.add_command(bench.bench)
 main.add_command(tools.match)
 main.add_command(train.train)
 main.add_command(analysis.analysis)

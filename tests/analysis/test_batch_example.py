@@ -1,4 +1,4 @@
-"""The README's batch-analysis example: scripts/analyze_sgf.py analyses every position of an SGF game."""
+"""The README's batch-analysis example: docs/examples/analyze_sgf.py analyses every position of an SGF game."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "analyze_sgf.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "docs" / "examples" / "analyze_sgf.py"
 GAME = "(;GM[1]FF[4]SZ[9]KM[6.5]RU[Japanese]AB[cc]PL[W];W[ee];B[cg];W[gc];B[tt];W[gg])"
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from miai.engine.bench.rules import BenchResult
+from miai.engine.bench.harness import BenchResult
 from miai.engine.bench.versus import VersusError, VersusSetup, katago_config, race, versus_positions, versus_rows
 from miai.engine.cli.main import main
 from miai.engine.config import SearchConfig

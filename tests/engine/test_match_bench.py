@@ -1,4 +1,4 @@
-"""The benchmark harness of miai.engine.bench.rules: results, random games, table and JSON (no speed assertions)."""
+"""The benchmark harness (miai.engine.bench.harness) and the quick rules figures: results, random games, table and JSON (no speed assertions)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from miai.engine.bench.rules import BenchResult, bench_rules, print_table, random_game, write_json
+from miai.engine.bench.harness import BenchResult, print_table, random_game, write_json
+from miai.engine.bench.rules import bench_rules
 from miai.go.rules import Rules
 from miai.go.state import GameState
 

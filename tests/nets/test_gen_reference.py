@@ -1,4 +1,4 @@
-"""scripts/gen_reference.py: its parser, and (with KataGo from ../shared/peers) that it reproduces every committed
+"""tests/tools/gen_reference.py: its parser, and (with KataGo from ../shared/peers) that it reproduces every committed
 file of tests/nets/data exactly, each with its own net."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ KATAGO = shared("peers/katago")
 
 
 def load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("gen_reference", ROOT / "scripts" / "gen_reference.py")
+    spec = importlib.util.spec_from_file_location("gen_reference", ROOT / "tests" / "tools" / "gen_reference.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules["gen_reference"] = module  # dataclasses look their module up there

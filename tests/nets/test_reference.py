@@ -28,7 +28,7 @@ SMALL_NETS = {
     "pub_t7a.jsonl": "b7c96h3tfrs-test5-cnorm.bin.gz",
     "pub_t7b.jsonl": "b7c96h6kv3qk32v16tflrs-fson-bnh.bin.gz",
 }
-DATA_DIR = Path(__file__).parent / "data"  # positions we generated with KataGo (scripts/gen_reference.py)
+DATA_DIR = Path(__file__).parent / "data"  # positions we generated with KataGo (tests/tools/gen_reference.py)
 
 
 def local_reference_files() -> list[Path]:

@@ -4,7 +4,7 @@ Each file is a reference JSON-lines file (the shared test data's reference forma
 helpers of tests/nets and evaluated with symmetry 0 by the net named in each record, looked up in ``--nets``.
 Run from the repository root:
 
-    python scripts/compare_reference.py --nets NETS_DIR REFERENCE.jsonl...
+    python tests/tools/compare_reference.py --nets NETS_DIR REFERENCE.jsonl...
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for tests.nets
 
 from miai.nets.loading import load_evaluator  # noqa: E402
 from miai.nets.rawnn import raw_nn  # noqa: E402

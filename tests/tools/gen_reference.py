@@ -12,7 +12,7 @@ JSON, and the repeated-pass ending of simple ko.
 
 Usage (paths are the user's; nothing is assumed about where KataGo lives):
 
-    python scripts/gen_reference.py --katago PATH/katago --model PATH/net.bin.gz --config PATH/gtp.cfg \\
+    python tests/tools/gen_reference.py --katago PATH/katago --model PATH/net.bin.gz --config PATH/gtp.cfg \\
         --out tests/nets/data/katago_rules_extra_b6.jsonl
 """
 

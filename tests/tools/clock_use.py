@@ -1,9 +1,9 @@
 """Measure how much of each overtime period `miai gtp` uses, timing real genmoves over GTP.
 
 Usage (from the repository root):
-    python scripts/clock_use.py                                   # 1 s byo-yomi and 30 s / 10 Canadian, 19x19
-    python scripts/clock_use.py --clock byoyomi --moves 30 --size 9
-    python scripts/clock_use.py --engine ".venv/bin/miai gtp --config server"
+    python tests/tools/clock_use.py                                   # 1 s byo-yomi and 30 s / 10 Canadian, 19x19
+    python tests/tools/clock_use.py --clock byoyomi --moves 30 --size 9
+    python tests/tools/clock_use.py --engine ".venv/bin/miai gtp --config server"
 
 For each clock the engine gets a fresh game and plays ``--moves`` genmoves, alternating colours (the clock
 starts in overtime: no main time). Each move's time is measured from writing ``genmove`` to reading the answer,

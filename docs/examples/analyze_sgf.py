@@ -6,7 +6,7 @@ response is written to OUT (one line per turn, in turn order). A table goes to s
 winrate and score lead before it, the engine's best move, and how many points the played move lost by the engine's
 estimate (the drop of the mover's score lead from one turn to the next).
 
-Usage: python scripts/analyze_sgf.py GAME.sgf OUT.jsonl [--visits 200] [--model default] [--threads 2]
+Usage: python docs/examples/analyze_sgf.py GAME.sgf OUT.jsonl [--visits 200] [--model default] [--threads 2]
        [--rules chinese] [--ownership]
 """
 

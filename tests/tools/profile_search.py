@@ -3,8 +3,8 @@
 Usage (from the repository root; py-spy is not a dependency: ``pip install py-spy`` in your venv):
 
     py-spy record --idle -r 250 -f raw -o prof.txt -- \\
-        python scripts/profile_search.py run --model NET.bin.gz --size 9 --visits 800 --positions 4
-    python scripts/profile_search.py summarize prof.txt
+        python tests/tools/profile_search.py run --model NET.bin.gz --size 9 --visits 800 --positions 4
+    python tests/tools/profile_search.py summarize prof.txt
 
 ``run`` searches the positions ``miai bench --versus`` uses, as ``miai gtp`` would (evaluation cache on, the
 default search config, ``--threads`` onnxruntime threads). ``summarize`` sorts the main thread's samples of a

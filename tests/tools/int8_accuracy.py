@@ -1,7 +1,7 @@
 """Accuracy of ``net.precision = "int8"`` against fp32 on KataGo reference positions.
 
 Usage (from the repository root):
-    python scripts/int8_accuracy.py pub_b6.jsonl g170-b6c96-s175395328-d26788732.bin.gz
+    python tests/tools/int8_accuracy.py pub_b6.jsonl g170-b6c96-s175395328-d26788732.bin.gz
 
 Every row of the reference file (a position and KataGo's raw net outputs for it) is evaluated by miai's fp32
 and int8 evaluators (symmetry 0, no cache). Printed: how often the top policy move agrees (int8 with fp32, and

@@ -1,0 +1,230 @@
+"""KataGo input-feature encoding (miai.nets.features.encode) in positions per second (``miai bench features``).
+
+Positions: on 19x19 with a kifu file, mid-game positions of real games (one a line, ``id<TAB>;B[pd];W[dd]...``; a
+random move number between 20 and 200 of each game), else random legal games as on other sizes (a fixed seed).
+Modes:
+
+- ``cold``: every memo of the feature code is cleared before each position, so each encoding reads
+  the ladders and area of all three boards (now, 1 and 2 moves ago) from scratch: the worst case;
+- ``search``: the position's parent (one move less) is encoded first, untimed, then the position:
+  what a search sees, where a leaf's boards 1 and 2 moves ago are its parents' current boards;
+- ``replay`` (needs a net): the positions a real search with that net evaluates in a number of playouts (from the
+  position ``miai bench`` starts from), encoded in the same order with the memos warm, as the search's evaluator
+  encodes them. The most realistic figure.
+
+positions/s is wall-clock and per CPU second of this process (robust on a busy machine), each the best of several
+passes.
+
+``search_split`` instead runs a search (batch 16, no eval cache) for some seconds and splits its time: playouts/s,
+the net's own evaluations/s (onnxruntime's time only, in the same run), their ratio (the search's goal), and the CPU
+time ``features.encode`` takes per evaluation.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import pstats
+import random
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+
+from miai.engine.bench.harness import BenchResult
+from miai.engine.bench.search import opening
+from miai.engine.config import SearchConfig
+from miai.engine.search import Search
+from miai.go.coords import PASS, parse_sgf
+from miai.go.rules import Rules
+from miai.go.state import GameState
+from miai.nets import features
+from miai.nets.loading import load_evaluator
+
+__all__ = ["MODES", "kifu_states", "random_states", "searched_states", "search_split", "bench_encoding",
+           "Encodings", "compare_encodings", "saved_encodings"]
+
+MODES = ("cold", "search", "replay")
+Encodings = list[tuple[np.ndarray, np.ndarray]]
+
+
+def kifu_states(kifu: Path, count: int, seed: int) -> list[GameState]:
+    """``count`` mid-game 19x19 positions of real games (one per game, random move number)."""
+    rng = random.Random(seed)
+    states: list[GameState] = []
+    with open(kifu, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            if len(states) >= count:
+                break
+            moves = _kifu_moves(line)
+            if len(moves) < 40:
+                continue
+            state = GameState(19, Rules.preset("chinese"), 7.5)
+            stop = rng.randint(20, min(200, len(moves) - 1))
+            try:
+                for move in moves[:stop]:
+                    state.push(move)
+            except ValueError:
+                continue
+            states.append(state)
+    return states
+
+
+def _kifu_moves(line: str) -> list[int]:
+    _, _, body = line.rstrip("\n").partition("\t")
+    moves = []
+    for token in body.split(";")[1:]:
+        if len(token) < 5 or token[1] != "[":
+            break
+        try:
+            moves.append(parse_sgf(token[2 : token.index("]")], 19))
+        except ValueError:
+            break
+    return moves
+
+
+def random_states(size: int, count: int, seed: int) -> list[GameState]:
+    """``count`` positions of random legal games (uniform moves, no pass before the board fills up)."""
+    rng = random.Random(seed)
+    states = []
+    for _ in range(count):
+        state = GameState(size, Rules.preset("chinese"), 7.5)
+        length = rng.randint(size * size // 4, size * size)
+        for _ in range(length):
+            legal = state.legal_moves()
+            state.push(rng.choice(legal) if legal else PASS)
+            if state.is_over():
+                break
+        states.append(state)
+    return states
+
+
+def searched_states(size: int, net: Path, playouts: int) -> list[GameState]:
+    """Copies of the positions a search with ``net`` sends to the evaluator, in order."""
+    evaluator = load_evaluator(str(net))
+    inner = getattr(evaluator, "inner", evaluator)
+    seen: list[GameState] = []
+    evaluate = inner.evaluate
+
+    def recording(states: list[GameState]) -> list[Any]:
+        seen.extend(s.copy() for s in states)
+        return evaluate(states)
+
+    inner.evaluate = recording
+    search = Search(inner, SearchConfig())
+    search.set_root(opening(size, size, 0))
+    search.run(None, None, max_visits=0, max_playouts=playouts)
+    return seen
+
+
+def search_split(size: int, net: Path, seconds: float) -> list[BenchResult]:
+    """How a search's time splits between the net and feature encoding."""
+    evaluator = load_evaluator(str(net))
+    inner = getattr(evaluator, "inner", evaluator)
+    spent = {"net": 0.0, "encode": 0.0}
+    run_net, encode = inner.session.run, features.encode
+
+    def timed_net(*args: object) -> object:
+        start = time.perf_counter()
+        try:
+            return run_net(*args)
+        finally:
+            spent["net"] += time.perf_counter() - start
+
+    def timed_encode(state: GameState) -> tuple[np.ndarray, np.ndarray]:
+        start = time.thread_time()  # the evaluator encodes in a worker thread
+        try:
+            return encode(state)
+        finally:
+            spent["encode"] += time.thread_time() - start
+
+    inner.session.run, features.encode = timed_net, timed_encode
+    try:
+        search = Search(inner, SearchConfig())
+        search.set_root(opening(size, size, 0))
+        snapshot = search.run(None, None, max_visits=0, max_playouts=0, max_time=seconds)
+    finally:
+        inner.session.run, features.encode = run_net, encode
+    evals = search.stats()["net_evals"]
+    playouts = snapshot.root.playouts / snapshot.root.elapsed
+    net_rate = evals / spent["net"]
+    name = f"features {size}x{size}: search split"
+    details = {"size": size, "net_evals": evals}
+    return [
+        BenchResult(f"{name}: search playouts", playouts, "playouts/s", snapshot.root.elapsed,
+                    snapshot.root.playouts, details),
+        BenchResult(f"{name}: net alone", net_rate, "evals/s", spent["net"], evals, details),
+        BenchResult(f"{name}: playouts over net evals", playouts / net_rate, "ratio", snapshot.root.elapsed, evals,
+                    details),
+        BenchResult(f"{name}: encode CPU per evaluation", spent["encode"] / evals * 1e3, "ms/eval", spent["encode"],
+                    evals, details),
+    ]
+
+
+def clear_memos() -> None:
+    """Forget every memo the feature code keeps between positions."""
+    for name in dir(features):
+        obj = getattr(features, name)
+        if hasattr(obj, "cache_clear") and name.startswith("_") and not isinstance(obj, type):
+            obj.cache_clear()
+
+
+def _run(states: list[GameState], mode: str) -> tuple[float, float, Encodings]:
+    """(wall seconds, CPU seconds, encodings) of encoding every state once in ``mode``."""
+    wall = cpu = 0.0
+    outputs: Encodings = []
+    if mode == "replay":
+        clear_memos()
+        w0, c0 = time.perf_counter(), time.process_time()
+        outputs = [features.encode(state) for state in states]
+        return time.perf_counter() - w0, time.process_time() - c0, outputs
+    for state in states:
+        clear_memos()
+        if mode == "search" and state.moves:
+            move = state.pop()
+            features.encode(state)
+            state.push(move[1], move[0])
+        w0, c0 = time.perf_counter(), time.process_time()
+        outputs.append(features.encode(state))
+        wall += time.perf_counter() - w0
+        cpu += time.process_time() - c0
+    return wall, cpu, outputs
+
+
+def bench_encoding(states: list[GameState], size: int, mode: str, repeat: int, *,
+                   profile: TextIO | None = None) -> tuple[list[BenchResult], Encodings]:
+    """Positions per wall and per CPU second of encoding `states` in `mode`, each the best of `repeat` passes, and the
+    encodings; with `profile`, one pass under cProfile whose 30 costliest functions are printed there."""
+    if profile is not None:
+        profiler = cProfile.Profile()
+        profiler.enable()
+        runs = [_run(states, mode)]
+        profiler.disable()
+        pstats.Stats(profiler, stream=profile).sort_stats("cumulative").print_stats(30)
+    else:
+        runs = [_run(states, mode) for _ in range(repeat)]
+    wall = min(r[0] for r in runs)
+    cpu = min(r[1] for r in runs)
+    name = f"features {size}x{size} {mode}"
+    details = {"size": size, "mode": mode, "positions": len(states), "passes": len(runs)}
+    return ([BenchResult.from_count(f"{name}: positions", len(states), wall, "positions/s", **details),
+             BenchResult.from_count(f"{name}: positions per CPU second", len(states), cpu, "pos/cpu-s", **details)],
+            runs[0][2])
+
+
+def compare_encodings(size: int, encodings: Encodings, expected: dict[str, np.ndarray]) -> int:
+    """How many of `encodings` differ from the saved ones of the same size and index in `expected`."""
+    mismatches = 0
+    for k, (spatial, global_) in enumerate(encodings):
+        key = f"{size}_{k}"
+        same = np.array_equal(expected[key + "_s"], spatial) and np.array_equal(expected[key + "_g"], global_)
+        mismatches += not same
+    return mismatches
+
+
+def saved_encodings(size: int, encodings: Encodings) -> dict[str, np.ndarray]:
+    """`encodings` under the keys ``compare_encodings`` reads (``SIZE_INDEX_s`` and ``SIZE_INDEX_g``)."""
+    saved = {}
+    for k, (spatial, global_) in enumerate(encodings):
+        saved[f"{size}_{k}_s"], saved[f"{size}_{k}_g"] = spatial, global_
+    return saved

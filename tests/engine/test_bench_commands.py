@@ -1,0 +1,136 @@
+"""Every `miai bench` subcommand runs on a tiny input and writes its results as JSON (no speed assertions)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from miai.engine.cli.main import main
+from tests.nets.synthetic_models import Spec, write_model
+from tests.nets.tiny_nets import build_tiny_net
+
+
+@pytest.fixture(scope="module")
+def nets(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """A tiny ONNX net and a tiny KataGo model file."""
+    folder = tmp_path_factory.mktemp("nets")
+    katago = folder / "tiny.bin.gz"
+    katago.write_bytes(gzip.compress(write_model(Spec(version=8))))
+    return {"onnx": str(build_tiny_net(folder / "tiny.onnx")), "katago": str(katago)}
+
+
+def _bench(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[list[dict[str, object]], str]:
+    """Run `miai bench ARGS --json FILE`; the results written and the printed table."""
+    monkeypatch.setenv("MIAI_CACHE_DIR", str(tmp_path / "cache"))  # conversions stay in the test's folder
+    out = tmp_path / "bench.json"
+    done = CliRunner().invoke(main, ["bench", *args, "--json", str(out)])
+    assert done.exit_code == 0, done.output
+    data = json.loads(out.read_text())
+    assert data["machine"]["cpus"] >= 1
+    results = data["results"]
+    assert results and all(r["value"] >= 0 for r in results)
+    for r in results:  # every row is in the table
+        assert r["name"] in done.output
+    return results, done.output
+
+
+def _names(results: list[dict[str, object]]) -> list[str]:
+    return [str(r["name"]) for r in results]
+
+
+def test_quick_figures_keep_their_form(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    results, _ = _bench(tmp_path, monkeypatch, "--sizes", "5", "--seconds", "0.1")
+    assert _names(results) == ["rules 5x5: push+pop", "rules 5x5: legal_moves", "playouts 5x5: random games"]
+
+
+def test_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    results, _ = _bench(tmp_path, monkeypatch, "rules", "--games", "2", "--repeat", "1", "--sizes", "5")
+    assert [n.split(": ")[1] for n in _names(results)] == [
+        "board play+undo", "state play+pop", "graph hash S+E test", "graph hash chaining mix", "legality",
+        "legal_moves()"]
+    assert all(r["details"]["games"] == 2 for r in results)  # type: ignore[index]
+
+
+def test_playouts_with_the_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    results, _ = _bench(tmp_path, monkeypatch, "playouts", "--seconds", "0.1", "--sizes", "5", "--search", "ucb1")
+    assert [r["unit"] for r in results] == ["games/s", "games/cpu-s", "moves/s", "visits/s", "visits/cpu-s"]
+    assert all(int(r["count"]) > 0 for r in results)  # type: ignore[call-overload]
+
+
+def test_features_dump_then_check_the_same_encodings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    saved = tmp_path / "f.npz"
+    results, _ = _bench(tmp_path, monkeypatch, "features", "--sizes", "5", "--positions", "4", "--repeat", "1",
+                        "--dump", str(saved))
+    assert _names(results)[::2] == ["features 5x5 cold: positions", "features 5x5 search: positions"]
+    assert len(np.load(saved).files) == 2 * 4
+    _, output = _bench(tmp_path, monkeypatch, "features", "--sizes", "5", "--positions", "4", "--repeat", "1",
+                       "--mode", "cold", "--check", str(saved))
+    assert "0 mismatching encodings" in output
+
+
+def test_features_replay_and_split(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nets: dict[str, str]) -> None:
+    results, _ = _bench(tmp_path, monkeypatch, "features", "--sizes", "5", "--mode", "replay", "--net", nets["onnx"],
+                        "--search-playouts", "20", "--repeat", "1")
+    assert results[0]["details"]["positions"] > 0  # type: ignore[index, operator]
+    results, _ = _bench(tmp_path, monkeypatch, "features", "--sizes", "5", "--split", "--net", nets["onnx"],
+                        "--split-seconds", "0.2")
+    assert [r["unit"] for r in results] == ["playouts/s", "evals/s", "ratio", "ms/eval"]
+
+
+def test_net(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nets: dict[str, str]) -> None:
+    results, _ = _bench(tmp_path, monkeypatch, "net", nets["onnx"], "--sizes", "5", "--batches", "1,2", "--threads",
+                        "1", "--seconds", "0.05")
+    assert _names(results) == ["features 5x5 batch 1 threads 1", "evaluator 5x5 batch 1 threads 1",
+                               "net only 5x5 batch 1 threads 1", "evaluator 5x5 batch 2 threads 1",
+                               "net only 5x5 batch 2 threads 1"]
+
+
+def test_convert(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nets: dict[str, str]) -> None:
+    results, _ = _bench(tmp_path, monkeypatch, "convert", nets["katago"], "--sizes", "5", "--batches", "2",
+                        "--threads", "1", "--seconds", "0.05")
+    assert [r["unit"] for r in results] == ["ms", "evals/s", "evals/cpu-s"]
+    assert results[0]["details"]["model_version"] == 8  # type: ignore[index]
+
+
+def test_decode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nets: dict[str, str]) -> None:
+    results, _ = _bench(tmp_path, monkeypatch, "decode", nets["onnx"], "--sizes", "5")
+    assert [r["unit"] for r in results] == ["us/pos", "us/pos", "ratio"]
+
+
+def test_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nets: dict[str, str]) -> None:
+    results, _ = _bench(tmp_path, monkeypatch, "session", nets["katago"], "--size", "5", "--batches", "2",
+                        "--variants", "base,fixed", "--rounds", "1", "--seconds", "0.05")
+    assert len(results) == 2 * 4 and results[1]["value"] == 1.0  # the baseline over itself
+
+
+def test_session_fixed_variant_needs_a_katago_file(tmp_path: Path, nets: dict[str, str]) -> None:
+    done = CliRunner().invoke(main, ["bench", "session", nets["onnx"], "--variants", "base,fixed"])
+    assert done.exit_code != 0
+    assert "needs a KataGo model file" in done.output.strip().splitlines()[-1]
+
+
+def test_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nets: dict[str, str]) -> None:
+    results, _ = _bench(tmp_path, monkeypatch, "search", "--sizes", "5", "--visits", "40", "--net", nets["onnx"],
+                        "--net-visits", "16", "--repeat", "1", "--raw-seconds", "0.1")
+    assert _names(results) == ["search 5x5 uniform: playouts", "search 5x5 free: playouts",
+                               "search 5x5 net: raw evals (batch 16)", "search 5x5 net: playouts",
+                               "search 5x5 net: playouts/s over raw evals/s"]
+
+
+def test_modes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nets: dict[str, str]) -> None:
+    results, _ = _bench(tmp_path, monkeypatch, "modes", "--net", nets["onnx"], "--a", "batch_size=4", "--games", "2",
+                        "--visits", "4")
+    details = results[0]["details"]
+    assert results[0]["unit"] == "Elo" and results[0]["count"] == 2
+    assert details["wins"] + details["draws"] + details["losses"] == 2  # type: ignore[index, operator]
+
+
+def test_modes_rejects_an_unknown_key(nets: dict[str, str]) -> None:
+    done = CliRunner().invoke(main, ["bench", "modes", "--net", nets["onnx"], "--a", "nosuch=1", "--games", "2"])
+    assert done.exit_code == 2
+    assert "unknown config key 'search.nosuch'" in done.output
