@@ -10,6 +10,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from miai.engine.config import SearchConfig
 from miai.go.coords import PASS
@@ -26,7 +27,7 @@ _GH_OFFSETS = tuple(float(x) * math.sqrt(2.0) for x in _GH_NODES)
 _GH_PROBS = tuple(float(w) / math.sqrt(math.pi) for w in _GH_WEIGHTS)
 
 
-def own_eye_mask(stones: np.ndarray, size: int, color: int) -> np.ndarray:
+def own_eye_mask(stones: NDArray[np.integer], size: int, color: int) -> NDArray[np.bool_]:
     """Boolean mask of the single-point true eyes of ``color``: an empty point whose four neighbours are
     ``color`` (or off-board) and whose diagonals hold at most one opponent stone (none on the edge)."""
     opp = 3 - color
@@ -39,7 +40,8 @@ def own_eye_mask(stones: np.ndarray, size: int, color: int) -> np.ndarray:
     off = (pad == 3).astype(np.int8)
     on_edge = (off[:-2, :-2] + off[:-2, 2:] + off[2:, :-2] + off[2:, 2:]) > 0
     allowed = np.where(on_edge, 0, 1)
-    return ((pad[1:-1, 1:-1] == 0) & orth & (diag_opp <= allowed)).reshape(-1)
+    eyes: NDArray[np.bool_] = ((pad[1:-1, 1:-1] == 0) & orth & (diag_opp <= allowed)).reshape(-1)
+    return eyes
 
 
 def _without_own_eyes(policy: np.ndarray, state: Any, size: int) -> np.ndarray:

@@ -26,7 +26,7 @@ not count towards ending the game; taking it also clears the superko history.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -54,9 +54,30 @@ def _pass_key(passes: int) -> int:
 _PASS_KEYS = tuple(_pass_key(n) for n in range(8))
 _WAS_OVER = ("over",)  # undo record of a move played after the game had ended
 
+_Key = TypeVar("_Key")
+# The superko history: position counts, counts by stone-count bucket, and the index of stone counts by colour.
+_Superko = tuple[dict[int, int], dict[tuple[int, int], dict[int, int]], tuple[dict[int, dict[int, int]], ...]]
+# What taking the button clears: the superko history and the positions where each player passed.
+_ButtonUndo = tuple[_Superko, dict[tuple[int, int], int]]
+# Undo record of a pass: game over, phase start, button taker, and what taking the button cleared (if it did).
+_PassUndo = tuple[bool, int, int, _ButtonUndo | None]
+
 
 class GameState:
     """A game of Go under ``rules``, mutable through ``push``/``pop``."""
+
+    # The history a setup restarts (set by ``_reset_history``).
+    _over: bool
+    _phase_start: int
+    _button_taker: int
+    _pass_positions: dict[tuple[int, int], int]
+    _salt: tuple[int, ...]
+    _sk_counts: dict[int, int]
+    _sk_buckets: dict[tuple[int, int], dict[int, int]]
+    _count_index: tuple[dict[int, dict[int, int]], ...]
+    _bans: tuple[int, ...]
+    _state_hash: int
+    _graph_hash: int
 
     def __init__(self, size: int = 19, rules: Rules = _TROMP_TAYLOR, komi: float = 7.5, rep_bound: int = 11) -> None:
         check_size(size)
@@ -317,6 +338,7 @@ class GameState:
 
     def _play(self, move: int, c: int) -> None:
         board = self.board
+        undo: _PassUndo | tuple[str] | None
         if move == PASS:
             record: Any = board.clear_ko()
             passes, undo = self._pass(c)
@@ -372,15 +394,15 @@ class GameState:
         self.moves.pop()
         return _COLORS[c], move
 
-    def _pass(self, c: int) -> tuple[int, tuple[Any, ...]]:
+    def _pass(self, c: int) -> tuple[int, _PassUndo]:
         """Bookkeeping of a pass by ``c``: the new count of consecutive passes, and what ``_unpass`` needs."""
-        undo: tuple[Any, ...] = (self._over, self._phase_start, self._button_taker, None, None)
+        undo: _PassUndo = (self._over, self._phase_start, self._button_taker, None)
         if self._rules.has_button and self._button_taker == 0:
             # Taking the button: not a game-ending pass, and a fresh start for superko and for repeated passes.
             self._button_taker = c
             superko = (self._sk_counts, self._sk_buckets, self._count_index)
             self._sk_counts, self._sk_buckets, self._count_index = {}, {}, ({}, {}, {})
-            undo = undo[:3] + (superko, self._pass_positions)
+            undo = undo[:3] + ((superko, self._pass_positions),)
             self._pass_positions = {}
             return 0, undo
         passes = self.consecutive_passes + 1
@@ -394,12 +416,12 @@ class GameState:
             self._phase_start = len(self.moves)  # this pass is the first move of the next "phase"
         return passes, undo
 
-    def _unpass(self, c: int, undo: tuple[Any, ...]) -> None:
+    def _unpass(self, c: int, undo: _PassUndo) -> None:
         """Undo ``_pass`` (the position's superko entry is already forgotten)."""
-        self._over, self._phase_start, self._button_taker, superko, positions = undo
-        if superko is not None:
+        self._over, self._phase_start, self._button_taker, button = undo
+        if button is not None:
+            superko, self._pass_positions = button
             self._sk_counts, self._sk_buckets, self._count_index = superko
-            self._pass_positions = positions
         elif self._repeat_pass_ends:
             _decrement(self._pass_positions, (c, self.board.hash))
 
@@ -504,11 +526,11 @@ class GameState:
     def _may_capture_into_history(self, c: int, own: int, other: int) -> tuple[bool, bool]:
         """Could a capture, or a suicide, by ``c`` reach stone counts seen before?"""
         after_capture = self._count_index[c].get(own + 1)
-        captures = bool(after_capture) and any(n < other for n in after_capture)  # type: ignore[union-attr]
+        captures = any(n < other for n in after_capture) if after_capture else False
         suicides = False
         if self._suicide:
             after_suicide = self._count_index[3 - c].get(other)
-            suicides = bool(after_suicide) and any(n < own for n in after_suicide)  # type: ignore[union-attr]
+            suicides = any(n < own for n in after_suicide) if after_suicide else False
         return captures, suicides
 
     def _reset_history(self) -> None:
@@ -519,16 +541,16 @@ class GameState:
         self._over = False
         self._phase_start = 0
         self._button_taker = 0
-        self._pass_positions: dict[tuple[int, int], int] = {}
+        self._pass_positions = {}
         self._captures = [0, 0, 0]
         self._salt = tuple(
             self._rules_key ^ zobrist.TO_PLAY[c] ^ zobrist.komi_key(self._komi if c == 2 else -self._komi) if c else 0
             for c in range(3)
         )
-        self._sk_counts: dict[int, int] = {}
-        self._sk_buckets: dict[tuple[int, int], dict[int, int]] = {}
-        self._count_index: tuple[dict[int, dict[int, int]], ...] = ({}, {}, {})
-        self._bans: tuple[int, ...] = ()
+        self._sk_counts = {}
+        self._sk_buckets = {}
+        self._count_index = ({}, {}, {})
+        self._bans = ()
         if self._superko:
             self._remember_position()
         self._state_hash = self._compute_state_hash()
@@ -661,7 +683,7 @@ class GameState:
         return benson.area_map_for_rules(self.stones(), self.size, self.rules)
 
 
-def _decrement(counts: dict[int, int], key: int) -> None:
+def _decrement(counts: dict[_Key, int], key: _Key) -> None:
     left = counts[key] - 1
     if left:
         counts[key] = left

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Literal
+from typing import Literal, TypedDict
 
 from miai.go.coords import Color, parse_color, parse_gtp, to_gtp
 
@@ -26,7 +26,21 @@ from .player import AnalysisSnapshot, AnalyzeRequest, MoveInfo, MoveRestriction
 
 Flavour = Literal["lz", "kata"]
 
-_FLAG_KEYS = {
+_FlagField = Literal["root_info", "ownership", "ownership_stdev", "moves_ownership", "pv_visits", "pv_edge_visits"]
+
+
+class _Flags(TypedDict, total=False):
+    """AnalyzeRequest's boolean flags, as keyword arguments of ``replace``."""
+
+    root_info: bool
+    ownership: bool
+    ownership_stdev: bool
+    moves_ownership: bool
+    pv_visits: bool
+    pv_edge_visits: bool
+
+
+_FLAG_KEYS: dict[str, _FlagField] = {
     "rootinfo": "root_info",
     "ownership": "ownership",
     "ownershipstdev": "ownership_stdev",
@@ -90,8 +104,8 @@ def _apply_key(request: AnalyzeRequest, rest: list[str], size: int, flavour: Fla
     if lowered == "interval":
         return replace(request, interval_cs=_count(_take(rest, key), "interval"))
     if lowered in ("minmoves", "maxmoves"):
-        field_name = "min_moves" if lowered == "minmoves" else "max_moves"
-        return replace(request, **{field_name: _count(_take(rest, key), lowered)})
+        count = _count(_take(rest, key), lowered)
+        return replace(request, min_moves=count) if lowered == "minmoves" else replace(request, max_moves=count)
     if lowered in _UNSUPPORTED_FLAG_KEYS:
         raise GtpSyntaxError(f"'{key}' is not supported: miai's search does not track no-result outcomes")
     if lowered in _FLAG_KEYS:
@@ -100,7 +114,9 @@ def _apply_key(request: AnalyzeRequest, rest: list[str], size: int, flavour: Fla
         value = _take(rest, key).lower()
         if value not in ("true", "false"):
             raise GtpSyntaxError(f"invalid value '{value}' for '{key}' (expected true or false)")
-        return replace(request, **{_FLAG_KEYS[lowered]: value == "true"})
+        flags: _Flags = {}
+        flags[_FLAG_KEYS[lowered]] = value == "true"
+        return replace(request, **flags)
     if lowered in ("avoid", "allow"):
         return _apply_restriction(request, lowered, rest, size)
     raise GtpSyntaxError(f"unknown analysis key '{key}'")

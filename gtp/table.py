@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from .args import Arg, usage
 
 Handler = Callable[..., Any]
+_H = TypeVar("_H", bound=Handler)
 
 
 @dataclass(frozen=True)
@@ -46,10 +47,12 @@ class CommandTable:
 
     def command(
         self, name: str, *schema: Arg, mutates: bool = False, streaming: bool = False, listed: bool = True
-    ) -> Callable[[Handler], Handler]:
-        """Decorator registering ``handler(session, *values)`` under ``name`` with the argument ``schema``."""
+    ) -> Callable[[_H], _H]:
+        """Decorator registering ``handler(session, *values)`` under ``name`` with the argument ``schema``.
 
-        def register(handler: Handler) -> Handler:
+        The handler comes back unchanged, its signature too (handlers call one another)."""
+
+        def register(handler: _H) -> _H:
             self.add(CommandSpec(name, handler, tuple(schema), mutates, streaming, listed))
             return handler
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 
 
 @dataclass(frozen=True)
@@ -75,27 +76,27 @@ class DecodedBatch:
     ownership: np.ndarray | None  # float32 [N, A], +1 = side to move
 
 
-def softplus(x: np.ndarray) -> np.ndarray:
+def softplus(x: NDArray[np.float64]) -> NDArray[np.float64]:
     """log(1 + exp(x)), computed without overflow."""
     return np.logaddexp(0.0, x)
 
 
-def combine_policy(logits: np.ndarray, optimism: float) -> np.ndarray:
+def combine_policy(logits: NDArray[np.floating], optimism: float) -> NDArray[np.float64]:
     """Pick or blend the policy channels of ``logits`` [N, P, A+1] into [N, A+1].
 
     Channel 0 is the normal policy, channel 1 (when present) the optimistic one. A net without an
     optimistic channel ignores ``optimism``, as KataGo does.
     """
-    logits = np.asarray(logits, dtype=np.float64)
-    if logits.ndim == 2:
-        return logits
-    normal = logits[:, 0, :]
-    if optimism == 0.0 or logits.shape[1] < 2:
+    logits64 = np.asarray(logits, dtype=np.float64)
+    if logits64.ndim == 2:
+        return logits64
+    normal = logits64[:, 0, :]
+    if optimism == 0.0 or logits64.shape[1] < 2:
         return normal
-    return normal + (logits[:, 1, :] - normal) * optimism
+    return normal + (logits64[:, 1, :] - normal) * optimism
 
 
-def masked_softmax(logits: np.ndarray, legal: np.ndarray) -> np.ndarray:
+def masked_softmax(logits: NDArray[np.float64], legal: NDArray[np.bool_]) -> NDArray[np.float64]:
     """Softmax over the legal entries of each row; illegal entries get exactly 0.
 
     A row with no legal entry (never in Go, where pass is always legal) raises ``ValueError``.
@@ -105,17 +106,19 @@ def masked_softmax(logits: np.ndarray, legal: np.ndarray) -> np.ndarray:
     masked = np.where(legal, logits, -np.inf)
     masked = masked - masked.max(axis=-1, keepdims=True)
     exp = np.exp(masked)
-    return exp / exp.sum(axis=-1, keepdims=True)
+    probabilities: NDArray[np.float64] = exp / exp.sum(axis=-1, keepdims=True)
+    return probabilities
 
 
-def decode_value(value_logits: np.ndarray, allow_no_result: np.ndarray) -> np.ndarray:
+def decode_value(value_logits: NDArray[np.floating], allow_no_result: NDArray[np.bool_]) -> NDArray[np.float64]:
     """Softmax of [N, 3] (win, loss, no result) logits; rows where ``allow_no_result`` is False
     get a no-result probability of exactly 0. Returns float64 [N, 3]."""
     logits = np.asarray(value_logits, dtype=np.float64)[:, :3].copy()
     logits[~np.asarray(allow_no_result, dtype=bool), 2] = -np.inf
     logits -= logits.max(axis=-1, keepdims=True)
     exp = np.exp(logits)
-    return exp / exp.sum(axis=-1, keepdims=True)
+    probabilities: NDArray[np.float64] = exp / exp.sum(axis=-1, keepdims=True)
+    return probabilities
 
 
 def decode_batch(

@@ -17,6 +17,7 @@ being read and the byte offset in the (decompressed) stream.
 
 from __future__ import annotations
 
+import builtins
 import gzip
 import zlib
 from pathlib import Path
@@ -121,7 +122,10 @@ def _shown(token: str | bytes) -> str:
 
 
 class _Reader:
-    """Reads tokens and float arrays from the decompressed bytes, tracking the byte offset."""
+    """Reads tokens and float arrays from the decompressed bytes, tracking the byte offset.
+
+    Its ``int`` and ``float`` methods shadow the builtins in the class body: later annotations say ``builtins.int``.
+    """
 
     def __init__(self, data: bytes, binary_floats: bool, progress: ProgressCallback | None) -> None:
         self.data = data
@@ -180,14 +184,14 @@ class _Reader:
         if tok != literal:
             raise self.fail(f"expected {literal!r}, found {_shown(tok)}", start)
 
-    def floats(self, count: int, what: str) -> np.ndarray:
+    def floats(self, count: builtins.int, what: str) -> np.ndarray:
         values = self._binary_floats(count, what) if self.binary else self._text_floats(count, what)
         if not np.all(np.isfinite(values)):
             raise self.fail(f"{what}: NaN or infinite weight")
         self._report()
         return values
 
-    def _binary_floats(self, count: int, what: str) -> np.ndarray:
+    def _binary_floats(self, count: builtins.int, what: str) -> np.ndarray:
         data, pos = self.data, self.pos
         limit = min(len(data), pos + _MAX_WHITESPACE_BEFORE_BIN)
         while pos < limit and data[pos] in _WHITESPACE:
@@ -213,7 +217,7 @@ class _Reader:
         self.pos = end
         return np.frombuffer(data, dtype="<f4", count=count, offset=start).astype(np.float32)
 
-    def _text_floats(self, count: int, what: str) -> np.ndarray:
+    def _text_floats(self, count: builtins.int, what: str) -> np.ndarray:
         # Split a window of the stream in C rather than scanning tokens one by one in Python;
         # grow the window until it holds all ``count`` tokens (or the stream ends).
         data, start = self.data, self.pos

@@ -20,6 +20,7 @@ token layout; the builder switches layouts only where needed.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import onnx
@@ -91,7 +92,7 @@ class _Graph:
         self._counts: dict[str, int] = {}
         # Graph input/output names must never be taken by an intermediate tensor.
         self._used: set[str] = {INPUT_SPATIAL, INPUT_GLOBAL, *OUTPUT_NAMES}
-        self._consts: dict[tuple, str] = {}
+        self._consts: dict[tuple[object, ...], str] = {}  # (kind, values[, ndim]) -> name
 
     def fresh(self, base: str) -> str:
         """``base``, or ``base_1``, ``base_2``, ... whichever is still unused."""
@@ -124,7 +125,8 @@ class _Graph:
             self._consts[key] = self.weight("const_i", np.asarray(values, dtype=np.int64))
         return self._consts[key]
 
-    def op(self, op_type: str, inputs: list[str], base: str, **attrs: object) -> str:
+    # Node attributes are of many types (int, float, ints, floats, tensors); helper.make_node takes them as Any.
+    def op(self, op_type: str, inputs: list[str], base: str, **attrs: Any) -> str:
         out = self.fresh(base)
         self.nodes.append(helper.make_node(op_type, inputs, [out], name=out, **attrs))
         return out
@@ -137,7 +139,7 @@ class _Graph:
     def slice(self, x: str, start: int, end: int, axis: int, base: str) -> str:
         return self.op("Slice", [x, self.const_i([start]), self.const_i([end]), self.const_i([axis])], base)
 
-    def op_multi(self, op_type: str, inputs: list[str], bases: list[str], **attrs: object) -> list[str]:
+    def op_multi(self, op_type: str, inputs: list[str], bases: list[str], **attrs: Any) -> list[str]:
         outs = [self.fresh(b) for b in bases]
         self.nodes.append(helper.make_node(op_type, inputs, outs, name=outs[0], **attrs))
         return outs
@@ -427,10 +429,10 @@ class _Builder:
         h = g.op("Squeeze", [g.slice(self.hw, 0, 1, 0, "rope_h1")], "rope_h")
         w = g.op("Squeeze", [g.slice(self.hw, 1, 2, 0, "rope_w1")], "rope_w")
         zero, one = g.weight("rope_zero", np.array(0, np.int64)), g.weight("rope_one", np.array(1, np.int64))
-        rows = g.op("Cast", [g.op("Range", [zero, h, one], "rope_rows_i")], "rope_rows", to=TensorProto.FLOAT)
-        cols = g.op("Cast", [g.op("Range", [zero, w, one], "rope_cols_i")], "rope_cols", to=TensorProto.FLOAT)
-        rows3 = g.op("Unsqueeze", [rows, g.const_i([1, 2])], "rope_r3")  # H 1 1
-        cols3 = g.op("Unsqueeze", [cols, g.const_i([0, 2])], "rope_c3")  # 1 W 1
+        row_ids = g.op("Cast", [g.op("Range", [zero, h, one], "rope_rows_i")], "rope_rows", to=TensorProto.FLOAT)
+        col_ids = g.op("Cast", [g.op("Range", [zero, w, one], "rope_cols_i")], "rope_cols", to=TensorProto.FLOAT)
+        rows3 = g.op("Unsqueeze", [row_ids, g.const_i([1, 2])], "rope_r3")  # H 1 1
+        cols3 = g.op("Unsqueeze", [col_ids, g.const_i([0, 2])], "rope_c3")  # 1 W 1
         row_ang = g.op("Mul", [rows3, g.weight(base + ".fy", fy.astype(np.float32))], base + ".ang_r")
         col_ang = g.op("Mul", [cols3, g.weight(base + ".fx", fx.astype(np.float32))], base + ".ang_c")
         grid = g.op("Add", [row_ang, col_ang], base + ".ang")  # H W channels

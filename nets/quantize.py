@@ -60,7 +60,7 @@ def quantize_int8(source: str | Path, target: str | Path, *, seed: int = 0) -> N
         raise ValueError(f"{source}: no named 3x3 trunk convolutions to quantise; use net.precision = \"fp32\"")
     feeds = calibration_feeds(source, seed=seed)
 
-    class Reader(CalibrationDataReader):  # type: ignore[misc]
+    class Reader(CalibrationDataReader):  # type: ignore[misc]  # onnxruntime is untyped: its base class is Any
         def __init__(self) -> None:
             self.items = iter(feeds)
 

@@ -303,7 +303,7 @@ def _settings(data: dict[str, Any], base: AnalysisSettings, query_id: str,
             raise QueryError("overrideSettings", f"cannot set settings: {exc}") from None
         settings = applied.settings
         warnings += [("overrideSettings", text) for text in warning_texts(applied)]
-    top = {}
+    top: dict[str, float] = {}  # KataGo-named settings: integers and numbers
     if "maxVisits" in data:
         top["maxVisits"] = _integer(data, "maxVisits", 1, 1 << 50, "must be an integer from 1 to 2^50")
     if "analysisPVLen" in data:

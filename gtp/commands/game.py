@@ -5,7 +5,7 @@ from __future__ import annotations
 import errno
 import operator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, SupportsIndex
 
 from miai.go.coords import PASS, Color, to_gtp
 from miai.go.errors import GoError
@@ -52,7 +52,7 @@ def generate(
 def _as_move(result: object, size: int) -> int:
     """A player's move as a plain int (numpy integers accepted), or GtpError if it is not a move index."""
     try:
-        move = operator.index(result)  # type: ignore[call-overload]
+        move = operator.index(result) if isinstance(result, SupportsIndex) else None
     except TypeError:
         move = None
     if isinstance(result, bool) or move is None or not PASS <= move < size * size:

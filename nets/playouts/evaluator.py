@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from miai.go.coords import PASS, Color
 from miai.go.rules import Scoring, Tax
@@ -40,7 +41,7 @@ def move_priors(
     escape_weight: float = 2.0,
     eye_weight: float = 0.05,
     pass_weight: float = 1.0,
-) -> np.ndarray:
+) -> NDArray[np.float32]:
     """Simple policy priors: each legal move weighs 1, more if it captures or saves a chain in atari.
 
     A capture adds ``capture_weight`` per stone it takes (capped at 4 stones), an atari escape (a move on the last
@@ -58,16 +59,18 @@ def move_priors(
         weight += escape_weight * min(4, _stones_saved_by(board, p, color))
         weights[move] = weight
     weights[area] = pass_weight
-    return (weights / weights.sum()).astype(np.float32)
+    normalised: NDArray[np.float64] = weights / weights.sum()
+    return normalised.astype(np.float32)
 
 
-def uniform_policy(size: int, legal: Sequence[int]) -> np.ndarray:
+def uniform_policy(size: int, legal: Sequence[int]) -> NDArray[np.float32]:
     """Uniform float32 policy over ``legal`` flat moves and pass."""
     area = size * size
     policy = np.zeros(area + 1, dtype=np.float32)
     policy[list(legal)] = 1.0
     policy[area] = 1.0
-    return policy / policy.sum()
+    normalised: NDArray[np.float32] = policy / policy.sum()
+    return normalised
 
 
 def _stones_captured_by(board: PlayoutBoard, p: int, color: int) -> int:
@@ -78,7 +81,9 @@ def _stones_captured_by(board: PlayoutBoard, p: int, color: int) -> int:
             root = board.head[n]
             if root not in seen and board.libs[root] == {p}:
                 seen.add(root)
-                total += len(board.members[root])  # type: ignore[arg-type]
+                stones = board.members[root]
+                assert stones is not None  # a chain head's stones
+                total += len(stones)
     return total
 
 
@@ -93,7 +98,12 @@ def _stones_saved_by(board: PlayoutBoard, p: int, color: int) -> int:
     trial.place(p, color)
     if trial.liberties(p) < 2:
         return 0
-    return sum(len(board.members[r]) for r in in_atari)  # type: ignore[arg-type]
+    saved = 0
+    for r in in_atari:
+        stones = board.members[r]
+        assert stones is not None  # a chain head's stones
+        saved += len(stones)
+    return saved
 
 
 # -- the evaluator -----------------------------------------------------------------------------------------------

@@ -71,17 +71,17 @@ def write_manifest(
         "bytes": Path(onnx_path).stat().st_size,
         "format": "ONNX, KataGo model version 8 layout (converter interface, dynamic board size)",
         "architecture": {
-            **data["model_config"],  # type: ignore[dict-item]
+            **data["model_config"],
             "parameters": sum(p.numel() for p in net.parameters()),
             "activation": "relu",
             "norm": "batch norm (running statistics)",
         },
         "teacher": TEACHER,
-        "data": {"positions_per_size": {str(k): v for k, v in data["data"].items()}},  # type: ignore[union-attr]
+        "data": {"positions_per_size": {str(k): v for k, v in data["data"].items()}},
         "training": {
-            **data["train_config"],  # type: ignore[dict-item]
+            **data["train_config"],
             "steps_done": data["step"],
-            "wall_seconds": round(float(data["elapsed"]), 1),  # type: ignore[arg-type]
+            "wall_seconds": round(float(data["elapsed"]), 1),
             "final_losses": {k: round(v, 4) for k, v in last.items() if k in _LOSS_KEYS},
         },
         "exported": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -103,7 +103,7 @@ def verify_manifest(onnx_path: Path) -> dict[str, Any]:
     target = manifest_path(onnx_path)
     if not target.is_file():
         raise TrainError(f"{onnx_path} has no manifest {target.name}")
-    manifest = json.loads(target.read_text(encoding="utf-8"))
+    manifest: dict[str, Any] = json.loads(target.read_text(encoding="utf-8"))
     if manifest.get("file") != Path(onnx_path).name:
         raise TrainError(f"{target.name} describes {manifest.get('file')!r}, not {Path(onnx_path).name!r}")
     actual = _sha256(Path(onnx_path))

@@ -15,6 +15,7 @@ Because the structure is KataGo's, ``miai.nets.train.export`` turns the weights 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import torch
 from torch import nn
@@ -40,18 +41,18 @@ class ModelConfig:
     value_hidden: int = 48
     initial_kernel: int = 3
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, Any]:
         """JSON-ready fields."""
         data = asdict(self)
         data["gpool_blocks"] = list(self.gpool_blocks)
         return data
 
     @classmethod
-    def from_json(cls, data: dict[str, object]) -> ModelConfig:
+    def from_json(cls, data: dict[str, Any]) -> ModelConfig:
         """Inverse of ``to_json``."""
         fields = dict(data)
-        fields["gpool_blocks"] = tuple(fields.get("gpool_blocks", ()))  # type: ignore[arg-type]
-        return cls(**fields)  # type: ignore[arg-type]
+        fields["gpool_blocks"] = tuple(fields.get("gpool_blocks", ()))
+        return cls(**fields)
 
 
 class _Board:

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any, TypedDict
 
 import numpy as np
 import torch
@@ -66,7 +67,7 @@ class TrainConfig:
     log_every: int = 100
     losses: LossWeights = field(default_factory=LossWeights)
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, Any]:
         """JSON-ready fields."""
         data = asdict(self)
         data["size_weights"] = {str(s): w for s, w in self.size_weights}
@@ -141,18 +142,32 @@ def holdout_metrics(net: StudentNet, shards: ShardSet, count: int = 512) -> dict
     return results
 
 
-def load_checkpoint(path: Path) -> tuple[StudentNet, dict[str, object]]:
+class Checkpoint(TypedDict):
+    """What a checkpoint file holds (``torch.save`` of this dict)."""
+
+    model: dict[str, torch.Tensor]  # the student's state dict
+    optimizer: dict[str, Any]  # AdamW's state dict
+    step: int
+    elapsed: float  # seconds of training so far
+    numpy_rng: Mapping[str, Any]  # the batch sampler's bit generator state
+    torch_rng: torch.Tensor
+    model_config: dict[str, Any]  # ModelConfig.to_json()
+    train_config: dict[str, Any]  # TrainConfig.to_json()
+    data: dict[int, int]  # positions per board size
+
+
+def load_checkpoint(path: Path) -> tuple[StudentNet, Checkpoint]:
     """The student stored in a checkpoint (in eval mode) and the checkpoint's other fields."""
     if not Path(path).is_file():
         raise TrainError(f"no checkpoint at {path}")
-    data = torch.load(path, map_location="cpu", weights_only=False)
+    data: Checkpoint = torch.load(path, map_location="cpu", weights_only=False)
     net = StudentNet(ModelConfig.from_json(data["model_config"]))
     net.load_state_dict(data["model"])
     net.eval()
     return net, data
 
 
-def _save(path: Path, payload: dict[str, object]) -> None:
+def _save(path: Path, payload: Checkpoint) -> None:
     tmp = path.with_name(path.name + ".tmp")
     torch.save(payload, tmp)
     tmp.replace(path)  # atomic: a crash never leaves a half-written checkpoint
@@ -184,7 +199,7 @@ def train(
     optimizer = torch.optim.AdamW(net.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     step, elapsed = 0, 0.0
     if ckpt_path.is_file():
-        data = torch.load(ckpt_path, map_location="cpu", weights_only=False)
+        data: Checkpoint = torch.load(ckpt_path, map_location="cpu", weights_only=False)
         net = StudentNet(ModelConfig.from_json(data["model_config"]))
         net.load_state_dict(data["model"])
         optimizer = torch.optim.AdamW(net.parameters(), lr=config.lr, weight_decay=config.weight_decay)
