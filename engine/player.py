@@ -34,8 +34,8 @@ from miai.engine.config import Config, ConfigError, SearchConfig, get_option, ka
 from miai.engine.search import Search
 from miai.engine.snapshot import MoveInfo as SearchMoveInfo
 from miai.engine.snapshot import Snapshot, average_ownership, ownership_moments, pv_visits
-from miai.engine.timecontrol import Clock, TimeSettings
-from miai.engine.timecontrol import TimeSystem as ClockSystem
+from miai.engine.timecontrol import budget
+from miai.go.clock import Clock, TimeControl
 from miai.go.coords import PASS, Color, to_gtp
 from miai.go.state import GameState
 from miai.gtp.player import (
@@ -48,23 +48,12 @@ from miai.gtp.player import (
     MoveInfo,
     Player,
     RootInfo,
-    TimeControl,
-    TimeSystem,
 )
 
 log = logging.getLogger(__name__)
 
 # KataGo's kata-set-param names (``maxVisits``, ...), declared on each option in miai.engine.config.
 _KATAGO_PARAMS = katago_names()
-
-_CLOCK_SYSTEMS = {
-    TimeSystem.NONE: ClockSystem.NONE,
-    TimeSystem.ABSOLUTE: ClockSystem.ABSOLUTE,
-    TimeSystem.CANADIAN: ClockSystem.CANADIAN,
-    TimeSystem.BYOYOMI: ClockSystem.BYO_YOMI,
-    TimeSystem.FISCHER: ClockSystem.FISCHER,
-    TimeSystem.FISCHER_CAPPED: ClockSystem.FISCHER,
-}
 
 # Ownership (from the stone owner's view) below this marks a stone dead.
 _DEAD_OWNERSHIP = -0.3
@@ -85,7 +74,7 @@ class EnginePlayer(Player):
         self.evaluator = evaluator
         self.config = config or Config()
         self.search = Search(evaluator, self.config.search)
-        self._clock_settings = TimeSettings()
+        self._time_control = TimeControl()
         self._clocks: dict[Color, Clock] = {}
         self._low_winrate_streak = 0
         self._ponder_thread: threading.Thread | None = None
@@ -113,7 +102,7 @@ class EnginePlayer(Player):
         calls_before = self.search.stats().get("eval_batches", 0)
         snapshot = self._search(root, self._interrupt, analysis, emit, seconds)
         self._note_batch_time(root.size, snapshot, self.search.stats().get("eval_batches", 0) - calls_before)
-        self._clock(color).record(time.monotonic() - start)
+        self._clock(color).charge(time.monotonic() - start)
         if self._should_resign(snapshot):
             return RESIGN
         move = self.search.best_move(snapshot)  # with one visit: the policy's top move
@@ -327,17 +316,15 @@ class EnginePlayer(Player):
     # ------------------------------------------------------------------------------------------ clocks
     def _clock(self, color: Color) -> Clock:
         if color not in self._clocks:
-            self._clocks[color] = Clock(self._clock_settings)
+            self._clocks[color] = Clock(self._time_control)
         return self._clocks[color]
 
     def _time_budget(self, state: GameState, color: Color) -> float:
-        return self._clock(color).budget(state.size, len(state.moves), self.config.search.lag_buffer)
+        return budget(self._clock(color), state.size, len(state.moves), self.config.search.lag_buffer)
 
     def set_time_control(self, control: TimeControl) -> None:
         """Store the clock (both colours) and restart both clocks at full time."""
-        self._clock_settings = TimeSettings(
-            system=_CLOCK_SYSTEMS[control.system], main_time=control.main_time, period_time=control.period_time,
-            periods=control.periods, stones=control.period_stones, increment=control.increment)
+        self._time_control = control
         self._clocks = {}
 
     def time_left(self, reading: ClockReading) -> None:
