@@ -72,7 +72,9 @@ class AnalyzeRequest:
 class MoveInfo:
     """One candidate move of an analysis snapshot, from the analysed colour's view (see module docstring).
 
-    Optional fields left ``None`` are omitted from the output.
+    The one definition of a move's analysis record: the engine's search fills it (``miai.engine.snapshot``) and the
+    GTP layer prints it. Optional fields left ``None`` are omitted from the output; a move's ``order`` is its place
+    in the snapshot.
     """
 
     move: int
@@ -88,6 +90,7 @@ class MoveInfo:
     utility_lcb: float | None = None
     edge_visits: int | None = None
     weight: float | None = None
+    play_value: float | None = None  # the player's own move-choice value (KataGo's play selection value); not printed
     pv_visits: tuple[int, ...] | None = None
     pv_edge_visits: tuple[int, ...] | None = None
     ownership: Sequence[float] | None = None
@@ -95,7 +98,8 @@ class MoveInfo:
 
 @dataclass(frozen=True)
 class RootInfo:
-    """Whole-position figures (kata-analyze ``rootInfo``), from the analysed colour's view."""
+    """Whole-position figures (kata-analyze ``rootInfo``), from the analysed colour's view; the search's root
+    record too (``miai.engine.snapshot``)."""
 
     visits: int
     winrate: float

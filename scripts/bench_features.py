@@ -154,7 +154,7 @@ def search_split(size: int, net: Path, seconds: float) -> None:
     finally:
         inner.session.run, features.encode = run_net, encode
     evals = search.stats()["net_evals"]
-    playouts = snapshot.root.playouts / snapshot.root.elapsed
+    playouts = snapshot.playouts / snapshot.elapsed
     net_rate = evals / spent["net"]
     print(
         f"{size}x{size}: search {playouts:.0f} playouts/s, net alone {net_rate:.0f} evals/s, "

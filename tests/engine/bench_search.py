@@ -46,7 +46,7 @@ def search_rate(evaluator: object, size: int, visits: int, batch: int, overlap: 
     search.set_root(GameState(size))
     start = time.perf_counter()
     snapshot = search.run()
-    return snapshot.root.playouts / (time.perf_counter() - start)
+    return snapshot.playouts / (time.perf_counter() - start)
 
 
 def raw_rate(evaluator: object, size: int, batch: int, seconds: float = 5.0) -> float:
