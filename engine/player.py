@@ -32,10 +32,9 @@ import numpy as np
 
 from miai.engine.config import Config, ConfigError, SearchConfig, get_option, katago_names, set_option
 from miai.engine.search import Search
-from miai.engine.snapshot import MoveInfo as SearchMoveInfo
 from miai.engine.snapshot import Snapshot, average_ownership, ownership_moments, pv_visits
-from miai.engine.timecontrol import Clock, TimeSettings
-from miai.engine.timecontrol import TimeSystem as ClockSystem
+from miai.engine.timecontrol import budget
+from miai.go.clock import Clock, TimeControl
 from miai.go.coords import PASS, Color, to_gtp
 from miai.go.geometry import neighbor_table
 from miai.go.state import GameState
@@ -48,24 +47,12 @@ from miai.gtp.player import (
     GenmoveResult,
     MoveInfo,
     Player,
-    RootInfo,
-    TimeControl,
-    TimeSystem,
 )
 
 log = logging.getLogger(__name__)
 
 # KataGo's kata-set-param names (``maxVisits``, ...), declared on each option in miai.engine.config.
 _KATAGO_PARAMS = katago_names()
-
-_CLOCK_SYSTEMS = {
-    TimeSystem.NONE: ClockSystem.NONE,
-    TimeSystem.ABSOLUTE: ClockSystem.ABSOLUTE,
-    TimeSystem.CANADIAN: ClockSystem.CANADIAN,
-    TimeSystem.BYOYOMI: ClockSystem.BYO_YOMI,
-    TimeSystem.FISCHER: ClockSystem.FISCHER,
-    TimeSystem.FISCHER_CAPPED: ClockSystem.FISCHER,
-}
 
 # Ownership (from the stone owner's view) below this marks a stone dead.
 _DEAD_OWNERSHIP = -0.3
@@ -86,7 +73,7 @@ class EnginePlayer(Player):
         self.evaluator = evaluator
         self.config = config or Config()
         self.search = Search(evaluator, self.config.search)
-        self._clock_settings = TimeSettings()
+        self._time_control = TimeControl()
         self._clocks: dict[Color, Clock] = {}
         self._low_winrate_streak = 0
         self._ponder_thread: threading.Thread | None = None
@@ -114,7 +101,7 @@ class EnginePlayer(Player):
         calls_before = self.search.stats().get("eval_batches", 0)
         snapshot = self._search(root, self._interrupt, analysis, emit, seconds)
         self._note_batch_time(root.size, snapshot, self.search.stats().get("eval_batches", 0) - calls_before)
-        self._clock(color).record(time.monotonic() - start)
+        self._clock(color).charge(time.monotonic() - start)
         if self._should_resign(snapshot):
             return RESIGN
         move = self.search.best_move(snapshot)  # with one visit: the policy's top move
@@ -134,7 +121,7 @@ class EnginePlayer(Player):
         self.stop_pondering()
         root = _root_for(state, color)
         final = self._search(root, stop, request, emit, None)
-        emit(self._convert(final, root, request))
+        emit(self._analysis_snapshot(final, root, request))
 
     def final_status(self, state: GameState) -> list[int]:
         """Stones whose owner the search's ownership says has lost them (empty without ownership)."""
@@ -174,7 +161,7 @@ class EnginePlayer(Player):
             interval = max(request.interval_seconds, 0.05)
 
             def on_progress(snapshot: Snapshot) -> None:
-                emit(self._convert(snapshot, root, request))
+                emit(self._analysis_snapshot(snapshot, root, request))
 
         allow = _allowed_moves(request, root.to_play, root.size) if request is not None else None
         if seconds is None:  # analysis: only stop (or the node cap) ends it
@@ -210,7 +197,7 @@ class EnginePlayer(Player):
         """Update the estimate of how long the last batch of a search takes, from a finished search that made
         ``calls`` evaluator calls: the mean call, or the search's time per playout times the size of its last
         batch (batches grow with the root's visits, so the last one is the biggest), whichever is longer."""
-        playouts, elapsed = snapshot.root.playouts, snapshot.root.elapsed
+        playouts, elapsed = snapshot.playouts, snapshot.elapsed
         if calls < 2 or playouts < 2:  # too short to tell (and dominated by tree reuse and the root's evaluation)
             return
         cfg = self.config.search
@@ -254,28 +241,26 @@ class EnginePlayer(Player):
         """A running genmove stops (answering its best move so far) when ``event`` is set (``quit`` arrived)."""
         self._interrupt = event
 
-    def _convert(self, snapshot: Snapshot, root: GameState, request: AnalyzeRequest) -> AnalysisSnapshot:
-        """Engine snapshot -> GTP snapshot; the search reports from the root player's view already."""
+    def _analysis_snapshot(self, snapshot: Snapshot, root: GameState, request: AnalyzeRequest) -> AnalysisSnapshot:
+        """The search's snapshot as the GTP layer prints it: the same records (already from the root player's
+        view), cut to the moves ``request`` allows and to ``maxmoves``, with the extras it asked for."""
         allowed = _allowed_moves(request, root.to_play, root.size)
         moves = [m for m in snapshot.moves if allowed is None or m.move in allowed]
         if request.max_moves > 0:
             moves = moves[: request.max_moves]
-        infos = tuple(self._move_info(m, request) for m in moves)
-        info = snapshot.root
-        root_info = RootInfo(visits=info.visits, winrate=info.winrate, score_lead=info.score_lead,
-                             score_mean=info.score_mean, score_stdev=info.score_stdev, utility=info.utility)
         ownership = stdev = None
-        if request.ownership and info.ownership is not None:
-            ownership = [float(x) for x in info.ownership]
+        if request.ownership and snapshot.ownership is not None:
+            ownership = [float(x) for x in snapshot.ownership]
         node = self.search.root
         if request.ownership_stdev and node is not None and node.visits > 0:
             moments = ownership_moments(node)
             stdev = None if moments is None else [float(x) for x in moments[1]]
-        return AnalysisSnapshot(moves=infos, root=root_info, ownership=ownership, ownership_stdev=stdev)
+        return AnalysisSnapshot(moves=tuple(self._with_extras(m, request) for m in moves), root=snapshot.root,
+                                ownership=ownership, ownership_stdev=stdev)
 
-    def _move_info(self, m: SearchMoveInfo, request: AnalyzeRequest) -> MoveInfo:
-        """One root move for the GTP layer, with the per-move extras the request asked for, read off the graph
-        (the search is paused: this runs in its progress callback or after it)."""
+    def _with_extras(self, m: MoveInfo, request: AnalyzeRequest) -> MoveInfo:
+        """One root move with the per-move extras the request asked for, read off the graph (the search is
+        paused: this runs in its progress callback or after it); ``weight`` is reported as the edge visits."""
         visits = edge_visits = ownership = None
         root = self.search.root
         wanted = request.pv_visits or request.pv_edge_visits or request.moves_ownership
@@ -285,11 +270,10 @@ class EnginePlayer(Player):
         if edge is not None and request.moves_ownership and edge.child is not None \
                 and edge.child.ownership is not None:
             ownership = [float(x) for x in average_ownership(edge.child) * root.sign]
-        return MoveInfo(move=m.move, visits=m.visits, winrate=m.winrate, prior=m.prior, lcb=m.lcb, pv=m.pv,
-                        score_lead=m.score_lead, score_mean=m.score_mean, score_stdev=m.score_stdev,
-                        utility=m.utility, utility_lcb=m.utility_lcb, edge_visits=m.edge_visits,
-                        weight=float(m.edge_visits), pv_visits=visits if request.pv_visits else None,
-                        pv_edge_visits=edge_visits if request.pv_edge_visits else None, ownership=ownership)
+        return dataclasses.replace(
+            m, weight=None if m.edge_visits is None else float(m.edge_visits),
+            pv_visits=visits if request.pv_visits else None,
+            pv_edge_visits=edge_visits if request.pv_edge_visits else None, ownership=ownership)
 
     def _black_ownership(self, state: GameState) -> np.ndarray | None:
         """Ownership from Black's view after a short search (the net's, averaged over the graph)."""
@@ -297,7 +281,7 @@ class EnginePlayer(Player):
         self.search.set_root(root)
         snapshot = self.search.run(None, None, max_visits=min(_STATUS_VISITS, self.config.search.max_visits or
                                                               _STATUS_VISITS), max_playouts=0, max_time=0.0)
-        ownership = snapshot.root.ownership
+        ownership = snapshot.ownership
         if ownership is None:
             return None
         return ownership if root.to_play == Color.BLACK else -ownership
@@ -328,17 +312,15 @@ class EnginePlayer(Player):
     # ------------------------------------------------------------------------------------------ clocks
     def _clock(self, color: Color) -> Clock:
         if color not in self._clocks:
-            self._clocks[color] = Clock(self._clock_settings)
+            self._clocks[color] = Clock(self._time_control)
         return self._clocks[color]
 
     def _time_budget(self, state: GameState, color: Color) -> float:
-        return self._clock(color).budget(state.size, len(state.moves), self.config.search.lag_buffer)
+        return budget(self._clock(color), state.size, len(state.moves), self.config.search.lag_buffer)
 
     def set_time_control(self, control: TimeControl) -> None:
         """Store the clock (both colours) and restart both clocks at full time."""
-        self._clock_settings = TimeSettings(
-            system=_CLOCK_SYSTEMS[control.system], main_time=control.main_time, period_time=control.period_time,
-            periods=control.periods, stones=control.period_stones, increment=control.increment)
+        self._time_control = control
         self._clocks = {}
 
     def time_left(self, reading: ClockReading) -> None:

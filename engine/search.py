@@ -785,7 +785,7 @@ class Search:
         cfg = self.config
         if not snapshot.moves:
             return self._policy_move()
-        temperature = move_temperature(snapshot.root.move_number, cfg.temperature_early, cfg.temperature,
+        temperature = move_temperature(snapshot.move_number, cfg.temperature_early, cfg.temperature,
                                        cfg.temperature_halflife, self._root_state.size if self._root_state else 19)
         return choose_move(snapshot, temperature, self._rng)
 

@@ -19,54 +19,32 @@ from miai.engine.config import SearchConfig
 from miai.engine.graph import Edge, Node
 from miai.engine.selection import puct_exploration, utility_stdev_factor
 from miai.go.coords import PASS
+from miai.gtp.player import MoveInfo, RootInfo
 
-__all__ = ["MoveInfo", "RootInfo", "Snapshot", "build_snapshot", "choose_move", "move_temperature", "PASS",
+__all__ = ["Snapshot", "build_snapshot", "choose_move", "move_temperature", "PASS",
            "pv_visits", "ownership_moments"]
 
 
 @dataclass(frozen=True, slots=True)
-class MoveInfo:
-    """Statistics of one root move."""
+class Snapshot:
+    """One search run's result: the root position's figures and one :class:`~miai.gtp.player.MoveInfo` per visited
+    root move, best first (``moves[0]`` is the move to play, a move's index is its ``order``), plus what the run
+    knows beyond the analysis records.
 
-    move: int
-    visits: int  # visits of the child node (may exceed edge_visits after transpositions)
-    edge_visits: int  # times the root chose this move: what PUCT and move choice use
-    winrate: float
-    score_lead: float
-    score_mean: float
-    score_stdev: float
-    prior: float
-    lcb: float  # lower confidence bound of the winrate
-    utility: float
-    utility_lcb: float  # lower confidence bound of the utility (used for move choice)
-    order: int  # 0 = the move the engine would play
-    pv: tuple[int, ...]  # principal variation starting with ``move``
-    play_value: float = 0.0  # KataGo's play selection value: what the move choice and its temperature use
+    The records are the GTP layer's (one definition of what an analysis reports), filled with every statistic the
+    search has: ``edge_visits`` (times the root chose the move: what PUCT and move choice use; ``visits`` is the
+    child's, which transpositions may raise), ``utility_lcb`` and ``play_value`` (KataGo's play selection value,
+    what the move choice and its temperature use) always; ``weight``, ``pv_visits`` and ``ownership`` per move only
+    when converted for an analysis command.
+    """
 
-
-@dataclass(frozen=True, slots=True)
-class RootInfo:
-    """Statistics of the root position."""
-
-    to_play: int  # 1 Black, 2 White (miai.go.coords.Color values)
-    visits: int
-    winrate: float
-    score_lead: float
-    score_mean: float
-    score_stdev: float
-    utility: float
+    root: RootInfo
+    moves: tuple[MoveInfo, ...]
+    to_play: int  # 1 Black, 2 White (miai.go.coords.Color values): the side whose view every number takes
     move_number: int  # moves played in the game so far
     playouts: int  # playouts of the run that produced this snapshot
     elapsed: float  # seconds spent in that run
     ownership: np.ndarray | None  # float32 size*size, averaged over the graph, +1 = root player's
-
-
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """Root info plus one :class:`MoveInfo` per visited root move, ``moves[0]`` being the move to play."""
-
-    root: RootInfo
-    moves: tuple[MoveInfo, ...]
 
     def best(self) -> MoveInfo | None:
         """The move of order 0, or None when nothing was searched."""
@@ -111,16 +89,16 @@ def build_snapshot(root: Node | None, state: Any, config: SearchConfig, playouts
     to_play = int(state.to_play)
     move_number = len(getattr(state, "moves", ()))
     if root is None or root.visits == 0:
-        return Snapshot(RootInfo(to_play, 0, 0.5, 0.0, 0.0, 0.0, 0.0, move_number, playouts, elapsed, None), ())
+        return Snapshot(RootInfo(visits=0, winrate=0.5, score_lead=0.0, score_mean=0.0, score_stdev=0.0, utility=0.0),
+                        (), to_play, move_number, playouts, elapsed, None)
     sign = root.sign
     q = root.q
     ownership = average_ownership(root) if root.ownership is not None else None
     info = RootInfo(
-        to_play=to_play, visits=root.visits, winrate=0.5 * (1 + sign * q[1]), score_lead=sign * q[4],
-        score_mean=sign * q[2], score_stdev=math.sqrt(max(0.0, q[3] - q[2] * q[2])), utility=sign * q[0],
-        move_number=move_number, playouts=playouts, elapsed=elapsed,
-        ownership=None if ownership is None else (ownership * sign).astype(np.float32))
-    return Snapshot(info, _move_infos(root, config, permitted))
+        visits=root.visits, winrate=0.5 * (1 + sign * q[1]), score_lead=sign * q[4], score_mean=sign * q[2],
+        score_stdev=math.sqrt(max(0.0, q[3] - q[2] * q[2])), utility=sign * q[0])
+    return Snapshot(info, _move_infos(root, config, permitted), to_play, move_number, playouts, elapsed,
+                    None if ownership is None else (ownership * sign).astype(np.float32))
 
 
 def _move_infos(root: Node, config: SearchConfig, permitted: Callable[[int], bool] | None) -> tuple[MoveInfo, ...]:
@@ -151,8 +129,7 @@ def _move_infos(root: Node, config: SearchConfig, permitted: Callable[[int], boo
         for r in rows:
             r["play_value"] = r["edge_visits"] * (r["winrate"] if config.final_choice == "wins" else 1.0)
     rows.sort(key=lambda r: (-r["play_value"], -r["edge_visits"], -r["utility"]))
-    return tuple(MoveInfo(order=i, **{k: v for k, v in r.items() if k not in ("weight", "radius")})
-                 for i, r in enumerate(rows))
+    return tuple(MoveInfo(**{k: v for k, v in r.items() if k not in ("weight", "radius")}) for r in rows)
 
 
 def _lcb_radius(weight: float, weight_sq: float, utility: float, utility_sq: float, utility_radius: float,

@@ -22,9 +22,9 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any, Literal, Union
 
+from miai.go.clock import TimeControl
 from miai.go.coords import Color
 from miai.go.state import GameState
 
@@ -72,7 +72,9 @@ class AnalyzeRequest:
 class MoveInfo:
     """One candidate move of an analysis snapshot, from the analysed colour's view (see module docstring).
 
-    Optional fields left ``None`` are omitted from the output.
+    The one definition of a move's analysis record: the engine's search fills it (``miai.engine.snapshot``) and the
+    GTP layer prints it. Optional fields left ``None`` are omitted from the output; a move's ``order`` is its place
+    in the snapshot.
     """
 
     move: int
@@ -88,6 +90,7 @@ class MoveInfo:
     utility_lcb: float | None = None
     edge_visits: int | None = None
     weight: float | None = None
+    play_value: float | None = None  # the player's own move-choice value (KataGo's play selection value); not printed
     pv_visits: tuple[int, ...] | None = None
     pv_edge_visits: tuple[int, ...] | None = None
     ownership: Sequence[float] | None = None
@@ -95,7 +98,8 @@ class MoveInfo:
 
 @dataclass(frozen=True)
 class RootInfo:
-    """Whole-position figures (kata-analyze ``rootInfo``), from the analysed colour's view."""
+    """Whole-position figures (kata-analyze ``rootInfo``), from the analysed colour's view; the search's root
+    record too (``miai.engine.snapshot``)."""
 
     visits: int
     winrate: float
@@ -120,36 +124,6 @@ class AnalysisSnapshot:
 
 
 Emit = Callable[[AnalysisSnapshot], None]
-
-
-class TimeSystem(str, Enum):
-    """The time systems GTP controllers describe (time_settings, kgs-time_settings, kata-time_settings)."""
-
-    NONE = "none"
-    ABSOLUTE = "absolute"
-    CANADIAN = "canadian"
-    BYOYOMI = "byoyomi"
-    FISCHER = "fischer"
-    FISCHER_CAPPED = "fischer-capped"
-
-
-@dataclass(frozen=True)
-class TimeControl:
-    """A clock setting, in seconds.
-
-    ``period_time``/``period_stones``: Canadian overtime (``period_stones`` moves in ``period_time``).
-    ``period_time``/``periods``: Japanese byo-yomi. ``increment``: Fischer. ``main_time_limit`` and
-    ``max_time_per_move`` cap fischer-capped (negative = no cap).
-    """
-
-    system: TimeSystem = TimeSystem.NONE
-    main_time: float = 0.0
-    period_time: float = 0.0
-    period_stones: int = 0
-    periods: int = 0
-    increment: float = 0.0
-    main_time_limit: float = -1.0
-    max_time_per_move: float = -1.0
 
 
 @dataclass(frozen=True)
@@ -211,7 +185,7 @@ class Player(ABC):
         raise NotImplementedError("this player has no neural net")
 
     def set_time_control(self, control: TimeControl) -> None:
-        """The clock for both colours (GTP gives no way to set them apart)."""
+        """The clock for both colours (GTP gives no way to set them apart); ``miai.go.clock`` defines it."""
 
     def time_left(self, reading: ClockReading) -> None:
         """A clock reading for one colour, typically sent just before ``genmove``."""

@@ -48,6 +48,7 @@ from miai.match.summary import (
     parse_score,
     summarize,
 )
+from miai.go.clock import Clock, TimeControl, TimeSystem
 from miai.go.coords import PASS, Color, parse_gtp, to_gtp
 from miai.go.errors import InvalidMoveError
 from miai.go.rules import Rules
@@ -59,12 +60,10 @@ if TYPE_CHECKING:  # only the interface; the caller picks and loads the net
 
 __all__ = [
     "MatchError",
-    "TimeControl",
     "MatchConfig",
     "GameRecord",
     "MatchSummary",
     "EngineInfo",
-    "Clock",
     "run_match",
     "ownership_dead_stones",
     "load_openings",
@@ -109,45 +108,6 @@ class MatchError(Exception):
 
 
 @dataclass(frozen=True)
-class TimeControl:
-    """Canadian time per engine and game: `main` seconds, then `stones` moves per `byo_yomi` seconds.
-
-    `byo_yomi = 0` is absolute (sudden death) time. Parsed from `M`, `M+B` (one move per B seconds) or `M+B/S`.
-    """
-
-    main: int = 0
-    byo_yomi: int = 0
-    stones: int = 1
-
-    def __post_init__(self) -> None:
-        if self.main < 0 or self.byo_yomi < 0 or self.stones < 1:
-            raise ValueError(f"bad time control {self}")
-        if self.main == 0 and self.byo_yomi == 0:
-            raise ValueError("a time control needs main time or byo-yomi")
-
-    @classmethod
-    def parse(cls, spec: str) -> TimeControl:
-        """Parse `M`, `M+B` or `M+B/S` (integer seconds), e.g. `0+5` is 5 seconds a move.
-
-        Raises:
-            ValueError: a malformed spec.
-        """
-        try:
-            main_text, _, rest = spec.strip().partition("+")
-            byo_text, _, stones_text = rest.partition("/")
-            return cls(int(main_text), int(byo_text or 0), int(stones_text or 1))
-        except ValueError as exc:
-            raise ValueError(f"bad time spec {spec!r}: expected M, M+B or M+B/S in seconds ({exc})") from None
-
-    def gtp(self) -> str:
-        """The GTP `time_settings` command for this control."""
-        return f"time_settings {self.main} {self.byo_yomi} {self.stones if self.byo_yomi else 0}"
-
-    def __str__(self) -> str:
-        return f"{self.main}+{self.byo_yomi}/{self.stones}" if self.byo_yomi else f"{self.main}"
-
-
-@dataclass(frozen=True)
 class MatchConfig:
     """Everything about a match except the engines and callbacks. Times are in seconds."""
 
@@ -156,7 +116,7 @@ class MatchConfig:
     komi: float = 7.5
     rules: str = "chinese"  # rules as kata-set-rules takes them (usually a preset name): the referee's rules, also sent as `kata-set-rules` if listed
     alternate: bool = True  # swap colours every game (A is Black in games 1, 3, ...)
-    time: TimeControl | None = None  # a clock per engine, sent as time_settings/time_left
+    time: TimeControl | None = None  # an absolute or Canadian clock per engine, sent as time_settings/time_left
     time_margin: float = 1.0  # lag allowance before a clock overrun is a loss on time
     move_timeout: float = 600.0  # hard cap on any genmove (the per-move time limit without a clock)
     command_timeout: float = 30.0  # cap on every other command (play, boardsize, final_score, ...)
@@ -177,6 +137,9 @@ class MatchConfig:
             raise ValueError(f"board size {self.size} outside 2..25")
         if min(self.move_timeout, self.command_timeout, self.start_timeout) <= 0:
             raise ValueError("timeouts must be positive")
+        if self.time is not None and self.time.system not in (TimeSystem.ABSOLUTE, TimeSystem.CANADIAN):
+            raise ValueError(f"a match clock is absolute or Canadian (GTP time_settings), not "
+                             f"{self.time.system.value}")
         Rules.parse(self.rules)  # fail early on unknown rules (a preset name, JSON or compact string)
         if self.handicap and not 2 <= self.handicap <= max_fixed_handicap(self.size):
             raise ValueError(f"handicap on {self.size}x{self.size} is 0 or 2..{max_fixed_handicap(self.size)}")
@@ -246,47 +209,10 @@ def _check_opening(opening: list[int], config: MatchConfig, where: str) -> None:
         state.push(move)
 
 
-class Clock:
-    """One engine's clock under a TimeControl; `spend` returns False when the flag falls."""
-
-    def __init__(self, control: TimeControl) -> None:
-        self.control = control
-        self.main_left = float(control.main)
-        self.period_left = float(control.byo_yomi)
-        self.stones_left = control.stones
-
-    @property
-    def in_byo_yomi(self) -> bool:
-        """Whether main time is used up."""
-        return self.main_left <= 0.0
-
-    def allowance(self) -> float:
-        """Seconds this move may take before the flag falls (without the lag margin)."""
-        return self.main_left + (self.period_left if self.control.byo_yomi else 0.0)
-
-    def time_left_command(self, color: Color) -> str:
-        """GTP `time_left` for this clock: stones 0 while in main time."""
-        letter = "b" if color == Color.BLACK else "w"
-        if not self.in_byo_yomi or not self.control.byo_yomi:
-            return f"time_left {letter} {int(self.main_left)} 0"
-        return f"time_left {letter} {int(self.period_left)} {self.stones_left}"
-
-    def spend(self, seconds: float, margin: float) -> bool:
-        """Charge one move's time; False if it overran the clock by more than `margin`."""
-        if seconds <= self.main_left:
-            self.main_left -= seconds
-            return True
-        seconds -= max(self.main_left, 0.0)
-        self.main_left = 0.0
-        if not self.control.byo_yomi:
-            return seconds <= margin
-        self.period_left -= seconds
-        if self.period_left < -margin:
-            return False
-        self.stones_left -= 1
-        if self.stones_left == 0 or self.period_left < 0:  # a new period after the last stone of this one
-            self.period_left, self.stones_left = float(self.control.byo_yomi), self.control.stones
-        return True
+def _time_left_command(clock: Clock, color: Color) -> str:
+    """GTP `time_left` for `color`'s clock: whole seconds, and stones 0 while in main time."""
+    seconds, stones = clock.reading()
+    return f"time_left {'b' if color == Color.BLACK else 'w'} {int(seconds)} {stones}"
 
 
 # -- engines -------------------------------------------------------------------------------------------------
@@ -345,7 +271,7 @@ class _Player:
         engine.send(f"komi {c.komi:g}", t)
         self._optional(engine, "kata-set-rules", [f"kata-set-rules {c.rules}"])
         if c.time is not None:
-            self._optional(engine, "time_settings", [c.time.gtp()])
+            self._optional(engine, "time_settings", [f"time_settings {c.time.gtp_arguments()}"])
         if c.visits is not None:
             # KataGo spells the parameter maxVisits, miai max_visits.
             self._optional(engine, "kata-set-param", [f"kata-set-param {key} {c.visits}"
@@ -491,7 +417,7 @@ def _genmove(game: _Game, color: Color) -> str:
     clock = game.clocks.get(color)
     try:
         if clock is not None:
-            engine.try_send(clock.time_left_command(color), game.config.command_timeout)
+            engine.try_send(_time_left_command(clock, color), game.config.command_timeout)
             timeout = min(timeout, clock.allowance() + game.config.time_margin)
         start = time.monotonic()
         answer = engine.send(f"genmove {_letter(color)}", timeout)
@@ -500,7 +426,7 @@ def _genmove(game: _Game, color: Color) -> str:
     elapsed = time.monotonic() - start
     game.move_times.append(elapsed)
     game.thinking[color].append(elapsed)
-    if clock is not None and not clock.spend(elapsed, game.config.time_margin):
+    if clock is not None and clock.charge(elapsed) > game.config.time_margin:
         raise _forfeit(color, player, TIME, f"clock overrun ({elapsed:.2f} s for this move)")
     return answer.strip().lower()
 
@@ -638,7 +564,7 @@ def game_sgf(game: _Game, record: GameRecord) -> str:
     root = [f"miai match game {record.number}: Black {record.black}, White {record.white}",
             f"ended by {record.method}: {record.reason}"]
     if config.time is not None:
-        root.append(f"time control {config.time} (main+byo-yomi/stones, seconds)")
+        root.append(f"time control {config.time.spec()} (main+byo-yomi/stones, seconds)")
     return format_sgf(replace(sgf_game, root_comment="\n".join(root)), program="miai match")
 
 

@@ -17,9 +17,10 @@ from typing import Any
 import numpy as np
 
 from miai.engine.analysis.query import Job
-from miai.engine.snapshot import MoveInfo, Snapshot
+from miai.engine.snapshot import Snapshot
 from miai.go import zobrist
 from miai.go.coords import PASS, Color, to_gtp
+from miai.gtp.player import MoveInfo
 
 __all__ = ["build_response", "no_results", "position_hashes", "OwnershipStats"]
 
@@ -129,7 +130,7 @@ def build_response(job: Job, snapshot: Snapshot, root: Any, root_eval: Any, hash
     view = Viewpoint(job.settings.perspective, state.to_play)
     stats = OwnershipStats()
     pv_cap = job.settings.pv_len + 1
-    infos = [_move_info(info, root, view, stats, job, pv_cap) for info in snapshot.moves]
+    infos = [_move_info(info, order, root, view, stats, job, pv_cap) for order, info in enumerate(snapshot.moves)]
     out: dict[str, Any] = {"id": job.id, "isDuringSearch": during, "turnNumber": job.turn, "moveInfos": infos,
                            "rootInfo": _root_info(snapshot, root, root_eval, view, state.to_play, hashes)}
     flags = job.flags
@@ -162,7 +163,7 @@ def policy_list(policy: np.ndarray, state: Any) -> list[float]:
     return [rounded(float(p)) if legal else -1.0 for p, legal in zip(np.asarray(policy, dtype=np.float64), mask)]
 
 
-def _move_info(info: MoveInfo, root: Any, view: Viewpoint, stats: OwnershipStats, job: Job,
+def _move_info(info: MoveInfo, order: int, root: Any, view: Viewpoint, stats: OwnershipStats, job: Job,
                pv_cap: int) -> dict[str, Any]:
     size = job.state.size
     pv = list(info.pv[:pv_cap])
@@ -174,7 +175,7 @@ def _move_info(info: MoveInfo, root: Any, view: Viewpoint, stats: OwnershipStats
         "scoreMean": view.signed(info.score_lead), "scoreSelfplay": view.signed(info.score_mean),
         "scoreLead": view.signed(info.score_lead), "scoreStdev": rounded(info.score_stdev),
         "prior": rounded(info.prior), "lcb": view.winrate(info.lcb), "utilityLcb": view.signed(info.utility_lcb),
-        "order": int(info.order), "playSelectionValue": rounded(float(getattr(info, "play_value", 0.0))),
+        "order": order, "playSelectionValue": rounded(float(info.play_value or 0.0)),
     }
     if job.flags.pv_visits:
         pv, visits, edge_visits = _pv_counts(root, pv)

@@ -146,15 +146,15 @@ def search_split(size: int, net: Path, seconds: float) -> list[BenchResult]:
     finally:
         inner.session.run, features.encode = run_net, encode
     evals = search.stats()["net_evals"]
-    playouts = snapshot.root.playouts / snapshot.root.elapsed
+    playouts = snapshot.playouts / snapshot.elapsed
     net_rate = evals / spent["net"]
     name = f"features {size}x{size}: search split"
     details = {"size": size, "net_evals": evals}
     return [
-        BenchResult(f"{name}: search playouts", playouts, "playouts/s", snapshot.root.elapsed,
-                    snapshot.root.playouts, details),
+        BenchResult(f"{name}: search playouts", playouts, "playouts/s", snapshot.elapsed,
+                    snapshot.playouts, details),
         BenchResult(f"{name}: net alone", net_rate, "evals/s", spent["net"], evals, details),
-        BenchResult(f"{name}: playouts over net evals", playouts / net_rate, "ratio", snapshot.root.elapsed, evals,
+        BenchResult(f"{name}: playouts over net evals", playouts / net_rate, "ratio", snapshot.elapsed, evals,
                     details),
         BenchResult(f"{name}: encode CPU per evaluation", spent["encode"] / evals * 1e3, "ms/eval", spent["encode"],
                     evals, details),

@@ -59,9 +59,9 @@ def bench_search(evaluator: Any, config: SearchConfig, size: int, seconds: float
     search.set_root(state)
     snapshot = search.run(None, None, max_visits=0, max_playouts=0, max_time=seconds)
     stats = search.stats()
-    playouts = snapshot.root.playouts
+    playouts = snapshot.playouts
     return BenchResult.from_count(f"search {size}x{size}: playouts (batch {config.batch_size})", playouts,
-                                  snapshot.root.elapsed, "playouts/s", size=size, net_evals=stats["net_evals"],
+                                  snapshot.elapsed, "playouts/s", size=size, net_evals=stats["net_evals"],
                                   nodes=stats["nodes"])
 
 
@@ -113,7 +113,7 @@ def _search_rate(name: str, evaluator: Any, size: int, visits: int, batch: int, 
     search.set_root(GameState(size))
     start = time.perf_counter()
     snapshot = search.run()
-    return BenchResult.from_count(f"search {size}x{size} {name}: playouts", snapshot.root.playouts,
+    return BenchResult.from_count(f"search {size}x{size} {name}: playouts", snapshot.playouts,
                                   time.perf_counter() - start, "playouts/s", size=size, visits=visits, batch=batch,
                                   overlap=overlap)
 

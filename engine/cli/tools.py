@@ -41,7 +41,8 @@ def match(black_cmd: str, white_cmd: str, games: int, size: int, komi: float, ha
           start_timeout: float, dead_model: str | None, json_path: str | None, log_dir: str | None) -> None:
     """Play GTP engines against each other and report wins, Elo with a 95% interval and how games ended."""
     from miai.match.elo import SprtConfig
-    from miai.match.runner import MatchConfig, MatchError, TimeControl, ownership_dead_stones, run_match
+    from miai.go.clock import TimeControl
+    from miai.match.runner import MatchConfig, MatchError, ownership_dead_stones, run_match
 
     try:
         sprt_config = None
@@ -50,7 +51,7 @@ def match(black_cmd: str, white_cmd: str, games: int, size: int, komi: float, ha
             sprt_config = SprtConfig(float(elo0), float(elo1))
         config = MatchConfig(games=games, size=size, komi=komi, handicap=handicap, max_moves=max_moves,
                              sprt=sprt_config, rules=rules, alternate=alternate,
-                             time=TimeControl.parse(time_spec) if time_spec else None, visits=visits,
+                             time=TimeControl.parse_spec(time_spec) if time_spec else None, visits=visits,
                              openings=openings, sgf_dir=sgf_dir, move_timeout=move_timeout, start_timeout=start_timeout,
                              log_dir=log_dir)
     except ValueError as exc:

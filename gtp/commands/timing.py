@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from miai.go.clock import TimeControl, TimeSystem
+
 from ..args import COLOR, FLOAT, INT, STRING, many, named
 from ..errors import GtpSyntaxError
-from ..player import ClockReading, TimeControl, TimeSystem
+from ..player import ClockReading
 from ..table import CommandTable
 
 if TYPE_CHECKING:
@@ -16,25 +18,7 @@ if TYPE_CHECKING:
 
 table = CommandTable()
 
-# Arguments after the system name, per system, for kgs-time_settings and kata-time_settings.
-_ARITY = {
-    TimeSystem.NONE: 0,
-    TimeSystem.ABSOLUTE: 1,
-    TimeSystem.CANADIAN: 3,
-    TimeSystem.BYOYOMI: 3,
-    TimeSystem.FISCHER: 2,
-    TimeSystem.FISCHER_CAPPED: 4,
-}
 _KGS_SYSTEMS = (TimeSystem.NONE, TimeSystem.ABSOLUTE, TimeSystem.CANADIAN, TimeSystem.BYOYOMI)
-
-
-def canadian_control(main: float, period: float, stones: int) -> TimeControl:
-    """GTP ``time_settings``: byo-yomi time > 0 with 0 stones means no limit; 0 byo-yomi time is absolute."""
-    if period > 0 and stones == 0:
-        return TimeControl(TimeSystem.NONE)
-    if period == 0:
-        return TimeControl(TimeSystem.ABSOLUTE, main_time=main)
-    return TimeControl(TimeSystem.CANADIAN, main_time=main, period_time=period, period_stones=stones)
 
 
 def _nonneg(value: float, what: str) -> float:
@@ -49,7 +33,8 @@ def _nonneg(value: float, what: str) -> float:
 def time_settings(s: GtpSession, main: float, period: float, stones: int) -> str:
     """Canadian time, in seconds (GTP section 6.3)."""
     stones = int(_nonneg(stones, "stones"))
-    s.player.set_time_control(canadian_control(_nonneg(main, "main time"), _nonneg(period, "byo-yomi time"), stones))
+    s.player.set_time_control(TimeControl.from_gtp(_nonneg(main, "main time"), _nonneg(period, "byo-yomi time"),
+                                                  stones))
     return ""
 
 
@@ -65,6 +50,7 @@ def parse_time_system(tokens: list[str], allowed: tuple[TimeSystem, ...]) -> Tim
 
     Raises:
         GtpSyntaxError: unknown system, wrong number of arguments or a bad number (quoted).
+        TimeControlError: numbers the clock's rules reject (byo-yomi with a period time but no periods).
     """
     if not tokens:
         raise GtpSyntaxError("expected a time system: " + ", ".join(system.value for system in allowed))
@@ -75,10 +61,11 @@ def parse_time_system(tokens: list[str], allowed: tuple[TimeSystem, ...]) -> Tim
     if system not in allowed:
         raise GtpSyntaxError(f"unknown time system '{tokens[0]}'")
     args = tokens[1:]
-    if len(args) != _ARITY[system]:
-        raise GtpSyntaxError(f"'{system.value}' takes {_ARITY[system]} argument(s), got {len(args)}")
+    if len(args) != system.parameter_count:
+        raise GtpSyntaxError(f"'{system.value}' takes {system.parameter_count} argument(s), got {len(args)}")
     numbers = [_number(token) for token in args]
-    return _control(system, numbers)
+    _check_signs(system, numbers)
+    return TimeControl.from_system(system, numbers)
 
 
 def _number(token: str) -> float:
@@ -91,23 +78,12 @@ def _number(token: str) -> float:
     return value
 
 
-def _control(system: TimeSystem, n: list[float]) -> TimeControl:
-    if system is not TimeSystem.FISCHER_CAPPED and any(value < 0 for value in n):
+def _check_signs(system: TimeSystem, numbers: list[float]) -> None:
+    """Only fischer-capped's caps may be negative (a negative cap means none; gtp2ogs sends -1)."""
+    if system is not TimeSystem.FISCHER_CAPPED and any(value < 0 for value in numbers):
         raise GtpSyntaxError("times and counts must not be negative")
-    if system is TimeSystem.NONE:
-        return TimeControl(TimeSystem.NONE)
-    if system is TimeSystem.ABSOLUTE:
-        return TimeControl(system, main_time=n[0])
-    if system is TimeSystem.CANADIAN:
-        return TimeControl(system, main_time=n[0], period_time=n[1], period_stones=int(n[2]))
-    if system is TimeSystem.BYOYOMI:
-        return TimeControl(system, main_time=n[0], period_time=n[1], periods=int(n[2]))
-    if system is TimeSystem.FISCHER:
-        return TimeControl(system, main_time=n[0], increment=n[1])
-    if min(n[0], n[1]) < 0:
+    if system is TimeSystem.FISCHER_CAPPED and min(numbers[0], numbers[1]) < 0:
         raise GtpSyntaxError("main time and increment must not be negative")
-    # fischer-capped MAIN INCREMENT MAIN_TIME_LIMIT MAX_TIME_PER_MOVE; a negative cap means none (gtp2ogs: -1).
-    return TimeControl(system, main_time=n[0], increment=n[1], main_time_limit=n[2], max_time_per_move=n[3])
 
 
 @table.command("kgs-time_settings", many(named(STRING, "arg")))

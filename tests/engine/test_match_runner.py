@@ -15,13 +15,13 @@ import numpy as np
 import pytest
 
 from miai.match.elo import SprtConfig
+from miai.go.clock import Clock, TimeControl, TimeControlError, TimeSystem
 from miai.match.runner import (
-    Clock,
     MatchConfig,
     MatchError,
     MatchSummary,
     ProgressPrinter,
-    TimeControl,
+    _time_left_command,
     load_openings,
     ownership_dead_stones,
     parse_score,
@@ -277,34 +277,40 @@ def test_sprt_stops_the_match_early() -> None:
 
 
 def test_clock_absolute_and_canadian() -> None:
-    absolute = Clock(TimeControl(main=10))
-    assert absolute.spend(6.0, margin=0.5) and absolute.allowance() == pytest.approx(4.0)
-    assert absolute.spend(4.3, margin=0.5)  # 0.3 s over, within the lag margin
-    assert not Clock(TimeControl(main=10)).spend(10.6, margin=0.5)
+    absolute = Clock(TimeControl.parse_spec("10"))
+    assert absolute.charge(6.0) == 0 and absolute.allowance() == pytest.approx(4.0)
+    assert absolute.charge(4.3) == pytest.approx(0.3) and not absolute.lost_on_time(margin=0.5)  # within the margin
+    overrun = Clock(TimeControl.parse_spec("10"))
+    overrun.charge(10.6)
+    assert overrun.lost_on_time(margin=0.5)
 
-    canadian = Clock(TimeControl(main=2, byo_yomi=10, stones=2))
-    assert canadian.time_left_command(Color.BLACK) == "time_left b 2 0"
-    assert canadian.spend(3.0, margin=0.0)  # main time gone, 1 s into the first period
-    assert canadian.in_byo_yomi and canadian.time_left_command(Color.BLACK) == "time_left b 9 1"
-    assert canadian.spend(8.0, margin=0.0)  # second stone of the period: a fresh period follows
+    canadian = Clock(TimeControl.parse_spec("2+10/2"))
+    assert _time_left_command(canadian, Color.BLACK) == "time_left b 2 0"
+    assert canadian.charge(3.0) == 0  # main time gone, 1 s into the first period
+    assert canadian.in_overtime and _time_left_command(canadian, Color.BLACK) == "time_left b 9 1"
+    assert canadian.charge(8.0) == 0  # second stone of the period: a fresh period follows
     assert canadian.period_left == 10.0 and canadian.stones_left == 2
-    assert not canadian.spend(10.5, margin=0.0)
+    canadian.charge(10.5)
+    assert canadian.lost_on_time(margin=0.0)
 
 
 def test_time_control_parsing() -> None:
-    assert TimeControl.parse("300") == TimeControl(300, 0, 1)
-    assert TimeControl.parse("0+5") == TimeControl(0, 5, 1)
-    assert TimeControl.parse("60+30/5").gtp() == "time_settings 60 30 5"
-    assert TimeControl.parse("60").gtp() == "time_settings 60 0 0"
+    assert TimeControl.parse_spec("300") == TimeControl(TimeSystem.ABSOLUTE, main_time=300)
+    assert TimeControl.parse_spec("0+5") == TimeControl(TimeSystem.CANADIAN, period_time=5, period_stones=1)
+    assert TimeControl.parse_spec("60+30/5").gtp_arguments() == "60 30 5"
+    assert TimeControl.parse_spec("60").gtp_arguments() == "60 0 0"
+    assert TimeControl.parse_spec("60+30/5").spec() == "60+30/5" and TimeControl.parse_spec("60").spec() == "60"
     for bad in ("", "x", "0", "1+2/0", "-3"):
-        with pytest.raises(ValueError):
-            TimeControl.parse(bad)
+        with pytest.raises(TimeControlError):
+            TimeControl.parse_spec(bad)
+    with pytest.raises(ValueError, match="absolute or Canadian"):
+        MatchConfig(time=TimeControl(TimeSystem.FISCHER, main_time=10, increment=1))
 
 
 def test_slow_engine_loses_on_its_clock() -> None:
     # 1 s absolute per game, 0.4 s a move and a 0.1 s margin: the third move overruns.
     summary = quiet_match(engine("--random", "1", "--slow", "0.4"), RANDOM_B, games=1,
-                          time=TimeControl(main=1), time_margin=0.1)
+                          time=TimeControl.parse_spec("1"), time_margin=0.1)
     (game,) = summary.games
     assert (game.method, game.culprit, game.result) == ("time", "A", "W+T")
     assert game.moves == 4
@@ -382,7 +388,7 @@ def test_setup_commands_time_left_and_moves_reach_both_engines(tmp_path: Path) -
     log_a, log_b = tmp_path / "a.log", tmp_path / "b.log"
     quiet_match(engine("--moves", "C3 pass", "--log", str(log_a), "--kata", "max_visits"),
                 engine("--moves", "D4 pass", "--log", str(log_b)), games=1, komi=6.5, rules="japanese",
-                visits=50, time=TimeControl(main=60, byo_yomi=5, stones=1), alternate=False)
+                visits=50, time=TimeControl.parse_spec("60+5/1"), alternate=False)
     a, b = _commands(log_a), _commands(log_b)
     assert a[:4] == ["protocol_version", "name", "version", "list_commands"]
     assert a[4:8] == ["boardsize 5", "clear_board", "komi 6.5", "kata-set-rules japanese"]

@@ -11,7 +11,8 @@ from miai.engine.player import EnginePlayer
 from miai.go.coords import PASS, Color, parse_gtp
 from miai.go.rules import Rules
 from miai.go.state import GameState
-from miai.gtp.player import RESIGN, AnalyzeRequest, ClockReading, TimeControl, TimeSystem
+from miai.go.clock import TimeControl, TimeSystem
+from miai.gtp.player import RESIGN, AnalyzeRequest, ClockReading
 from miai.nets.evaluator import UniformEvaluator
 from miai.nets.playouts import PlayoutEvaluator
 
@@ -120,6 +121,17 @@ def test_a_clock_limits_the_search_time() -> None:
     start = time.monotonic()
     player.genmove(_state(9), Color.BLACK)
     assert time.monotonic() - start < 2.0
+
+
+def test_a_fischer_capped_move_limit_caps_the_search_time() -> None:
+    player = EnginePlayer(UniformEvaluator(), _config("search.max_visits=0", "search.max_time=0",
+                                                      "search.lag_buffer=0.2"))
+    player.set_time_control(TimeControl(TimeSystem.FISCHER_CAPPED, main_time=600.0, increment=30.0,
+                                        main_time_limit=-1.0, max_time_per_move=0.5))
+    import time
+    start = time.monotonic()
+    player.genmove(_state(9), Color.BLACK)
+    assert time.monotonic() - start < 0.5  # 600 s of main time would allow many seconds
 
 
 def test_cleanup_does_not_pass_while_dead_opponent_stones_remain() -> None:

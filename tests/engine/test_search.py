@@ -107,7 +107,7 @@ def test_visit_and_playout_limits_are_exact_with_batches() -> None:
     assert snap.root.visits == 50
     assert max(evaluator.batches) <= 4  # capped by the evaluator's max_batch
     snap = search.run(max_visits=0, max_playouts=7)
-    assert snap.root.visits == 57 and snap.root.playouts == 7
+    assert snap.root.visits == 57 and snap.playouts == 7
 
 
 def test_stop_event_and_progress_callback() -> None:
@@ -115,10 +115,10 @@ def test_stop_event_and_progress_callback() -> None:
     search.set_root(ToyState(set_game()))
     seen = []
     snap = search.run(on_progress=seen.append, progress_interval=0.0)
-    assert snap.root.playouts == 40 and len(seen) >= 5
+    assert snap.playouts == 40 and len(seen) >= 5
     stop = threading.Event()
     stop.set()
-    assert search.run(stop=stop).root.playouts == 0
+    assert search.run(stop=stop).playouts == 0
 
 
 def test_run_before_set_root_is_an_error() -> None:
@@ -298,7 +298,6 @@ def test_unrelated_position_clears_the_graph() -> None:
 def test_lcb_prefers_a_reliable_move_and_temperature_samples() -> None:
     search = searched(set_game(points=5, depth=3), max_visits=500, use_lcb=True)
     snap = search.snapshot()
-    assert [m.order for m in snap.moves] == list(range(len(snap.moves)))
     floor = search.config.min_visit_prop_for_lcb * max(m.edge_visits for m in snap.moves)
     eligible = [m for m in snap.moves if m.edge_visits >= floor]
     assert snap.moves[0].utility_lcb == max(m.utility_lcb for m in eligible)
@@ -377,8 +376,8 @@ def test_max_time_stops_the_search() -> None:
     search = Search(SlowEvaluator(0.01), config(max_visits=0, batch_size=2))
     search.set_root(ToyState(set_game(points=6, depth=5)))
     snap = search.run(max_time=0.3)
-    assert 0.3 <= snap.root.elapsed < 1.5
-    assert 0 < snap.root.playouts < 200  # about 2 playouts per 10 ms batch
+    assert 0.3 <= snap.elapsed < 1.5
+    assert 0 < snap.playouts < 200  # about 2 playouts per 10 ms batch
 
 
 def test_max_nodes_bounds_the_graph() -> None:

@@ -149,7 +149,7 @@ def test_search_on_an_empty_board_is_sound(size: int) -> None:
     assert state.is_legal(move)
     assert search.root is not None and search.root.visits == 150
     snap = search.snapshot()
-    assert snap.root.ownership is not None and snap.root.ownership.shape == (size * size,)
+    assert snap.ownership is not None and snap.ownership.shape == (size * size,)
     assert sum(m.edge_visits for m in snap.moves) == 149
 
 

@@ -11,6 +11,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from miai.go.clock import TimeControl
 from miai.go.coords import PASS, Color
 from miai.go.state import GameState
 from miai.gtp.player import (
@@ -22,7 +23,6 @@ from miai.gtp.player import (
     MoveInfo,
     Player,
     RootInfo,
-    TimeControl,
 )
 from miai.gtp.session import GtpConfig, GtpSession
 

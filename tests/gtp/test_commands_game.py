@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from miai.go.clock import TimeControl, TimeSystem
 from miai.go.coords import PASS, Color, parse_gtp
 from miai.gtp.commands.handicap import default_free_points
-from miai.gtp.player import RESIGN, TimeControl, TimeSystem
+from miai.gtp.player import RESIGN
 
 from .fakes import Driver, FakePlayer
 
