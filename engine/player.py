@@ -38,6 +38,7 @@ from miai.engine.timecontrol import Clock, TimeSettings
 from miai.engine.timecontrol import TimeSystem as ClockSystem
 from miai.go.coords import PASS, Color, to_gtp
 from miai.go.state import GameState
+from miai.nets.evaluator import CachingEvaluator, Evaluator, OnnxEvaluator, innermost
 from miai.gtp.player import (
     RESIGN,
     AnalysisSnapshot,
@@ -81,7 +82,7 @@ _MIN_SEARCH_SECONDS = 0.001
 class EnginePlayer(Player):
     """A :class:`Player` that thinks with a graph search over ``evaluator``."""
 
-    def __init__(self, evaluator: Any, config: Config | None = None) -> None:
+    def __init__(self, evaluator: Evaluator, config: Config | None = None) -> None:
         self.evaluator = evaluator
         self.config = config or Config()
         self.search = Search(evaluator, self.config.search)
@@ -213,7 +214,7 @@ class EnginePlayer(Player):
         if calls < 2 or playouts < 2:  # too short to tell (and dominated by tree reuse and the root's evaluation)
             return
         cfg = self.config.search
-        batch = max(1, min(cfg.batch_size, getattr(self.evaluator, "max_batch", 1 << 30)))
+        batch = max(1, min(cfg.batch_size, self.evaluator.max_batch))
         per_leaf = cfg.visits_per_batch_leaf
         last = min(batch, 1 + snapshot.root.visits // per_leaf) if per_leaf else batch
         seconds = max(elapsed / calls, elapsed / playouts * last)
@@ -232,7 +233,7 @@ class EnginePlayer(Player):
         if size in self._batch_seconds:
             return
         cfg = self.config.search
-        batch = max(1, min(cfg.batch_size, getattr(self.evaluator, "max_batch", 1 << 30)))
+        batch = max(1, min(cfg.batch_size, self.evaluator.max_batch))
         first_batch = 1 if cfg.visits_per_batch_leaf else batch  # batches grow from one leaf with root visits
         empty = GameState(size, state.rules, state.komi)
         self.evaluator.evaluate([empty])  # the first run of this shape
@@ -370,9 +371,8 @@ class EnginePlayer(Player):
         """Forget the search graph and the evaluation cache."""
         self.stop_pondering()
         self.search.clear()
-        clear = getattr(self.evaluator, "clear", None)
-        if callable(clear):
-            clear()
+        if isinstance(self.evaluator, CachingEvaluator):
+            self.evaluator.clear()
 
     def search_stats(self) -> dict[str, Any]:
         """The search's counters (miai-search_stats)."""
@@ -423,7 +423,7 @@ def _root_for(state: GameState, color: Color, *, fresh_passes: bool = False) -> 
     """
     if state.to_play == color and not (fresh_passes and state.is_over()):
         return state.copy()
-    fresh = GameState(state.size, state.rules, state.komi, getattr(state, "rep_bound", 11))
+    fresh = GameState(state.size, state.rules, state.komi, state.rep_bound)
     stones = state.stones()
     fresh.set_stones([int(p) for p in np.flatnonzero(stones == int(Color.BLACK))],
                      [int(p) for p in np.flatnonzero(stones == int(Color.WHITE))])
@@ -457,15 +457,7 @@ def _allowed_moves(request: AnalyzeRequest, color: Color, size: int) -> set[int]
     return moves
 
 
-def _onnx_evaluator(evaluator: Any, size: int) -> Any:
-    """The ONNX evaluator inside ``evaluator`` that plays ``size`` (unwrapping caches and size routing), or None."""
-    from miai.nets.evaluator import OnnxEvaluator
-
-    seen = 0
-    while evaluator is not None and seen < 8:
-        if isinstance(evaluator, OnnxEvaluator):
-            return evaluator
-        route = getattr(evaluator, "route", None)  # miai.nets.bundled.SizeRoutedEvaluator
-        evaluator = route(size) if route is not None else getattr(evaluator, "inner", None)
-        seen += 1
-    return None
+def _onnx_evaluator(evaluator: Evaluator, size: int) -> OnnxEvaluator | None:
+    """The ONNX evaluator inside ``evaluator`` that plays ``size`` (under caches and size routing), or None."""
+    net = innermost(evaluator, size)
+    return net if isinstance(net, OnnxEvaluator) else None

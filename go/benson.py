@@ -36,6 +36,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from miai.go.coords import neighbor_table
+from miai.go.rules import Rules, Scoring
 
 EMPTY = 0
 BLACK = 1
@@ -545,15 +546,12 @@ def _liberty_counts(colors: list[int], nbrs: tuple[tuple[int, ...], ...]) -> lis
     return counts
 
 
-def area_map_for_rules(stones: Sequence[int] | np.ndarray, size: int, rules: Any) -> np.ndarray:
-    """``area_map`` with the switches read from a ``miai.go.rules.Rules`` (duck-typed: ``scoring``,
-    ``tax`` and ``multi_stone_suicide`` attributes, enums compared by name)."""
-    scoring = getattr(rules.scoring, "name", str(rules.scoring)).upper()
-    tax = getattr(rules.tax, "name", str(rules.tax)).lower()
+def area_map_for_rules(stones: Sequence[int] | np.ndarray, size: int, rules: Rules) -> np.ndarray:
+    """``area_map`` with the switches read from ``rules`` (scoring, tax, multi-stone suicide)."""
     return area_map(
         stones,
         size,
-        multi_stone_suicide=bool(rules.multi_stone_suicide),
-        territory_scoring=scoring == "TERRITORY",
-        tax=tax,
+        multi_stone_suicide=rules.multi_stone_suicide,
+        territory_scoring=rules.scoring is Scoring.TERRITORY,
+        tax=rules.tax.value.lower(),
     )
