@@ -10,7 +10,7 @@ Move choice on top of the search:
   so it does not pass into a lost count and it captures dead stones before passing (what CGOS's Tromp-Taylor
   scoring needs);
 - ``kgs-genmove_cleanup`` forbids passing while the opponent still has stones the engine thinks are dead;
-- resignation needs ``search.resign_threshold`` > 0 and that many consecutive low-winrate moves.
+- resignation needs ``player.resign_threshold`` > 0 and that many consecutive low-winrate moves.
 
 Time: a move's clock starts when ``genmove`` is called, so the net's first run on a new board size (done early
 by :meth:`EnginePlayer.warm_up`) and tree reuse are charged to it; a clock's budget is met by stopping one batch
@@ -55,7 +55,7 @@ from miai.gtp.player import (
 
 log = logging.getLogger(__name__)
 
-# KataGo's kata-set-param names (``maxVisits``, ...), declared on each option in miai.engine.config.
+# KataGo's kata-set-param names (``maxVisits``, ...), derived from the ``katago=`` of each option's declaration.
 _KATAGO_PARAMS = katago_names()
 
 _CLOCK_SYSTEMS = {
@@ -319,11 +319,11 @@ class EnginePlayer(Player):
         return PASS
 
     def _should_resign(self, snapshot: Snapshot) -> bool:
-        threshold = self.config.search.resign_threshold
+        threshold = self.config.player.resign_threshold
         if threshold <= 0 or snapshot.root.visits == 0:
             return False
         self._low_winrate_streak = self._low_winrate_streak + 1 if snapshot.root.winrate < threshold else 0
-        return self._low_winrate_streak >= self.config.search.resign_consecutive
+        return self._low_winrate_streak >= self.config.player.resign_consecutive
 
     # ------------------------------------------------------------------------------------------ clocks
     def _clock(self, color: Color) -> Clock:
@@ -332,7 +332,7 @@ class EnginePlayer(Player):
         return self._clocks[color]
 
     def _time_budget(self, state: GameState, color: Color) -> float:
-        return self._clock(color).budget(state.size, len(state.moves), self.config.search.lag_buffer)
+        return self._clock(color).budget(state.size, len(state.moves), self.config.player.lag_buffer)
 
     def set_time_control(self, control: TimeControl) -> None:
         """Store the clock (both colours) and restart both clocks at full time."""
@@ -386,8 +386,8 @@ class EnginePlayer(Player):
 
     # ------------------------------------------------------------------------------------------ pondering
     def start_pondering(self, state: GameState, color: Color) -> None:
-        """Search the position on the opponent's time, until input arrives (needs ``search.ponder``)."""
-        if not self.config.search.ponder or state.is_over():
+        """Search the position on the opponent's time, until input arrives (needs ``player.ponder``)."""
+        if not self.config.player.ponder or state.is_over():
             return
         self.stop_pondering()
         root = _root_for(state, color)
