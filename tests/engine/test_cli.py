@@ -208,6 +208,15 @@ def test_every_bundled_config_is_installed_as_package_data() -> None:
     assert {"analysis", "default", "fast", "selfplay", "server", "tree"} <= set(bundled_config_names())
 
 
+def test_match_takes_config_and_set_and_a_bad_key_is_one_line_before_any_engine_starts(tmp_path: Path) -> None:
+    never = f"{sys.executable} -c 'raise SystemExit(3)'"
+    done = subprocess.run([sys.executable, "-m", "miai.engine", "match", "--black", never, "--white", never,
+                           "--config", "fast", "--set", "net.threadz=2"], capture_output=True, text=True, timeout=30,
+                          cwd=tmp_path)
+    assert done.returncode != 0
+    assert done.stderr.splitlines() == ["Error: unknown config key 'net.threadz' (did you mean 'net.threads'?)"]
+
+
 def test_match_start_timeout_is_an_option(tmp_path: Path) -> None:
     silent = f"{sys.executable} -c 'import time; time.sleep(60)'"
     done = subprocess.run([sys.executable, "-m", "miai.engine", "match", "--black", silent, "--white", silent,
