@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import logging
 import math
 import tomllib
 import typing
@@ -21,12 +22,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from miai.go.coords import MAX_SIZE, MIN_SIZE
 from miai.go.oserrors import describe
+from miai.gtp.session import GtpConfig
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "ConfigError",
     "option",
     "SearchConfig",
+    "PlayerConfig",
+    "GtpSection",
     "NetConfig",
     "Config",
     "OptionInfo",
@@ -58,17 +65,20 @@ def option(
     max: float | None = None,
     choices: tuple[str, ...] | None = None,
     katago: str | None = None,
+    formerly: str | None = None,
 ) -> Any:
-    """Declare a config field with its help text, allowed range (checked in ``__post_init__``) and, where KataGo
-    has the same parameter, KataGo's name for it (accepted by ``kata-set-param`` and KataGo-style configs)."""
-    meta = {"help": help, "min": min, "max": max, "choices": choices, "katago": katago}
+    """Declare a config field with its help text, allowed range (checked in ``__post_init__``), where KataGo has
+    the same parameter KataGo's name for it (accepted by ``kata-set-param`` and KataGo-style configs), and for an
+    option that moved between sections the section it used to be in (``formerly="search"``: the old spelling
+    still works, with a warning naming the new key)."""
+    meta = {"help": help, "min": min, "max": max, "choices": choices, "katago": katago, "formerly": formerly}
     return field(default=default, metadata=meta)
 
 
 def _section_name(cls: type) -> str:
-    """The TOML section a config dataclass is read from (``SearchConfig`` -> ``search``): messages name the key the
-    user wrote, never the class."""
-    return cls.__name__.removesuffix("Config").lower()
+    """The TOML section a config dataclass is read from (``SearchConfig`` -> ``search``, ``GtpSection`` -> ``gtp``):
+    messages name the key the user wrote, never the class."""
+    return cls.__name__.removesuffix("Config").removesuffix("Section").lower()
 
 
 def _validate(obj: Any) -> None:
@@ -228,12 +238,6 @@ class SearchConfig:
     temperature_early: float = option(0.0, "chosenMoveTemperatureEarly at move 0", min=0.0, katago="chosenMoveTemperatureEarly")
     temperature_halflife: float = option(19.0, "moves for the temperature to halve towards the late value",
                                          min=0.1, katago="chosenMoveTemperatureHalflife")
-    resign_threshold: float = option(0.0, "resign when the winrate stays below this (0 = never resign)",
-                                     min=0.0, max=0.5, katago="resignThreshold")
-    resign_consecutive: int = option(3, "moves in a row below resign_threshold before resigning", min=1, katago="resignConsecTurns")
-    # Clocks and pondering (used by the player and timecontrol).
-    lag_buffer: float = option(1.0, "seconds kept in reserve against network/GUI lag on every move", min=0.0, katago="lagBuffer")
-    ponder: bool = option(False, "keep searching on the opponent's time", katago="ponderingEnabled")
     # Analysis and reuse.
     keep_ownership: bool = option(True, "store the net's ownership per node to report averaged ownership")
     pv_length: int = option(13, "analysisPVLen", min=1, max=100, katago="analysisPVLen")
@@ -242,6 +246,56 @@ class SearchConfig:
 
     def __post_init__(self) -> None:
         _validate(self)
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerConfig:
+    """How the GTP player uses the search: resignation, the clock's lag reserve, pondering (they were in [search]
+    before, and ``search.<name>`` still works)."""
+
+    resign_threshold: float = option(0.0, "resign when the winrate stays below this (0 = never resign)",
+                                     min=0.0, max=0.5, katago="resignThreshold", formerly="search")
+    resign_consecutive: int = option(3, "moves in a row below resign_threshold before resigning", min=1,
+                                     katago="resignConsecTurns", formerly="search")
+    lag_buffer: float = option(1.0, "seconds kept in reserve against network/GUI lag on every move", min=0.0,
+                               katago="lagBuffer", formerly="search")
+    ponder: bool = option(False, "keep searching on the opponent's time", katago="ponderingEnabled",
+                          formerly="search")
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+
+# The [gtp] defaults are GtpConfig's (the GTP layer's own defaults): declared there once, given help here.
+_GTP = GtpConfig()
+
+
+@dataclass(frozen=True, slots=True)
+class GtpSection:
+    """What ``miai gtp`` starts with; its command-line flags (``--size``, ``--komi``, ...) override these."""
+
+    name: str = option(_GTP.name, "engine name answered to GTP `name` (one word)")
+    board_size: int = option(_GTP.board_size, "board size at start (--size)", min=MIN_SIZE, max=MAX_SIZE)
+    komi: float = option(_GTP.komi, "komi at start (--komi)")
+    rules: str = option(_GTP.rules, "rules at start: a preset, or JSON or a compact string as for kata-set-rules "
+                        "(--rules); controllers may change them later")
+    analysis_interval_cs: int = option(_GTP.analysis_interval_cs, "interval of analysis output when the command "
+                                       "gives none (centiseconds)", min=0)
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    def gtp_config(self, ponder: bool) -> GtpConfig:
+        """The GTP layer's settings.
+
+        Raises:
+            ConfigError: the name or the rules are not valid for GTP.
+        """
+        try:
+            return GtpConfig(name=self.name, board_size=self.board_size, komi=self.komi, rules=self.rules,
+                             ponder=ponder, analysis_interval_cs=self.analysis_interval_cs)
+        except ValueError as exc:
+            raise ConfigError(f"gtp: {exc}") from exc
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,20 +328,27 @@ class Config:
     """The whole engine configuration, one section per table in the TOML file."""
 
     search: SearchConfig = field(default_factory=SearchConfig)
+    player: PlayerConfig = field(default_factory=PlayerConfig)
+    gtp: GtpSection = field(default_factory=GtpSection)
     net: NetConfig = field(default_factory=NetConfig)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Config:
         """Build a config from nested mappings (a parsed TOML file); unknown keys raise ``ConfigError``."""
         sections = _sections(cls)
-        kwargs: dict[str, Any] = {}
+        tables: dict[str, dict[str, Any]] = {}
         for name, value in data.items():
             if name not in sections:
                 raise ConfigError(_unknown(name, sections))
             if not isinstance(value, Mapping):
                 raise ConfigError(f"[{name}] must be a table")
-            kwargs[name] = _section_from_dict(sections[name], value, name)
-        return cls(**kwargs)
+            for key, item in value.items():
+                section, new_name = _moved(sections, name, key)
+                table = tables.setdefault(section, {})
+                if new_name in table:
+                    raise ConfigError(f"{section}.{new_name} is set twice (once as {name}.{key})")
+                table[new_name] = item
+        return cls(**{name: _section_from_dict(sections[name], table, name) for name, table in tables.items()})
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
         """Nested plain dict of every option, the inverse of :meth:`from_dict`."""
@@ -415,11 +476,32 @@ def _split_key(config: Config, key: str) -> tuple[str, str, dataclasses.Field[An
         section, name = owners[0], section
     if section not in sections:
         raise ConfigError(_unknown(key, _all_keys(config)))
+    section, name = _moved(sections, section, name)
     cls = sections[section]
     for f in dataclasses.fields(cls):
         if f.name == name:
             return section, name, f, typing.get_type_hints(cls)[name]
     raise ConfigError(_unknown(key, _all_keys(config)))
+
+
+# Old spellings already warned about in this process: one stderr line per key, however often it is read.
+_WARNED: set[str] = set()
+
+
+def _moved(sections: Mapping[str, type], section: str, name: str) -> tuple[str, str]:
+    """Where ``section.name`` lives now: itself, or for an option that moved out of ``section`` (declared with
+    ``formerly``) its new section, with one warning on stderr naming the new key."""
+    if _has_field(sections[section], name):
+        return section, name
+    for new_section, cls in sections.items():
+        for f in dataclasses.fields(cls):
+            if f.name == name and f.metadata.get("formerly") == section:
+                old, new = f"{section}.{name}", f"{new_section}.{name}"
+                if old not in _WARNED:
+                    _WARNED.add(old)
+                    log.warning("config: %s is now %s (the old key still works)", old, new)
+                return new_section, name
+    return section, name
 
 
 def _has_field(cls: type, name: str) -> bool:

@@ -7,7 +7,7 @@ win/loss value with KataGo-style static and dynamic score terms (docs/search.md)
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -44,7 +44,18 @@ def own_eye_mask(stones: NDArray[np.integer], size: int, color: int) -> NDArray[
     return eyes
 
 
-def _without_own_eyes(policy: np.ndarray, state: Any, size: int) -> np.ndarray:
+@runtime_checkable
+class ShowsStones(Protocol):
+    """A search state that can show its stones (GameState can; a toy game need not), so own eyes can be found."""
+
+    to_play: Any
+
+    def stones(self) -> NDArray[np.int8]:
+        """0/1/2 per point, flat order."""
+        ...
+
+
+def _without_own_eyes(policy: np.ndarray, state: ShowsStones, size: int) -> np.ndarray:
     eyes = own_eye_mask(state.stones(), size, int(state.to_play))
     if not eyes.any() or not (policy[:-1][eyes] > 0).any():
         return policy
@@ -60,7 +71,7 @@ def candidate_moves(policy: np.ndarray, state: Any, forbid_eye_filling: bool) ->
     when ``forbid_eye_filling`` (and the state can show its stones). With no move at all, pass alone."""
     size = state.size
     policy = np.asarray(policy, dtype=np.float32)
-    if forbid_eye_filling and hasattr(state, "stones"):
+    if forbid_eye_filling and isinstance(state, ShowsStones):
         policy = _without_own_eyes(policy, state, size)
     index = np.flatnonzero(policy > 0)
     pass_index = size * size

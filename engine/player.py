@@ -10,7 +10,7 @@ Move choice on top of the search:
   so it does not pass into a lost count and it captures dead stones before passing (what CGOS's Tromp-Taylor
   scoring needs);
 - ``kgs-genmove_cleanup`` forbids passing while the opponent still has stones the engine thinks are dead;
-- resignation needs ``search.resign_threshold`` > 0 and that many consecutive low-winrate moves.
+- resignation needs ``player.resign_threshold`` > 0 and that many consecutive low-winrate moves.
 
 Time: a move's clock starts when ``genmove`` is called, so the net's first run on a new board size (done early
 by :meth:`EnginePlayer.warm_up`) and tree reuse are charged to it; a clock's budget is met by stopping one batch
@@ -38,6 +38,7 @@ from miai.go.clock import Clock, TimeControl
 from miai.go.coords import PASS, Color, to_gtp
 from miai.go.geometry import neighbor_table
 from miai.go.state import GameState
+from miai.nets.evaluator import CachingEvaluator, Evaluator, OnnxEvaluator, innermost
 from miai.gtp.player import (
     RESIGN,
     AnalysisSnapshot,
@@ -51,7 +52,7 @@ from miai.gtp.player import (
 
 log = logging.getLogger(__name__)
 
-# KataGo's kata-set-param names (``maxVisits``, ...), declared on each option in miai.engine.config.
+# KataGo's kata-set-param names (``maxVisits``, ...), derived from the ``katago=`` of each option's declaration.
 _KATAGO_PARAMS = katago_names()
 
 # Ownership (from the stone owner's view) below this marks a stone dead.
@@ -69,7 +70,7 @@ _MIN_SEARCH_SECONDS = 0.001
 class EnginePlayer(Player):
     """A :class:`Player` that thinks with a graph search over ``evaluator``."""
 
-    def __init__(self, evaluator: Any, config: Config | None = None) -> None:
+    def __init__(self, evaluator: Evaluator, config: Config | None = None) -> None:
         self.evaluator = evaluator
         self.config = config or Config()
         self.search = Search(evaluator, self.config.search)
@@ -201,7 +202,7 @@ class EnginePlayer(Player):
         if calls < 2 or playouts < 2:  # too short to tell (and dominated by tree reuse and the root's evaluation)
             return
         cfg = self.config.search
-        batch = max(1, min(cfg.batch_size, getattr(self.evaluator, "max_batch", 1 << 30)))
+        batch = max(1, min(cfg.batch_size, self.evaluator.max_batch))
         per_leaf = cfg.visits_per_batch_leaf
         last = min(batch, 1 + snapshot.root.visits // per_leaf) if per_leaf else batch
         seconds = max(elapsed / calls, elapsed / playouts * last)
@@ -220,7 +221,7 @@ class EnginePlayer(Player):
         if size in self._batch_seconds:
             return
         cfg = self.config.search
-        batch = max(1, min(cfg.batch_size, getattr(self.evaluator, "max_batch", 1 << 30)))
+        batch = max(1, min(cfg.batch_size, self.evaluator.max_batch))
         first_batch = 1 if cfg.visits_per_batch_leaf else batch  # batches grow from one leaf with root visits
         empty = GameState(size, state.rules, state.komi)
         self.evaluator.evaluate([empty])  # the first run of this shape
@@ -303,11 +304,11 @@ class EnginePlayer(Player):
         return PASS
 
     def _should_resign(self, snapshot: Snapshot) -> bool:
-        threshold = self.config.search.resign_threshold
+        threshold = self.config.player.resign_threshold
         if threshold <= 0 or snapshot.root.visits == 0:
             return False
         self._low_winrate_streak = self._low_winrate_streak + 1 if snapshot.root.winrate < threshold else 0
-        return self._low_winrate_streak >= self.config.search.resign_consecutive
+        return self._low_winrate_streak >= self.config.player.resign_consecutive
 
     # ------------------------------------------------------------------------------------------ clocks
     def _clock(self, color: Color) -> Clock:
@@ -316,7 +317,7 @@ class EnginePlayer(Player):
         return self._clocks[color]
 
     def _time_budget(self, state: GameState, color: Color) -> float:
-        return budget(self._clock(color), state.size, len(state.moves), self.config.search.lag_buffer)
+        return budget(self._clock(color), state.size, len(state.moves), self.config.player.lag_buffer)
 
     def set_time_control(self, control: TimeControl) -> None:
         """Store the clock (both colours) and restart both clocks at full time."""
@@ -353,9 +354,8 @@ class EnginePlayer(Player):
         """Forget the search graph and the evaluation cache."""
         self.stop_pondering()
         self.search.clear()
-        clear = getattr(self.evaluator, "clear", None)
-        if callable(clear):
-            clear()
+        if isinstance(self.evaluator, CachingEvaluator):
+            self.evaluator.clear()
 
     def search_stats(self) -> dict[str, Any]:
         """The search's counters (miai-search_stats)."""
@@ -369,8 +369,8 @@ class EnginePlayer(Player):
 
     # ------------------------------------------------------------------------------------------ pondering
     def start_pondering(self, state: GameState, color: Color) -> None:
-        """Search the position on the opponent's time, until input arrives (needs ``search.ponder``)."""
-        if not self.config.search.ponder or state.is_over():
+        """Search the position on the opponent's time, until input arrives (needs ``player.ponder``)."""
+        if not self.config.player.ponder or state.is_over():
             return
         self.stop_pondering()
         root = _root_for(state, color)
@@ -406,7 +406,7 @@ def _root_for(state: GameState, color: Color, *, fresh_passes: bool = False) -> 
     """
     if state.to_play == color and not (fresh_passes and state.is_over()):
         return state.copy()
-    fresh = GameState(state.size, state.rules, state.komi, getattr(state, "rep_bound", 11))
+    fresh = GameState(state.size, state.rules, state.komi, state.rep_bound)
     stones = state.stones()
     fresh.set_stones([int(p) for p in np.flatnonzero(stones == int(Color.BLACK))],
                      [int(p) for p in np.flatnonzero(stones == int(Color.WHITE))])
@@ -434,15 +434,7 @@ def _allowed_moves(request: AnalyzeRequest, color: Color, size: int) -> set[int]
     return moves
 
 
-def _onnx_evaluator(evaluator: Any, size: int) -> Any:
-    """The ONNX evaluator inside ``evaluator`` that plays ``size`` (unwrapping caches and size routing), or None."""
-    from miai.nets.evaluator import OnnxEvaluator
-
-    seen = 0
-    while evaluator is not None and seen < 8:
-        if isinstance(evaluator, OnnxEvaluator):
-            return evaluator
-        route = getattr(evaluator, "route", None)  # miai.nets.bundled.SizeRoutedEvaluator
-        evaluator = route(size) if route is not None else getattr(evaluator, "inner", None)
-        seen += 1
-    return None
+def _onnx_evaluator(evaluator: Evaluator, size: int) -> OnnxEvaluator | None:
+    """The ONNX evaluator inside ``evaluator`` that plays ``size`` (under caches and size routing), or None."""
+    net = innermost(evaluator, size)
+    return net if isinstance(net, OnnxEvaluator) else None

@@ -34,7 +34,9 @@ from miai.engine.graph import (
     BiasEntry, Edge, Node, NodeTable, Weighting, link, reachable_ids, refresh_ancestors, refresh_parents, relink,
 )
 from miai.go.coords import Color
+from miai.go.rules import KoRule, Rules
 from miai.go.state import GameState
+from miai.nets.evaluator import CachingEvaluator
 from miai.engine.leaves import Valuation, candidate_moves, own_eye_mask
 from miai.engine.selection import SelectionConfig, puct_exploration, selection_scores, utility_stdev_factor
 from miai.engine.snapshot import PASS, Snapshot, build_snapshot, choose_move, move_temperature
@@ -52,10 +54,24 @@ class SearchError(RuntimeError):
 
 
 class SearchState(Protocol):
-    """The part of miai.go.state.GameState the search uses (tests may pass a toy game with the same members)."""
+    """The part of miai.go.state.GameState the search uses (tests may pass a toy game with the same members).
+
+    ``size``, ``komi``, ``rules``, ``handicap``, ``setup`` and ``moves`` tell whether a new root continues the old
+    one's game (graph reuse); ``rules.ko`` whether superko can make a known edge illegal on another path.
+    """
 
     size: int
 
+    @property
+    def komi(self) -> float: ...
+    @property
+    def rules(self) -> Rules: ...
+    @property
+    def handicap(self) -> int: ...
+    @property
+    def setup(self) -> object: ...
+    @property
+    def moves(self) -> Sequence[tuple[int, int]]: ...
     @property
     def to_play(self) -> int: ...
     @property
@@ -199,8 +215,7 @@ class Search:
                 for edge in self.root.edges:
                     if edge.illegal and state.is_legal(edge.move):
                         edge.illegal = False
-            rules = getattr(state, "rules", None)
-            self._superko = getattr(getattr(rules, "ko", None), "name", "SIMPLE") != "SIMPLE"
+            self._superko = state.rules.ko is not KoRule.SIMPLE
 
     def _advance_scratch(self, state: SearchState) -> list[Any]:
         """The scratch states moved on to ``state`` by pushing the new moves (much cheaper than copying a long
@@ -208,7 +223,7 @@ class Search:
         old = self._root_state
         if old is None or not self._scratch or not _same_game(old, state):
             return []
-        extra = list(state.moves)[len(old.moves):]  # type: ignore[attr-defined]
+        extra = list(state.moves)[len(old.moves):]
         try:
             for scratch in self._scratch:
                 for color, move in extra:
@@ -310,7 +325,7 @@ class Search:
 
     def _loop(self, start: float, stop: threading.Event | None, on_progress: Callable[[Snapshot], None] | None,
               visits_cap: int, playouts_cap: int, time_cap: float, interval: float) -> int:
-        batch = max(1, min(self.config.batch_size, getattr(self.evaluator, "max_batch", 1 << 30)))
+        batch = max(1, min(self.config.batch_size, self.evaluator.max_batch))
         slots = 2 * batch if self.config.overlap else batch
         while len(self._scratch) < slots:
             self._scratch.append(self._root_state.copy())
@@ -814,9 +829,8 @@ class Search:
             "nodes_freed": c.nodes_freed, "trees_reused": c.trees_reused, "last_run": dict(c.last_run),
         }
         out["transpositions"] = self._transposition_stats()
-        hits = getattr(self.evaluator, "hits", None)  # miai.nets.evaluator.CachedEvaluator counts its hits
-        if isinstance(hits, int):
-            out["cache_hits"] = hits
+        if isinstance(self.evaluator, CachingEvaluator):
+            out["cache_hits"] = self.evaluator.hits
         return out
 
     def _transposition_stats(self) -> dict[str, Any]:
@@ -925,15 +939,11 @@ def _move_filter(avoid: Collection[int], allow: Collection[int] | None) -> Calla
     return lambda move: move not in avoided and (allowed is None or move in allowed)
 
 
-def _same_game(old: Any, new: Any) -> bool:
+def _same_game(old: SearchState, new: SearchState) -> bool:
     """True when ``new`` can be the old root plus moves: same size, komi, rules, setup and move prefix."""
-    try:
-        if (old.size, old.komi, old.rules, getattr(old, "handicap", 0)) != (
-                new.size, new.komi, new.rules, getattr(new, "handicap", 0)):
-            return False
-        if getattr(old, "setup", None) != getattr(new, "setup", None):  # other setup stones: another game
-            return False
-        old_moves, new_moves = list(old.moves), list(new.moves)
-    except AttributeError:
+    if (old.size, old.komi, old.rules, old.handicap) != (new.size, new.komi, new.rules, new.handicap):
         return False
+    if old.setup != new.setup:  # other setup stones: another game
+        return False
+    old_moves, new_moves = list(old.moves), list(new.moves)
     return len(new_moves) >= len(old_moves) and new_moves[:len(old_moves)] == old_moves

@@ -87,7 +87,7 @@ def build_snapshot(root: Node | None, state: Any, config: SearchConfig, playouts
     """Read the analysis off the graph: root statistics and the root moves (only ``permitted`` ones if given),
     converted from the graph's White view to the view of the side to move at the root."""
     to_play = int(state.to_play)
-    move_number = len(getattr(state, "moves", ()))
+    move_number = len(state.moves)
     if root is None or root.visits == 0:
         return Snapshot(RootInfo(visits=0, winrate=0.5, score_lead=0.0, score_mean=0.0, score_stdev=0.0, utility=0.0),
                         (), to_play, move_number, playouts, elapsed, None)

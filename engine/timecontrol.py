@@ -2,7 +2,7 @@
 
 The clock itself (what the controller set, the time left) is :class:`miai.go.clock.Clock`; :func:`budget` answers
 "how many seconds may this move take?". Every budget keeps ``lag_buffer`` seconds in reserve
-(``search.lag_buffer``) so that network and GUI lag cannot make the engine lose on time; in overtime the reserve
+(``player.lag_buffer``) so that network and GUI lag cannot make the engine lose on time; in overtime the reserve
 shrinks for short periods (at most 20% of a move's share of the period), since a 1-second byo-yomi period with a
 1-second reserve would leave no time to think.
 """

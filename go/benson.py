@@ -37,6 +37,7 @@ import numpy as np
 
 from miai.go.coords import Color
 from miai.go.geometry import flood, neighbor_table
+from miai.go.rules import Rules, Scoring
 
 # Plain ints for the hot loops: CPython specialises comparisons and arithmetic on exact ints only (an ``IntEnum``
 # stored in a colour list slows every later read of it), and a global is read four times faster than ``Color.X``.
@@ -525,15 +526,12 @@ def _liberty_counts(colors: list[int], nbrs: tuple[tuple[int, ...], ...]) -> lis
     return counts
 
 
-def area_map_for_rules(stones: Sequence[int] | np.ndarray, size: int, rules: Any) -> np.ndarray:
-    """``area_map`` with the switches read from a ``miai.go.rules.Rules`` (duck-typed: ``scoring``,
-    ``tax`` and ``multi_stone_suicide`` attributes, enums compared by name)."""
-    scoring = getattr(rules.scoring, "name", str(rules.scoring)).upper()
-    tax = getattr(rules.tax, "name", str(rules.tax)).lower()
+def area_map_for_rules(stones: Sequence[int] | np.ndarray, size: int, rules: Rules) -> np.ndarray:
+    """``area_map`` with the switches read from ``rules`` (scoring, tax, multi-stone suicide)."""
     return area_map(
         stones,
         size,
-        multi_stone_suicide=bool(rules.multi_stone_suicide),
-        territory_scoring=scoring == "TERRITORY",
-        tax=tax,
+        multi_stone_suicide=rules.multi_stone_suicide,
+        territory_scoring=rules.scoring is Scoring.TERRITORY,
+        tax=rules.tax.value.lower(),
     )

@@ -7,22 +7,28 @@ from __future__ import annotations
 
 from miai.nets.evaluator import (
     CachedEvaluator,
+    CachingEvaluator,
     Evaluation,
     Evaluator,
     EvaluatorError,
     OnnxConfig,
     OnnxEvaluator,
     UniformEvaluator,
+    WrappingEvaluator,
+    innermost,
 )
 from miai.nets.loading import load_evaluator
 
 __all__ = [
     "CachedEvaluator",
+    "CachingEvaluator",
     "Evaluation",
     "Evaluator",
     "EvaluatorError",
     "OnnxConfig",
     "OnnxEvaluator",
     "UniformEvaluator",
+    "WrappingEvaluator",
+    "innermost",
     "load_evaluator",
 ]

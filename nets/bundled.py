@@ -89,6 +89,10 @@ class SizeRoutedEvaluator:
                 self._loaded[net.path] = self._load(net.path)
             return self._loaded[net.path]
 
+    def evaluator_for(self, size: int) -> Evaluator:
+        """See ``WrappingEvaluator``: the net chosen for ``size`` (``route``)."""
+        return self.route(size)
+
     def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
         """See ``Evaluator.evaluate``: one call per board size present, results in the input order."""
         by_size: dict[int, list[int]] = {}

@@ -1,7 +1,9 @@
 """The evaluator interface the search uses, and its implementations.
 
 - ``Evaluation``: one position's policy, value, score and ownership, from the side to move's view.
-- ``Evaluator``: the protocol (``evaluate(states) -> list[Evaluation]``, ``max_batch``).
+- ``Evaluator``: the protocol (``evaluate(states) -> list[Evaluation]``, ``max_batch``), and what some evaluators
+  offer besides: ``WrappingEvaluator`` (in front of others: ``evaluator_for(size)``, ``innermost``) and
+  ``CachingEvaluator`` (``hits``, ``clear()``).
 - ``UniformEvaluator``: a uniform policy over legal moves and an even game; for tests.
 - ``OnnxEvaluator``: a KataGo net converted to ONNX, run by onnxruntime in batches, with one
   fixed symmetry, a random one per call, or the average of all eight.
@@ -77,6 +79,48 @@ class Evaluator(Protocol):
     def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
         """One evaluation per state, in order."""
         ...
+
+
+@runtime_checkable
+class WrappingEvaluator(Protocol):
+    """An evaluator in front of others (a cache, a router by board size) that says which one plays a size."""
+
+    max_batch: int
+
+    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
+        """See ``Evaluator.evaluate``."""
+        ...
+
+    def evaluator_for(self, size: int) -> Evaluator:
+        """The evaluator one level down that evaluates ``size`` x ``size`` positions."""
+        ...
+
+
+@runtime_checkable
+class CachingEvaluator(Protocol):
+    """An evaluator that keeps evaluations: it counts the positions it answered from memory and can forget them."""
+
+    max_batch: int
+    hits: int
+
+    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
+        """See ``Evaluator.evaluate``."""
+        ...
+
+    def clear(self) -> None:
+        """Forget every kept evaluation (komi or rules changed what a position is worth)."""
+        ...
+
+
+def innermost(evaluator: Evaluator, size: int) -> Evaluator:
+    """The evaluator that really evaluates ``size`` x ``size`` positions, under every cache and size router.
+
+    Raises:
+        EvaluatorError: a router has no evaluator for this size.
+    """
+    while isinstance(evaluator, WrappingEvaluator):
+        evaluator = evaluator.evaluator_for(size)
+    return evaluator
 
 
 def legal_mask(state: GameState) -> np.ndarray:
@@ -482,6 +526,10 @@ class CachedEvaluator:
         """Forget every entry (e.g. after komi or rules change the meaning of a position)."""
         with self._lock:
             self._entries.clear()
+
+    def evaluator_for(self, size: int) -> Evaluator:
+        """See ``WrappingEvaluator``: the evaluator behind the cache, for every size."""
+        return self.inner
 
     def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
         """See ``Evaluator.evaluate``. A position counts as a hit when its entry was cached at the

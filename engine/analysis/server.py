@@ -37,6 +37,7 @@ from miai.engine.search import Search
 from miai.engine.snapshot import Snapshot
 from miai.go.coords import Color
 from miai.go.state import GameState
+from miai.nets.evaluator import CachingEvaluator, Evaluator
 
 __all__ = ["AnalysisServer", "KATAGO_PROTOCOL_VERSION", "RootPolicyEvaluator"]
 
@@ -52,9 +53,9 @@ class RootPolicyEvaluator:
     ``rootPolicyTemperature`` (p ** (1/T)), as KataGo does at the root (``wideRootNoise`` is the search's own
     option); the root's raw evaluation is kept for ``policy`` and ``rawWinrate``."""
 
-    def __init__(self, inner: Any, root: GameState, temperature: float) -> None:
+    def __init__(self, inner: Evaluator, root: GameState, temperature: float) -> None:
         self.inner = inner
-        self.max_batch = int(getattr(inner, "max_batch", 16))
+        self.max_batch = inner.max_batch
         self._root_key = (root.graph_hash, root.size)
         self._exponent = 1.0 / temperature
         self.root_evaluation: Any = None
@@ -213,9 +214,8 @@ class AnalysisServer:
         elif action == "query_models":
             data = {**data, "models": self._models()}
         else:  # clear_cache
-            clear = getattr(self.evaluator, "clear", None)
-            if callable(clear):
-                clear()
+            if isinstance(self.evaluator, CachingEvaluator):
+                self.evaluator.clear()
         self.emit(data)
 
     def _models(self) -> list[dict[str, Any]]:

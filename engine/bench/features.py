@@ -39,6 +39,7 @@ from miai.go.coords import PASS, parse_sgf
 from miai.go.rules import Rules
 from miai.go.state import GameState
 from miai.nets import features
+from miai.nets.evaluator import Evaluator, OnnxEvaluator, innermost
 from miai.nets.loading import load_evaluator
 
 __all__ = ["MODES", "kifu_states", "random_states", "searched_states", "search_split", "bench_encoding",
@@ -99,10 +100,17 @@ def random_states(size: int, count: int, seed: int) -> list[GameState]:
     return states
 
 
+def _onnx(evaluator: Evaluator, size: int) -> OnnxEvaluator:
+    """The onnxruntime net under ``evaluator``'s cache (the split times its session; no cached answers)."""
+    inner = innermost(evaluator, size)
+    if not isinstance(inner, OnnxEvaluator):
+        raise ValueError(f"{type(inner).__name__} is not an onnxruntime net")
+    return inner
+
+
 def searched_states(size: int, net: Path, playouts: int) -> list[GameState]:
     """Copies of the positions a search with ``net`` sends to the evaluator, in order."""
-    evaluator = load_evaluator(str(net))
-    inner = getattr(evaluator, "inner", evaluator)
+    inner = _onnx(load_evaluator(str(net)), size)
     seen: list[GameState] = []
     evaluate = inner.evaluate
 
@@ -119,8 +127,7 @@ def searched_states(size: int, net: Path, playouts: int) -> list[GameState]:
 
 def search_split(size: int, net: Path, seconds: float) -> list[BenchResult]:
     """How a search's time splits between the net and feature encoding."""
-    evaluator = load_evaluator(str(net))
-    inner = getattr(evaluator, "inner", evaluator)
+    inner = _onnx(load_evaluator(str(net)), size)
     spent = {"net": 0.0, "encode": 0.0}
     run_net, encode = inner.session.run, features.encode
 

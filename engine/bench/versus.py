@@ -26,11 +26,12 @@ import numpy as np
 
 from miai.engine.bench.harness import BenchResult, random_game
 from miai.engine.config import SearchConfig
-from miai.gtp.client import GtpClientError, GtpEngine
 from miai.engine.search import Search
 from miai.go.coords import to_gtp
 from miai.go.rules import Rules
 from miai.go.state import GameState
+from miai.gtp.client import GtpClientError, GtpEngine
+from miai.nets.evaluator import CachingEvaluator
 
 __all__ = ["VersusSetup", "katago_config", "versus_positions", "race", "bench_bare_net", "versus_rows",
            "VersusError"]
@@ -151,7 +152,7 @@ def _miai_search(evaluator: Any, config: SearchConfig, setup: VersusSetup, moves
     evaluation cache and the feature encoder's ladder memo), so repeated rounds measure the same work."""
     from miai.nets import features
 
-    if hasattr(evaluator, "clear"):
+    if isinstance(evaluator, CachingEvaluator):
         evaluator.clear()
     features._ladder_planes_cached.cache_clear()
     state = GameState(setup.size, Rules.preset("chinese"), KOMI)

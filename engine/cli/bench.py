@@ -93,6 +93,7 @@ def bench(ctx: click.Context, model: str | None, sizes: str, seconds: float, con
     from miai.engine.bench.harness import BenchResult
     from miai.engine.bench.rules import bench_rules
     from miai.engine.bench.search import bench_raw_evals, bench_search
+    from miai.nets.evaluator import innermost
     from miai.nets.playouts import benchmark_playouts
 
     config = load_config_or_fail(config_path, sets)
@@ -118,7 +119,7 @@ def bench(ctx: click.Context, model: str | None, sizes: str, seconds: float, con
                                                   run.seconds, "games/s", moves=run.moves))
         if evaluator is not None and "search" not in skip:
             # Both are measured without the eval cache, so every playout really costs a net evaluation.
-            inner = getattr(evaluator, "inner", evaluator)
+            inner = innermost(evaluator, size)
             raw = bench_raw_evals(inner, size, config.search.batch_size, seconds)
             found = bench_search(inner, config.search, size, seconds)
             ratio = found.value / raw.value if raw.value else 0.0
@@ -135,6 +136,7 @@ def _bench_compare(spec: str, evaluator: Any, config: Any, sizes: list[int], sec
     from miai.engine.bench.harness import BenchResult
     from miai.engine.bench.search import bench_search
     from miai.engine.config import ConfigError, set_option
+    from miai.nets.evaluator import innermost
 
     key, _, values_text = spec.partition("=")
     values = [v.strip() for v in values_text.split(",") if v.strip()]
@@ -144,9 +146,9 @@ def _bench_compare(spec: str, evaluator: Any, config: Any, sizes: list[int], sec
         configs = [set_option(config, key.strip(), value) for value in values]
     except ConfigError as error:
         raise click.BadParameter(str(error)) from None
-    inner = getattr(evaluator, "inner", evaluator)  # no eval cache: every playout costs an evaluation
     results: list[BenchResult] = []
     for size in sizes:
+        inner = innermost(evaluator, size)  # no eval cache: every playout costs an evaluation
         rounds: list[list[BenchResult]] = [[] for _ in values]
         for _ in range(repeats):
             for runs, cfg in zip(rounds, configs):
@@ -170,6 +172,7 @@ def _bench_versus(binary: str, model: str | None, config: Any, sizes: list[int],
     import shutil
 
     from miai.engine.bench.versus import VersusError, VersusSetup, bench_bare_net, race, versus_rows
+    from miai.nets.evaluator import OnnxEvaluator, innermost
     from miai.nets.loading import is_katago_model
 
     if model is None or not is_katago_model(model):
@@ -179,9 +182,11 @@ def _bench_versus(binary: str, model: str | None, config: Any, sizes: list[int],
         raise click.UsageError(f"--versus: no executable KataGo at {binary}")
     config = dataclasses.replace(config, net=dataclasses.replace(config.net, threads=threads))
     evaluator = build_evaluator(model, config)
-    inner = getattr(evaluator, "inner", evaluator)
     results: list[Any] = []
     for size in sizes:
+        inner = innermost(evaluator, size)
+        if not isinstance(inner, OnnxEvaluator):
+            raise click.UsageError("--versus needs a net run by onnxruntime")
         setup = VersusSetup(size=size, visits=visits, threads=threads, positions=positions)
         try:
             theirs, mine = race(binary, model, evaluator, config.search, setup, repeats)

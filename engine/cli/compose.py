@@ -1,14 +1,18 @@
-"""What every ``miai`` subcommand shares: loading configs, building the evaluator a model names, the progress bar.
+"""What every ``miai`` subcommand shares: the ``--config``/``--set`` options, loading configs, building the
+evaluator a model names, the progress bar.
 
 The subcommands (``main``, ``tools``, ``train``, ``analysis``) import this module; it imports none of them.
+``config_options`` declares ``--config`` and ``--set`` once for ``gtp`` and ``match``; ``bench`` still declares its
+own pair and should take this decorator too when it moves to its own module.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -167,7 +171,24 @@ CONFIG_HELP = ("TOML config: a file, or the name of a config installed with miai
                f"({', '.join(bundled_config_names())}); 'default' lists every option.")
 
 
+SET_HELP = "Override a config key, e.g. search.max_visits=800 (repeatable; applied after --config)."
+
+_Command = TypeVar("_Command", bound=Callable[..., Any])
+
+
+def config_options(command: _Command) -> _Command:
+    """Give a command ``--config`` (as ``config_path``) and ``--set`` (as ``sets``), declared here once."""
+    command = click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help=SET_HELP)(command)
+    return click.option("--config", "config_path", default=None, type=click.Path(dir_okay=False),
+                        help=CONFIG_HELP)(command)
+
+
 def load_config_or_fail(config_path: str | None, sets: tuple[str, ...]) -> Config:
+    """The config ``--config`` and ``--set`` name.
+
+    Raises:
+        click.ClickException: it cannot be read, or a key or value is invalid (the message says which).
+    """
     try:
         return load_config(config_path, sets)
     except ConfigError as exc:

@@ -8,6 +8,7 @@ but GTP ever goes to stdout from ``miai gtp``; diagnostics go to stderr.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import sys
 from importlib.metadata import version
@@ -17,8 +18,10 @@ import click
 
 from miai.engine.cli import analysis, bench, tools, train
 from miai.engine.cli.compose import (
-    CONFIG_HELP, MODEL_HELP, RULES_HELP, ProgressBar, build_evaluator, load_config_or_fail, playout_defaults, problem,
+    MODEL_HELP, RULES_HELP, ProgressBar, build_evaluator, config_options, load_config_or_fail, playout_defaults,
+    problem,
 )
+from miai.engine.config import ConfigError
 from miai.go.oserrors import describe
 
 
@@ -33,28 +36,33 @@ def main(log_level: str) -> None:
 
 @main.command()
 @click.option("--model", default=None, help=MODEL_HELP)
-@click.option("--config", "config_path", default=None, type=click.Path(dir_okay=False),
-              help=CONFIG_HELP)
-@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Override a config key, e.g. search.max_visits=800.")
-@click.option("--size", default=19, show_default=True, type=click.IntRange(2, 25), help="Board size at start.")
-@click.option("--komi", default=7.5, show_default=True, type=float, help="Komi at start.")
-@click.option("--rules", default="tromp-taylor", show_default=True,
-              help=RULES_HELP + " Controllers may change it later (kata-set-rules, SGF RU).")
-@click.option("--name", default="miai", show_default=True, help="Engine name reported by GTP `name`.")
-def gtp(model: str | None, config_path: str | None, sets: tuple[str, ...], size: int, komi: float, rules: str,
-        name: str) -> None:
-    """Speak GTP on stdin/stdout (for Sabaki, Lizzie, KaTrain, gtp2ogs, kgsGtp, twogtp, ...)."""
+@config_options
+@click.option("--size", default=None, type=click.IntRange(2, 25),
+              help="Board size at start. [default: gtp.board_size of the config]")
+@click.option("--komi", default=None, type=float, help="Komi at start. [default: gtp.komi of the config]")
+@click.option("--rules", default=None,
+              help=RULES_HELP + " Controllers may change it later (kata-set-rules, SGF RU). "
+                   "[default: gtp.rules of the config]")
+@click.option("--name", default=None, help="Engine name reported by GTP `name`. [default: gtp.name of the config]")
+def gtp(model: str | None, config_path: str | None, sets: tuple[str, ...], size: int | None, komi: float | None,
+        rules: str | None, name: str | None) -> None:
+    """Speak GTP on stdin/stdout (for Sabaki, Lizzie, KaTrain, gtp2ogs, kgsGtp, twogtp, ...).
+
+    The [gtp] section of the config sets the start position and the name; the flags override it.
+    """
     from miai.engine.player import EnginePlayer
-    from miai.gtp.session import GtpConfig, GtpSession
+    from miai.gtp.session import GtpSession
 
     config = load_config_or_fail(config_path, sets)
+    flags = {"board_size": size, "komi": komi, "rules": rules, "name": name}
+    try:
+        settings = dataclasses.replace(config.gtp, **{k: v for k, v in flags.items() if v is not None})
+        gtp_config = settings.gtp_config(ponder=config.player.ponder)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from exc
     evaluator = build_evaluator(model or config.net.model, config)
     config = playout_defaults(config, evaluator, config_path, sets)
     player = EnginePlayer(evaluator, config)
-    try:
-        gtp_config = GtpConfig(name=name, board_size=size, komi=komi, rules=rules, ponder=config.search.ponder)
-    except ValueError as exc:
-        raise click.ClickException(str(exc)) from exc
     session = GtpSession(player, sys.stdin, sys.stdout, sys.stderr, gtp_config)
     player.warm_up(session.state)  # the net's first run on the start size, before any clock runs
     sys.exit(session.run())

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from miai.engine.cli.compose import RULES_HELP, build_evaluator, load_config_or_fail
+from miai.engine.cli.compose import RULES_HELP, build_evaluator, config_options, load_config_or_fail
 
 
 @click.command()
@@ -32,14 +32,21 @@ from miai.engine.cli.compose import RULES_HELP, build_evaluator, load_config_or_
 @click.option("--start-timeout", default=120.0, show_default=True, type=click.FloatRange(0.1),
               help="Seconds a freshly started engine may take to answer its first command (loading a net).")
 @click.option("--dead-model", default=None,
-              help="Net whose ownership marks dead stones when the engines' scores disagree (default: all alive).")
+              help="Net whose ownership marks dead stones when the engines' scores disagree (default: all alive; "
+                   "--config/--set's [net] section says how it runs).")
+@config_options
 @click.option("--json", "json_path", default=None, type=click.Path(dir_okay=False), help="Write the summary as JSON.")
 @click.option("--log-dir", default=None, type=click.Path(file_okay=False), help="Keep the engines' stderr here.")
 def match(black_cmd: str, white_cmd: str, games: int, size: int, komi: float, handicap: int, max_moves: int | None,
           sprt: str | None, rules: str, time_spec: str | None,
           visits: int | None, openings: str | None, sgf_dir: str | None, alternate: bool, move_timeout: float,
-          start_timeout: float, dead_model: str | None, json_path: str | None, log_dir: str | None) -> None:
-    """Play GTP engines against each other and report wins, Elo with a 95% interval and how games ended."""
+          start_timeout: float, dead_model: str | None, config_path: str | None, sets: tuple[str, ...],
+          json_path: str | None, log_dir: str | None) -> None:
+    """Play GTP engines against each other and report wins, Elo with a 95% interval and how games ended.
+
+    The engines are configured by their own command lines; --config and --set configure what miai itself runs
+    here, the referee's --dead-model net (its [net] section; search.seed seeds its random symmetries).
+    """
     from miai.match.elo import SprtConfig
     from miai.go.clock import TimeControl
     from miai.match.runner import MatchConfig, MatchError, ownership_dead_stones, run_match
@@ -56,9 +63,10 @@ def match(black_cmd: str, white_cmd: str, games: int, size: int, komi: float, ha
                              log_dir=log_dir)
     except ValueError as exc:
         raise click.ClickException(str(exc)) from exc
+    own_config = load_config_or_fail(config_path, sets)  # bad --config/--set fail before any game starts
     dead = None
     if dead_model:
-        dead = ownership_dead_stones(build_evaluator(dead_model, load_config_or_fail(None, ())))
+        dead = ownership_dead_stones(build_evaluator(dead_model, own_config))
     try:
         summary = run_match(black_cmd, white_cmd, config, dead_stones=dead)
     except MatchError as exc:

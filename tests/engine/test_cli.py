@@ -176,6 +176,25 @@ def test_bad_settings_are_one_line_in_the_users_words(tmp_path: Path, args: list
     assert done.returncode != 0 and done.stderr.splitlines() == [expected]
 
 
+def test_gtp_start_settings_come_from_the_config_and_flags_override_them(tmp_path: Path) -> None:
+    (tmp_path / "mine.toml").write_text('[gtp]\nname = "tester"\nboard_size = 9\nkomi = 5.5\n', encoding="utf-8")
+    base = ["gtp", "--model", "playouts", "--config", str(tmp_path / "mine.toml")]
+    asks = "name\nprintsgf\nquit\n"
+    assert _responses(_miai(base, asks, timeout=60).stdout)[:2] == [
+        "= tester", "= (;FF[4]GM[1]CA[UTF-8]AP[miai]SZ[9]KM[5.5]RU[tromp-taylor])"]
+    flagged = _miai([*base, "--size", "13", "--name", "other", "--rules", "chinese", "--set", "gtp.komi=0.5"], asks,
+                    timeout=60)
+    assert _responses(flagged.stdout)[:2] == ["= other", "= (;FF[4]GM[1]CA[UTF-8]AP[miai]SZ[13]KM[0.5]RU[chinese])"]
+
+
+def test_an_old_config_key_works_with_one_line_naming_the_new_one(tmp_path: Path) -> None:
+    done = _miai(["gtp", "--model", "playouts", "--set", "search.resign_threshold=0.05"],
+                 "kata-get-param player.resign_threshold\nquit\n", timeout=60)
+    assert _responses(done.stdout)[0] == "= 0.05"
+    assert [line for line in done.stderr.splitlines() if "resign_threshold" in line] == [
+        "miai WARNING config: search.resign_threshold is now player.resign_threshold (the old key still works)"]
+
+
 def test_every_bundled_config_is_installed_as_package_data() -> None:
     import tomllib
 
@@ -187,6 +206,15 @@ def test_every_bundled_config_is_installed_as_package_data() -> None:
 
     assert BUNDLED_CONFIGS == root / "configs"
     assert {"analysis", "default", "fast", "selfplay", "server", "tree"} <= set(bundled_config_names())
+
+
+def test_match_takes_config_and_set_and_a_bad_key_is_one_line_before_any_engine_starts(tmp_path: Path) -> None:
+    never = f"{sys.executable} -c 'raise SystemExit(3)'"
+    done = subprocess.run([sys.executable, "-m", "miai.engine", "match", "--black", never, "--white", never,
+                           "--config", "fast", "--set", "net.threadz=2"], capture_output=True, text=True, timeout=30,
+                          cwd=tmp_path)
+    assert done.returncode != 0
+    assert done.stderr.splitlines() == ["Error: unknown config key 'net.threadz' (did you mean 'net.threads'?)"]
 
 
 def test_match_start_timeout_is_an_option(tmp_path: Path) -> None:

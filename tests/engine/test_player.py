@@ -106,15 +106,23 @@ def test_resigns_only_after_consecutive_hopeless_moves() -> None:
             return [replace(e, win=0.01, loss=0.99) if s.to_play == Color.BLACK else replace(e, win=0.99, loss=0.01)
                     for s, e in zip(states, super().evaluate(states))]
 
-    player = EnginePlayer(Hopeless(), _config("search.max_visits=10", "search.resign_threshold=0.1",
-                                              "search.resign_consecutive=2"))
+    player = EnginePlayer(Hopeless(), _config("search.max_visits=10", "player.resign_threshold=0.1",
+                                              "player.resign_consecutive=2"))
     state = _state(5)
     assert player.genmove(state, Color.BLACK) != RESIGN
     assert player.genmove(state, Color.BLACK) == RESIGN
 
 
+@pytest.mark.parametrize("name", ["resignThreshold", "player.resign_threshold", "resign_threshold",
+                                  "search.resign_threshold"])
+def test_kata_set_param_takes_katago_new_bare_and_old_names(name: str) -> None:
+    player = EnginePlayer(UniformEvaluator(), _config())
+    player.set_param(name, "0.2")
+    assert player.config.player.resign_threshold == 0.2 and player.get_param(name) == "0.2"
+
+
 def test_a_clock_limits_the_search_time() -> None:
-    player = EnginePlayer(UniformEvaluator(), _config("search.max_visits=0", "search.lag_buffer=0.2"))
+    player = EnginePlayer(UniformEvaluator(), _config("search.max_visits=0", "player.lag_buffer=0.2"))
     player.set_time_control(TimeControl(system=TimeSystem.ABSOLUTE, main_time=2.0))
     player.time_left(ClockReading(Color.BLACK, 2.0, 0))
     import time

@@ -13,7 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from miai.go.rules import KoRule, Rules
+
 WHITE, BLACK = 2, 1
+_SIMPLE_KO = Rules(ko=KoRule.SIMPLE)
 
 
 @dataclass
@@ -32,9 +35,15 @@ class ToyState:
         self.game = game
         self.size = game.size
         self.komi = 0.0
-        self.rules = None
+        self.rules = _SIMPLE_KO  # the search checks superko only under other ko rules
+        self.handicap = 0
         self.path = [start]
         self.moves: list[tuple[int, int]] = []
+
+    @property
+    def setup(self) -> str:
+        """The start position: toy games from different starts are different games."""
+        return self.path[0]
 
     @property
     def position(self) -> str:

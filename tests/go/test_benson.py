@@ -219,14 +219,16 @@ def test_area_map_with_tax_keeps_areas_with_independent_life() -> None:
     assert (area_map(stones, size, tax="all").reshape(4, 4)[:, 0] == 1).all()
 
 
-def test_area_map_for_rules_reads_rules_attributes() -> None:
-    class FakeRules:
-        scoring = type("E", (), {"name": "TERRITORY"})()
-        tax = type("E", (), {"name": "NONE"})()
-        multi_stone_suicide = False
+def test_area_map_for_rules_reads_the_rules_switches() -> None:
+    from miai.go.rules import Rules, Scoring, Tax
 
     stones, size = parse(TWO_EYES)
-    assert not area_map_for_rules(stones, size, FakeRules()).any()
+    territory = Rules(scoring=Scoring.TERRITORY, tax=Tax.NONE, multi_stone_suicide=False)
+    assert not area_map_for_rules(stones, size, territory).any()
+    assert area_map_for_rules(stones, size, Rules(scoring=Scoring.AREA)).tolist() == area_map(
+        stones, size, multi_stone_suicide=True).tolist()
+    assert area_map_for_rules(stones, size, Rules(tax=Tax.ALL)).tolist() == area_map(
+        stones, size, multi_stone_suicide=True, tax="all").tolist()
 
 
 def test_wrong_length_is_rejected() -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from miai.go.state import GameState
 from miai.nets.bundled import BUNDLED_DIR, BundledNet, SizeRoutedEvaluator, bundled_nets, load_bundled, net_for_size
-from miai.nets.evaluator import EvaluatorError, UniformEvaluator
+from miai.nets.evaluator import CachedEvaluator, EvaluatorError, UniformEvaluator, innermost
 from miai.nets.loading import load_evaluator
 
 
@@ -65,6 +65,15 @@ def test_routing_by_size_keeps_the_order_and_loads_each_net_once(tmp_path: Path)
     assert sorted(loads) == ["big.onnx", "small.onnx"]
     with pytest.raises(EvaluatorError, match="no bundled net plays 21x21"):
         router.evaluate([GameState(21)])
+
+
+def test_innermost_finds_the_net_of_a_size_under_the_cache_and_the_router(tmp_path: Path) -> None:
+    nets = [BundledNet(tmp_path / "small.onnx", 2, 10), BundledNet(tmp_path / "big.onnx", 11, 19)]
+    loaded = {"small.onnx": _Tagged(9.0), "big.onnx": _Tagged(19.0)}
+    evaluator = CachedEvaluator(SizeRoutedEvaluator(nets, lambda path: loaded[path.name]), 10)
+    assert innermost(evaluator, 9) is loaded["small.onnx"] and innermost(evaluator, 19) is loaded["big.onnx"]
+    with pytest.raises(EvaluatorError, match="21x21"):
+        innermost(evaluator, 21)
 
 
 @pytest.mark.skipif(len(bundled_nets()) < 2, reason="fewer than two bundled nets")

@@ -189,6 +189,16 @@ class CountingEvaluator(UniformEvaluator):
         return super().evaluate(states)
 
 
+def test_the_cache_declares_what_it_offers_and_a_plain_evaluator_does_not() -> None:
+    from miai.nets.evaluator import CachingEvaluator, WrappingEvaluator, innermost
+
+    inner = UniformEvaluator()
+    cache = CachedEvaluator(inner, capacity=10)
+    assert isinstance(cache, CachingEvaluator) and isinstance(cache, WrappingEvaluator)
+    assert not isinstance(inner, CachingEvaluator) and not isinstance(inner, WrappingEvaluator)
+    assert innermost(cache, 19) is inner and innermost(inner, 19) is inner
+
+
 def test_cache_returns_stored_evaluations_and_counts_hits() -> None:
     inner = CountingEvaluator()
     cache = CachedEvaluator(inner, capacity=10)
