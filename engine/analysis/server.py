@@ -37,7 +37,7 @@ from miai.engine.search import Search
 from miai.engine.snapshot import Snapshot
 from miai.go.coords import Color
 from miai.go.state import GameState
-from miai.nets.evaluator import CachingEvaluator, Evaluator
+from miai.nets.evaluator import CachingEvaluator, Evaluator, EvaluatorError, OnnxEvaluator, innermost
 
 __all__ = ["AnalysisServer", "KATAGO_PROTOCOL_VERSION", "RootPolicyEvaluator"]
 
@@ -223,7 +223,7 @@ class AnalysisServer:
             return []
         name = os.path.basename(self._model_name) or self._model_name
         return [{"name": name, "internalName": name.split(".")[0], "maxBatchSize": int(self.evaluator.max_batch),
-                 "usesHumanSLProfile": False, "version": int(getattr(self.evaluator, "model_version", 0) or 0),
+                 "usesHumanSLProfile": False, "version": _model_version(self.evaluator),
                  "usingFP16": "false"}]
 
     def _terminate(self, data: dict[str, Any]) -> None:
@@ -344,3 +344,12 @@ def root_filters(job: Job, to_play: Color, size: int) -> tuple[list[int], list[i
     allow = [move for entry in allowed for move in entry.moves] if allowed else None
     return avoid, allow
 
+
+def _model_version(evaluator: Evaluator) -> int:
+    """The KataGo model version ``query_models`` reports: that of the net playing 19x19 (the analysis engine's default
+    board), 0 for an evaluator that is no KataGo-style net (uniform, playouts) or has no net for 19x19."""
+    try:
+        net = innermost(evaluator, 19)
+    except EvaluatorError:
+        return 0
+    return net.info.model_version if isinstance(net, OnnxEvaluator) else 0

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from miai.go.clock import TimeControl, TimeSystem
+from miai.go.clock import TimeControl, TimeControlError, TimeSystem
 
 from ..args import COLOR, FLOAT, INT, STRING, many, named
-from ..errors import GtpSyntaxError
+from ..errors import GtpError, GtpSyntaxError
 from ..player import ClockReading
 from ..table import CommandTable
 
@@ -50,7 +50,7 @@ def parse_time_system(tokens: list[str], allowed: tuple[TimeSystem, ...]) -> Tim
 
     Raises:
         GtpSyntaxError: unknown system, wrong number of arguments or a bad number (quoted).
-        TimeControlError: numbers the clock's rules reject (byo-yomi with a period time but no periods).
+        GtpError: numbers the clock's rules reject (byo-yomi with a period time but no periods), in its words.
     """
     if not tokens:
         raise GtpSyntaxError("expected a time system: " + ", ".join(system.value for system in allowed))
@@ -65,7 +65,10 @@ def parse_time_system(tokens: list[str], allowed: tuple[TimeSystem, ...]) -> Tim
         raise GtpSyntaxError(f"'{system.value}' takes {system.parameter_count} argument(s), got {len(args)}")
     numbers = [_number(token) for token in args]
     _check_signs(system, numbers)
-    return TimeControl.from_system(system, numbers)
+    try:
+        return TimeControl.from_system(system, numbers)
+    except TimeControlError as error:  # well-formed numbers the clock's rules reject: the controller's mistake
+        raise GtpError(str(error)) from error
 
 
 def _number(token: str) -> float:

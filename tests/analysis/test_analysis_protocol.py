@@ -13,7 +13,7 @@ import pytest
 from miai.engine.analysis.server import AnalysisServer
 from miai.nets import UniformEvaluator
 
-from .helpers import finals, only, query, serve, settings
+from .helpers import default_net, finals, only, query, serve, settings
 
 # Fields of the documented example response (docs/Analysis_Engine.md) and of the field list below it.
 DOC_MOVE_FIELDS = {"lcb", "move", "order", "prior", "pv", "scoreLead", "scoreMean", "scoreSelfplay", "scoreStdev",
@@ -129,8 +129,6 @@ def stdin_with_pauses(items: list[Any]) -> Iterator[str]:
 def run_live(items: list[Any], threads: int = 1) -> list[dict[str, Any]]:
     import io
 
-    from .helpers import default_net
-
     out, err = io.StringIO(), io.StringIO()
     import dataclasses
 
@@ -171,6 +169,15 @@ def test_actions_version_models_and_cache() -> None:
     assert version["version"] == "1.17.2" and version["action"] == "query_version" and "git_hash" in version
     assert only(responses, lambda r: r["id"] == "c") == {"id": "c", "action": "clear_cache"}
     assert only(responses, lambda r: r["id"] == "x")["field"] == "action"
+
+
+def test_query_models_reports_the_nets_model_version() -> None:
+    from miai.nets.evaluator import OnnxEvaluator, innermost
+
+    net = innermost(default_net(), 19)
+    assert isinstance(net, OnnxEvaluator) and net.info.model_version > 0
+    models = only(serve([{"id": "m", "action": "query_models"}]), lambda r: r["id"] == "m")["models"]
+    assert models[0]["version"] == net.info.model_version  # KaTrain reads it; it was always 0 before
 
 
 def test_bad_lines_get_error_lines_and_the_engine_goes_on() -> None:

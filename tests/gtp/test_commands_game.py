@@ -206,6 +206,17 @@ def test_time_settings_errors(driver: Driver, player: FakePlayer, line: str) -> 
     assert player.time_control is None
 
 
+@pytest.mark.parametrize(("line", "message"), [
+    ("kgs-time_settings canadian 600 0 25", "Canadian overtime needs both a period time and a number of stones"),
+    ("kgs-time_settings byoyomi 600 5 0", "byo-yomi needs both a period time and a number of periods"),
+])
+def test_clock_rules_rejected_in_words_and_the_session_goes_on(driver: Driver, player: FakePlayer, line: str,
+                                                               message: str) -> None:
+    assert driver.fail(line) == message  # a plain answer, not an internal error
+    assert player.time_control is None
+    assert driver.ok("name") == "miai"
+
+
 def test_kata_list_time_settings_mentions_fischer_capped(driver: Driver) -> None:
     assert "fischer-capped" in driver.ok("kata-list_time_settings").split("\n")
 
