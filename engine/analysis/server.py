@@ -219,8 +219,9 @@ class AnalysisServer:
         self.emit(data)
 
     def _models(self) -> list[dict[str, Any]]:
-        if self.evaluator is None:
-            return []
+        # KataGo loads its net before it reads a line, so its answer always names the net: wait for ours (a net that
+        # fails to load ends the process, so this cannot hang).
+        self._net_ready.wait()
         name = os.path.basename(self._model_name) or self._model_name
         return [{"name": name, "internalName": name.split(".")[0], "maxBatchSize": int(self.evaluator.max_batch),
                  "usesHumanSLProfile": False, "version": _model_version(self.evaluator),
