@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
-from miai.engine.cli.compose import CONFIG_HELP, build_evaluator, load_config_or_fail
+from miai.engine.cli.compose import build_evaluator, config_options, load_config_or_fail
 
 F = TypeVar("F", bound=Callable[..., Any])
 # KataGo's g170 b6c96 net, which `miai bench convert` measures when no net is named (in the current directory).
@@ -61,8 +61,7 @@ def _json_option(command: F) -> F:
 @click.option("--model", default=None, help="Also benchmark this net: raw evals/s and search playouts/s.")
 @click.option("--sizes", default="9,19", show_default=True, help="Comma-separated board sizes.")
 @click.option("--seconds", default=3.0, show_default=True, type=click.FloatRange(0.1), help="Seconds per figure.")
-@click.option("--config", "config_path", default=None, type=click.Path(dir_okay=False), help=CONFIG_HELP)
-@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Config override, e.g. search.batch_size=32.")
+@config_options
 @click.option("--json", "json_path", default=None, type=click.Path(dir_okay=False), help="Also write JSON here.")
 @click.option("--skip", multiple=True, type=click.Choice(["rules", "playouts", "search"]), help="Leave a part out.")
 @click.option("--versus", "versus", default=None, metavar="KATAGO",

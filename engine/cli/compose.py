@@ -1,9 +1,9 @@
 """What every ``miai`` subcommand shares: the ``--config``/``--set`` options, loading configs, building the
 evaluator a model names, the progress bar.
 
-The subcommands (``main``, ``tools``, ``train``, ``analysis``) import this module; it imports none of them.
-``config_options`` declares ``--config`` and ``--set`` once for ``gtp`` and ``match``; ``bench`` still declares its
-own pair and should take this decorator too when it moves to its own module.
+The subcommands (``main``, ``tools``, ``bench``, ``train``, ``analysis``) import this module; it imports none of
+them. ``config_options`` declares ``--config`` and ``--set`` once for ``gtp``, ``match`` and ``bench`` (``analysis``
+takes KataGo's ``-config``/``-override-config`` instead, as KaTrain passes them).
 """
 
 from __future__ import annotations
