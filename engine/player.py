@@ -60,7 +60,7 @@ _DEAD_OWNERSHIP = -0.3
 # Visits of the short search that estimates dead stones at the end of a game.
 _STATUS_VISITS = 64
 # A genmove whose config sets no limit at all (analysis configs) searches this long: the built-in max_time.
-_UNLIMITED_GENMOVE_SECONDS = next(f.default for f in dataclasses.fields(SearchConfig) if f.name == "max_time")
+_UNLIMITED_GENMOVE_SECONDS = SearchConfig().max_time
 # Seconds kept for what follows the search: choosing the move, answering, the controller reading the pipe.
 _ANSWER_SECONDS = 0.02
 # Shortest search time handed to the search (0 would mean "no limit" to it).
@@ -267,9 +267,11 @@ class EnginePlayer(Player):
         wanted = request.pv_visits or request.pv_edge_visits or request.moves_ownership
         edge = next((e for e in root.edges if e.move == m.move), None) if root is not None and wanted else None
         if edge is not None and (request.pv_visits or request.pv_edge_visits):
+            assert root is not None  # edge is one of its edges
             visits, edge_visits = pv_visits(root, edge, len(m.pv))
         if edge is not None and request.moves_ownership and edge.child is not None \
                 and edge.child.ownership is not None:
+            assert root is not None  # edge is one of its edges
             ownership = [float(x) for x in average_ownership(edge.child) * root.sign]
         return dataclasses.replace(
             m, weight=None if m.edge_visits is None else float(m.edge_visits),

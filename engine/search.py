@@ -25,7 +25,8 @@ from collections import deque
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Final, Protocol, Self
 
 import numpy as np
 
@@ -38,7 +39,8 @@ from miai.go.rules import KoRule, Rules
 from miai.go.state import GameState
 from miai.nets.evaluator import CachingEvaluator
 from miai.engine.leaves import Valuation, candidate_moves, own_eye_mask
-from miai.engine.selection import SelectionConfig, puct_exploration, selection_scores, utility_stdev_factor
+from miai.engine.selection import (
+    SelectionConfig, SelectionRule, puct_exploration, selection_scores, utility_stdev_factor)
 from miai.engine.snapshot import PASS, Snapshot, build_snapshot, choose_move, move_temperature
 
 if TYPE_CHECKING:
@@ -60,8 +62,8 @@ class SearchState(Protocol):
     one's game (graph reuse); ``rules.ko`` whether superko can make a known edge illegal on another path.
     """
 
-    size: int
-
+    @property
+    def size(self) -> int: ...
     @property
     def komi(self) -> float: ...
     @property
@@ -81,7 +83,7 @@ class SearchState(Protocol):
     def is_legal(self, move: int) -> bool: ...
     def is_over(self) -> bool: ...
     def score(self) -> float: ...
-    def copy(self) -> SearchState: ...
+    def copy(self) -> Self: ...
 
 
 class Evaluator(Protocol):
@@ -101,7 +103,11 @@ class _Leaf:
     state: Any
 
 
-_COLLISION = object()  # a playout that hit a leaf already waiting in this batch
+class _Collision(Enum):
+    COLLISION = 0
+
+
+_COLLISION: Final = _Collision.COLLISION  # a playout that hit a leaf already waiting in this batch
 
 
 @dataclass
@@ -179,7 +185,7 @@ class Search:
             noise_prune_utility_scale=config.noise_prune_utility_scale,
             bias_factor=config.subtree_value_bias_factor,
             bias_weight_exponent=config.subtree_value_bias_weight_exponent)
-        self._selection = SelectionConfig(rule=config.selection, c_ucb1=config.ucb1_exploration,
+        self._selection = SelectionConfig(rule=SelectionRule.parse(config.selection), c_ucb1=config.ucb1_exploration,
                                           c_tuned=config.ucb1_tuned_exploration)
         keep = config.stale_update != "path"
         if keep != self._keep_parents and self.root is not None:
@@ -237,7 +243,7 @@ class Search:
         if old is None or self.root is None or not _same_game(old, state):
             return None
         node: Node | None = self.root
-        for color, move in list(state.moves)[len(old.moves):]:  # type: ignore[attr-defined]
+        for color, move in list(state.moves)[len(old.moves):]:
             if node is None or node.sign != (1 if color == WHITE else -1):
                 return None
             edge = node.edge_for(move)
@@ -483,11 +489,11 @@ class Search:
                 self._count.collisions += 1
                 break  # the rest of the batch would mostly collide again; evaluate what we have
             else:
-                leaves.append(result)  # type: ignore[arg-type]
+                leaves.append(result)
         self._count.playouts += done + len(leaves)
         return done, leaves
 
-    def _descend(self, state: Any) -> _Leaf | object | None:
+    def _descend(self, state: Any) -> _Leaf | _Collision | None:
         """One playout from the root on ``state``. Returns a _Leaf to evaluate, _COLLISION, or None if finished."""
         mode = self.config.child_visits_exceed_edge
         node = self.root
@@ -502,7 +508,8 @@ class Search:
                 node.weight += 1.0
                 node.weight_sq += 1.0
                 self._count.terminal_visits += 1
-                return self._finish(state, path, edges)
+                self._finish(state, path, edges)
+                return None
             if not node.expanded:
                 if node.pending:
                     self._unwind(state, path, edges)
@@ -521,7 +528,8 @@ class Search:
                     return _COLLISION
                 # Like the stop rule: count the edge into this node once more with the node's current value.
                 path.pop().virtual_loss -= 1
-                return self._finish(state, path, edges)
+                self._finish(state, path, edges)
+                return None
             move = edge.move
             if move != PASS and (edge.child is None or self._superko) and not state.is_legal(move):
                 edge.illegal = True  # e.g. superko on this path: skip the edge from now on
@@ -538,12 +546,14 @@ class Search:
             if id(child) in on_path:
                 edges.append(edge)
                 self._count.cycle_stops += 1
-                return self._finish(state, path, edges)
+                self._finish(state, path, edges)
+                return None
             if child.visits > edge.visits and mode != "continue" and not child.terminal:
                 if mode == "stop" or self._rng.random() >= self.config.leak_probability:
                     edges.append(edge)
                     self._count.stopped_early += 1
-                    return self._finish(state, path, edges)
+                    self._finish(state, path, edges)
+                    return None
                 self._count.leaky_descents += 1
             child.virtual_loss += 1
             path.append(child)

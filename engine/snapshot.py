@@ -11,7 +11,7 @@ import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 
@@ -55,7 +55,8 @@ def move_temperature(move_number: int, early: float, late: float, halflife: floa
     """Temperature for choosing a move: ``early`` at move 0, halving its distance to ``late`` every ``halflife``
     moves on 19x19; like KataGo (interpolateEarly) the half-life scales with the board's side, so on 9x9 it is
     ``halflife * 9 / 19`` moves."""
-    return late + (early - late) * 0.5 ** (move_number / halflife * 19.0 / size)
+    decay: float = 0.5 ** (move_number / halflife * 19.0 / size)
+    return late + (early - late) * decay
 
 
 def choose_move(snapshot: Snapshot, temperature: float, rng: random.Random) -> int:
@@ -101,11 +102,31 @@ def build_snapshot(root: Node | None, state: Any, config: SearchConfig, playouts
                     None if ownership is None else (ownership * sign).astype(np.float32))
 
 
+class _Row(TypedDict):
+    """One root move's figures while the snapshot is built: MoveInfo's fields plus ``weight`` and ``radius``."""
+
+    move: int
+    visits: int
+    edge_visits: int
+    winrate: float
+    score_lead: float
+    score_mean: float
+    score_stdev: float
+    prior: float
+    lcb: float
+    utility: float
+    utility_lcb: float
+    weight: float
+    radius: float
+    pv: tuple[int, ...]
+    play_value: NotRequired[float]  # set once every row is known
+
+
 def _move_infos(root: Node, config: SearchConfig, permitted: Callable[[int], bool] | None) -> tuple[MoveInfo, ...]:
     sign = root.sign
     utility_radius = (config.win_loss_utility_factor + config.static_score_utility_factor
                       + config.dynamic_score_utility_factor)
-    rows = []
+    rows: list[_Row] = []
     for edge in root.edges:
         child = edge.child
         if (child is None or edge.visits == 0 or child.visits == 0 or child.weight <= 0.0
@@ -117,7 +138,7 @@ def _move_infos(root: Node, config: SearchConfig, permitted: Callable[[int], boo
         weight = child.weight * share
         radius = _lcb_radius(weight, child.weight_sq * share, q[0], q[5], utility_radius, config.lcb_stdevs)
         winrate = 0.5 * (1 + sign * q[1])
-        rows.append(dict(
+        rows.append(_Row(
             move=edge.move, visits=child.visits, edge_visits=edge.visits, winrate=winrate,
             score_lead=sign * q[4], score_mean=sign * q[2], score_stdev=math.sqrt(max(0.0, q[3] - q[2] * q[2])),
             prior=edge.prior, lcb=winrate - 0.5 * radius / max(utility_radius, 1e-9), utility=utility,
@@ -129,7 +150,11 @@ def _move_infos(root: Node, config: SearchConfig, permitted: Callable[[int], boo
         for r in rows:
             r["play_value"] = r["edge_visits"] * (r["winrate"] if config.final_choice == "wins" else 1.0)
     rows.sort(key=lambda r: (-r["play_value"], -r["edge_visits"], -r["utility"]))
-    return tuple(MoveInfo(**{k: v for k, v in r.items() if k not in ("weight", "radius")}) for r in rows)
+    return tuple(MoveInfo(
+        move=r["move"], visits=r["visits"], edge_visits=r["edge_visits"], winrate=r["winrate"],
+        score_lead=r["score_lead"], score_mean=r["score_mean"], score_stdev=r["score_stdev"], prior=r["prior"],
+        lcb=r["lcb"], utility=r["utility"], utility_lcb=r["utility_lcb"], pv=r["pv"], play_value=r["play_value"])
+        for r in rows)
 
 
 def _lcb_radius(weight: float, weight_sq: float, utility: float, utility_sq: float, utility_radius: float,
@@ -149,7 +174,7 @@ def _lcb_radius(weight: float, weight_sq: float, utility: float, utility_sq: flo
     return math.sqrt(max(0.0, mean_sq - utility * utility) / ess) * stdevs
 
 
-def _play_selection_values(root: Node, rows: list[dict[str, Any]], config: SearchConfig) -> None:
+def _play_selection_values(root: Node, rows: list[_Row], config: SearchConfig) -> None:
     """KataGo's getPlaySelectionValues, stored as ``play_value`` per row: each move's weight, cut back for moves
     other than the most stably explored one to what PUCT would have given them in hindsight; then the best LCB
     among moves with at least ``min_visit_prop_for_lcb`` of that move's weight is raised above every move whose
@@ -210,7 +235,8 @@ def principal_variation(root: Node, edge: Edge, length: int) -> tuple[int, ...]:
 def pv_visits(root: Node, edge: Edge, length: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """kata-analyze ``pvVisits`` and ``pvEdgeVisits``: along the same walk as :func:`principal_variation`, the
     visits of the node each PV move leads to and the visits of the edge that plays it."""
-    node_visits, edge_visits = [], []
+    node_visits: list[int] = []
+    edge_visits: list[int] = []
     seen = {id(root)}
     current: Edge | None = edge
     while current is not None and len(edge_visits) < length:

@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 import numpy as np
+from numpy.typing import NDArray
 
 from miai.go import zobrist
 from miai.go.coords import PASS, check_size
@@ -56,9 +57,14 @@ def geometry(size: int) -> Geometry:
     shape = board_geometry(size)
     outer = shape.flat
     flat_keys = zobrist.stone_keys(size)
-    zob = tuple(tuple(flat_keys[c][outer[p]] if outer[p] >= 0 else 0 for p in range(shape.length)) for c in range(3))
-    zinv = ({}, {k: m for m, k in enumerate(flat_keys[1])}, {k: m for m, k in enumerate(flat_keys[2])})
-    return Geometry(size, shape.stride, shape.points, outer, shape.points, shape.on_board, zob, zinv)  # type: ignore[arg-type]
+
+    def padded(c: int) -> tuple[int, ...]:
+        return tuple(flat_keys[c][outer[p]] if outer[p] >= 0 else 0 for p in range(shape.length))
+
+    zob = (padded(0), padded(1), padded(2))
+    zinv: tuple[dict[int, int], dict[int, int], dict[int, int]] = (
+        {}, {k: m for m, k in enumerate(flat_keys[1])}, {k: m for m, k in enumerate(flat_keys[2])})
+    return Geometry(size, shape.stride, shape.points, outer, shape.points, shape.on_board, zob, zinv)
 
 
 class Board:
@@ -111,14 +117,14 @@ class Board:
         color = self.color
         return [color[p] for p in self.geo.points]
 
-    def stones(self) -> np.ndarray:
+    def stones(self) -> NDArray[np.int8]:
         """int8 array of colours in flat order."""
         return np.array(self.colors(), dtype=np.int8)
 
-    def liberties(self) -> np.ndarray:
+    def liberties(self) -> NDArray[np.int16]:
         """int16 array of chain liberties per point (0 on empty points)."""
         chain = self.chain
-        return np.array([0 if chain[p] is None else len(chain[p].libs) for p in self.geo.points], dtype=np.int16)
+        return np.array([0 if (ch := chain[p]) is None else len(ch.libs) for p in self.geo.points], dtype=np.int16)
 
     @property
     def ko_move(self) -> int:
@@ -134,17 +140,17 @@ class Board:
             return IllegalReason.OCCUPIED
         if p == self.ko_point and c == self.ko_color:
             return IllegalReason.KO
-        chain = self.chain
+        chain: list[Chain] = self.chain  # type: ignore[assignment]  # only stone points are read
         friend = False
         for q in self.geo.nbrs[p]:
             v = color[q]
             if v == 0:
                 return None
             if v == c:
-                if len(chain[q].libs) > 1:  # type: ignore[union-attr]
+                if len(chain[q].libs) > 1:
                     return None
                 friend = True
-            elif len(chain[q].libs) == 1:  # type: ignore[union-attr]
+            elif len(chain[q].libs) == 1:
                 return None  # captures
         if friend and multi_stone_suicide:
             return None
@@ -152,7 +158,8 @@ class Board:
 
     def legal_moves(self, c: int, multi_stone_suicide: bool) -> list[int]:
         """Flat moves ``c`` may play under simple ko (``legality`` on every point, in one tight loop)."""
-        color, chain, nbrs, outer = self.color, self.chain, self.geo.nbrs, self.geo.outer
+        color, nbrs, outer = self.color, self.geo.nbrs, self.geo.outer
+        chain: list[Chain] = self.chain  # type: ignore[assignment]  # only stone points are read
         ko = self.ko_point if self.ko_color == c else NO_POINT
         result = []
         for p in self.geo.points:
@@ -163,9 +170,9 @@ class Board:
                 if v == 0:
                     break
                 if v == c:
-                    if len(chain[q].libs) > 1:  # type: ignore[union-attr]
+                    if len(chain[q].libs) > 1:
                         break
-                elif len(chain[q].libs) == 1:  # type: ignore[union-attr]
+                elif len(chain[q].libs) == 1:
                     break  # captures
             else:  # no liberty for the new stone: legal only as a multi-stone suicide
                 if not (multi_stone_suicide and any(color[q] == c for q in nbrs[p])):
@@ -177,7 +184,8 @@ class Board:
         """The position hash after ``c`` plays a pseudo-legal ``move`` (captures and suicide included)."""
         geo = self.geo
         p = geo.inner[move]
-        color, chain = self.color, self.chain
+        color = self.color
+        chain: list[Chain] = self.chain  # type: ignore[assignment]  # only stone points are read
         h = self.hash ^ geo.zob[c][p]
         opp = 3 - c
         gone: list[Chain] = []
@@ -187,12 +195,12 @@ class Board:
             ch = chain[q]
             if v == 0:
                 suicide = False
-            elif v == opp and len(ch.libs) == 1 and ch not in gone:  # type: ignore[union-attr]
-                gone.append(ch)  # type: ignore[arg-type]
-                for s in ch.stones:  # type: ignore[union-attr]
+            elif v == opp and len(ch.libs) == 1 and ch not in gone:
+                gone.append(ch)
+                for s in ch.stones:
                     h ^= geo.zob[opp][s]
                 suicide = False
-            elif v == c and len(ch.libs) > 1:  # type: ignore[union-attr]
+            elif v == c and len(ch.libs) > 1:
                 suicide = False
         if suicide:
             h ^= geo.zob[c][p]
@@ -200,8 +208,8 @@ class Board:
             for q in geo.nbrs[p]:
                 ch = chain[q]
                 if color[q] == c and ch not in seen:
-                    seen.append(ch)  # type: ignore[arg-type]
-                    for s in ch.stones:  # type: ignore[union-attr]
+                    seen.append(ch)
+                    for s in ch.stones:
                         h ^= geo.zob[c][s]
         return h
 
@@ -212,7 +220,8 @@ class Board:
         Returns ``(move, stones of c after, opponent stones after)`` per move, found from the atari set (no scan).
         Moves banned by simple ko are included; the caller filters them.
         """
-        chain, color, nbrs = self.chain, self.color, self.geo.nbrs
+        color, nbrs = self.color, self.geo.nbrs
+        chain: list[Chain] = self.chain  # type: ignore[assignment]  # only stone points are read
         opp = 3 - c
         capture_sizes: dict[int, int] = {}
         own_atari: dict[int, int] = {}
@@ -262,11 +271,11 @@ class Board:
             elif v == c:
                 ch = chain[q]
                 if ch not in friends:
-                    friends.append(ch)  # type: ignore[arg-type]
+                    friends.append(ch)  # type: ignore[arg-type]  # a stone point: its entry is a Chain
             else:
                 ch = chain[q]
                 if ch not in enemies:
-                    enemies.append(ch)  # type: ignore[arg-type]
+                    enemies.append(ch)  # type: ignore[arg-type]  # a stone point: its entry is a Chain
         color[p] = c
         old_hash = self.hash
         h = old_hash ^ geo.zob[c][p]
@@ -320,7 +329,7 @@ class Board:
                 for s in ch.stones:
                     for q in nbrs[s]:
                         if color[q] == c:
-                            chain[q].libs.add(s)  # type: ignore[union-attr]
+                            chain[q].libs.add(s)  # type: ignore[union-attr]  # q holds a stone: a Chain
                 removed += len(ch.stones)
             count[opp] -= removed
         elif not mine.libs:
@@ -334,7 +343,8 @@ class Board:
             self.prune_atari()
         record = (p, c, enemies, captured, merge, self.ko_point, self.ko_color, old_hash, suicide, removed)
         if removed == 1 and not suicide and len(mine.stones) == 1 and len(mine.libs) == 1:
-            self.ko_point = captured[0].stones[0]  # type: ignore[index]
+            assert captured is not None  # removed == 1 without suicide: one stone was captured
+            self.ko_point = captured[0].stones[0]
             self.ko_color = opp
         else:
             self.ko_point = NO_POINT
@@ -352,21 +362,22 @@ class Board:
         for s in ch.stones:
             for q in nbrs[s]:
                 if color[q] == opp:
-                    chain[q].libs.add(s)  # type: ignore[union-attr]
+                    chain[q].libs.add(s)  # type: ignore[union-attr]  # q holds a stone: a Chain
         return h
 
-    def _restore_chain(self, ch: Any, owner: int) -> None:
+    def _restore_chain(self, ch: Chain, owner: int) -> None:
         """Put a removed chain back on the board for ``owner``; its points stop being liberties of the other
         colour's neighbouring chains (which may fall back into atari)."""
-        color, chain, nbrs, atari = self.color, self.chain, self.geo.nbrs, self.atari
+        color, nbrs, atari = self.color, self.geo.nbrs, self.atari
+        chain: list[Chain] = self.chain  # type: ignore[assignment]  # only stone points are read
         other = 3 - owner
         for s in ch.stones:
             for q in nbrs[s]:
                 if color[q] == other:
-                    libs = chain[q].libs  # type: ignore[union-attr]
+                    libs = chain[q].libs
                     libs.discard(s)
                     if len(libs) == 1:
-                        atari.add(chain[q])  # type: ignore[arg-type]
+                        atari.add(chain[q])
         for s in ch.stones:
             color[s] = owner
             chain[s] = ch

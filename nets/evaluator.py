@@ -477,7 +477,7 @@ def _average(evaluations: list[Evaluation]) -> Evaluation:
     def mean(name: str) -> float:
         return float(np.mean([getattr(e, name) for e in evaluations]))
 
-    owners = [e.ownership for e in evaluations]
+    owners = [e.ownership for e in evaluations if e.ownership is not None]  # all of them, or none
     return Evaluation(
         policy=np.mean([e.policy for e in evaluations], axis=0).astype(np.float32),
         win=mean("win"),
@@ -486,7 +486,7 @@ def _average(evaluations: list[Evaluation]) -> Evaluation:
         score_mean=mean("score_mean"),
         score_stdev=mean("score_stdev"),
         lead=mean("lead"),
-        ownership=None if owners[0] is None else np.mean(owners, axis=0).astype(np.float32),
+        ownership=None if evaluations[0].ownership is None else np.mean(owners, axis=0).astype(np.float32),
         var_time_left=mean("var_time_left"),
         shortterm_winloss_error=mean("shortterm_winloss_error"),
         shortterm_score_error=mean("shortterm_score_error"),

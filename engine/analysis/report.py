@@ -166,6 +166,9 @@ def policy_list(policy: np.ndarray, state: Any) -> list[float]:
 def _move_info(info: MoveInfo, order: int, root: Any, view: Viewpoint, stats: OwnershipStats, job: Job,
                pv_cap: int) -> dict[str, Any]:
     size = job.state.size
+    # The engine's snapshots fill every figure (miai.engine.snapshot); only other players leave some out.
+    assert (info.edge_visits is not None and info.utility is not None and info.score_lead is not None
+            and info.score_mean is not None and info.score_stdev is not None and info.utility_lcb is not None)
     pv = list(info.pv[:pv_cap])
     weight, edge_weight = _weights(root, info)
     out: dict[str, Any] = {
@@ -196,6 +199,7 @@ def _move_info(info: MoveInfo, order: int, root: Any, view: Viewpoint, stats: Ow
 def _weights(root: Any, info: MoveInfo) -> tuple[float, float]:
     """The child's total value weight and the part of it its edge from the root carries (KataGo's weight and
     edgeWeight); both equal the visits when the search weighs every visit 1."""
+    assert info.edge_visits is not None  # filled by the engine's snapshots
     edge = root.edge_for(info.move) if root is not None else None
     child = edge.child if edge is not None else None
     weight = getattr(child, "weight", None)
@@ -221,6 +225,7 @@ def _pv_counts(root: Any, pv: list[int]) -> tuple[list[int], list[int], list[int
 def _root_info(snapshot: Snapshot, root_node: Any, root_eval: Any, view: Viewpoint, to_play: Color,
                hashes: tuple[str, str]) -> dict[str, Any]:
     root = snapshot.root
+    assert root.score_mean is not None and root.score_stdev is not None and root.utility is not None  # engine's
     info: dict[str, Any] = {
         "visits": int(root.visits), "weight": rounded(float(getattr(root_node, "weight", 0.0) or root.visits)), "winrate": view.winrate(root.winrate),
         "scoreLead": view.signed(root.score_lead), "scoreSelfplay": view.signed(root.score_mean),

@@ -47,7 +47,7 @@ def bench_decode(path: str, sizes: Sequence[int] = (9, 19), budget: float = 0.3)
             rounds["whole"].append(_microseconds_per_position(whole, budget))
         row, batch = statistics.median(rounds["per row"]), statistics.median(rounds["whole"])
         name = f"decode {size}x{size} batch {BATCH}"
-        details = {"size": size, "batch": BATCH, "rounds": ROUNDS}
+        details: dict[str, object] = {"size": size, "batch": BATCH, "rounds": ROUNDS}
         results += [BenchResult(f"{name}: per row", row, "us/pos", budget * ROUNDS, BATCH, details),
                     BenchResult(f"{name}: whole batch", batch, "us/pos", budget * ROUNDS, BATCH, details),
                     BenchResult(f"{name}: per row over whole", row / batch, "ratio", budget * ROUNDS, BATCH, details)]

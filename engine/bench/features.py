@@ -26,8 +26,9 @@ import cProfile
 import pstats
 import random
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 import numpy as np
 
@@ -39,7 +40,7 @@ from miai.go.coords import PASS, parse_sgf
 from miai.go.rules import Rules
 from miai.go.state import GameState
 from miai.nets import features
-from miai.nets.evaluator import Evaluator, OnnxEvaluator, innermost
+from miai.nets.evaluator import Evaluation, Evaluator, OnnxEvaluator, innermost
 from miai.nets.loading import load_evaluator
 
 __all__ = ["MODES", "kifu_states", "random_states", "searched_states", "search_split", "bench_encoding",
@@ -110,19 +111,24 @@ def _onnx(evaluator: Evaluator, size: int) -> OnnxEvaluator:
 
 def searched_states(size: int, net: Path, playouts: int) -> list[GameState]:
     """Copies of the positions a search with ``net`` sends to the evaluator, in order."""
-    inner = _onnx(load_evaluator(str(net)), size)
-    seen: list[GameState] = []
-    evaluate = inner.evaluate
-
-    def recording(states: list[GameState]) -> list[Any]:
-        seen.extend(s.copy() for s in states)
-        return evaluate(states)
-
-    inner.evaluate = recording
-    search = Search(inner, SearchConfig())
+    recording = _Recording(_onnx(load_evaluator(str(net)), size))
+    search = Search(recording, SearchConfig())
     search.set_root(opening(size, size, 0))
     search.run(None, None, max_visits=0, max_playouts=playouts)
-    return seen
+    return recording.seen
+
+
+class _Recording:
+    """The net, keeping a copy of every position it is asked to evaluate."""
+
+    def __init__(self, net: OnnxEvaluator) -> None:
+        self.net = net
+        self.max_batch = net.max_batch
+        self.seen: list[GameState] = []
+
+    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
+        self.seen.extend(s.copy() for s in states)
+        return self.net.evaluate(states)
 
 
 def search_split(size: int, net: Path, seconds: float) -> list[BenchResult]:

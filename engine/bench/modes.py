@@ -72,7 +72,7 @@ def _opening(evaluator: CachedEvaluator, rng: random.Random, moves: int = 4) -> 
     played = []
     for _ in range(moves):
         policy = evaluator.evaluate([state])[0].policy[:-1].astype(np.float64)
-        move = int(rng.choices(range(len(policy)), weights=policy)[0])
+        move = int(rng.choices(range(len(policy)), weights=policy.tolist())[0])
         state.push(move)
         played.append(move)
     return played

@@ -24,7 +24,8 @@ def bench_playouts(size: int, seconds: float, seed: int = 1, *, tactical: bool =
     """Playouts per wall and per CPU second, and moves per second, on an empty `size` board."""
     run = benchmark_playouts(size, seconds, seed, tactical=tactical)
     name = f"playouts {size}x{size}{' tactical' if tactical else ''}"
-    details = {"size": size, "moves_per_playout": round(run.moves_per_playout, 1), "cpu_seconds": run.cpu_seconds}
+    details: dict[str, object] = {"size": size, "moves_per_playout": round(run.moves_per_playout, 1),
+                                  "cpu_seconds": run.cpu_seconds}
     return [
         BenchResult(f"{name}: playouts", run.playouts_per_second, "games/s", run.seconds, run.playouts, details),
         BenchResult(f"{name}: playouts per CPU second", run.playouts_per_cpu_second, "games/cpu-s", run.seconds,

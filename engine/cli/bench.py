@@ -96,6 +96,7 @@ def bench(ctx: click.Context, model: str | None, sizes: str, seconds: float, con
     from miai.nets.playouts import benchmark_playouts
 
     config = load_config_or_fail(config_path, sets)
+    results: list[BenchResult]
     if versus is not None:
         results = _bench_versus(versus, model, config, _sizes(sizes), visits, threads, positions,
                                 _counts(batches, "batch sizes"), seconds, repeats)
@@ -108,7 +109,7 @@ def bench(ctx: click.Context, model: str | None, sizes: str, seconds: float, con
         results = _bench_compare(compare, evaluator, config, _sizes(sizes), seconds, repeats)
         _report(results, json_path)
         return
-    results: list[BenchResult] = []
+    results = []
     for size in _sizes(sizes):
         if "rules" not in skip:
             results += bench_rules(size, seconds)

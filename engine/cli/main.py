@@ -13,6 +13,7 @@ import logging
 import sys
 from importlib.metadata import version
 from pathlib import Path
+from typing import TypedDict
 
 import click
 
@@ -23,6 +24,15 @@ from miai.engine.cli.compose import (
 )
 from miai.engine.config import ConfigError
 from miai.go.oserrors import describe
+
+
+class _GtpFlags(TypedDict, total=False):
+    """The [gtp] settings ``miai gtp``'s flags override."""
+
+    board_size: int
+    komi: float
+    rules: str
+    name: str
 
 
 @click.group()
@@ -54,9 +64,17 @@ def gtp(model: str | None, config_path: str | None, sets: tuple[str, ...], size:
     from miai.gtp.session import GtpSession
 
     config = load_config_or_fail(config_path, sets)
-    flags = {"board_size": size, "komi": komi, "rules": rules, "name": name}
+    flags: _GtpFlags = {}
+    if size is not None:
+        flags["board_size"] = size
+    if komi is not None:
+        flags["komi"] = komi
+    if rules is not None:
+        flags["rules"] = rules
+    if name is not None:
+        flags["name"] = name
     try:
-        settings = dataclasses.replace(config.gtp, **{k: v for k, v in flags.items() if v is not None})
+        settings = dataclasses.replace(config.gtp, **flags)
         gtp_config = settings.gtp_config(ponder=config.player.ponder)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from exc

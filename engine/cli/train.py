@@ -53,7 +53,7 @@ def gen(data_name: str, teacher: str, source: str, size: int, positions: int, mi
     except (OSError, ValueError, EvaluatorError) as exc:  # the message names the file
         raise click.ClickException(f"cannot load the teacher: {exc}") from exc
     try:
-        labeler = datagen.Teacher(evaluator)  # type: ignore[arg-type]
+        labeler = datagen.Teacher(evaluator)
     except TrainError as exc:
         raise click.ClickException(str(exc)) from exc
     directory = data_dir(data_name)

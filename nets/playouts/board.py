@@ -101,7 +101,7 @@ class PlayoutBoard:
         for r, stones in enumerate(members):
             if stones is not None:
                 members[r] = stones[:]
-                libs[r] = set(libs[r])  # type: ignore[arg-type]
+                libs[r] = set(libs[r])  # type: ignore[arg-type]  # r heads a chain: a set
         other.members = members
         other.libs = libs
         other.empties = self.empties[:]
@@ -115,20 +115,21 @@ class PlayoutBoard:
         """Number of liberties of the chain at padded point ``p`` (0 for an empty point)."""
         if self.color[p] in (EMPTY, BORDER):
             return 0
-        return len(self.libs[self.head[p]])  # type: ignore[arg-type]
+        return len(self.libs[self.head[p]])  # type: ignore[arg-type]  # a stone's head has a set
 
     def is_legal(self, p: int, color: int) -> bool:
         """True if ``color`` may play at padded point ``p``: empty, not the ko point, and not suicide."""
         if self.color[p] != EMPTY or p == self.ko:
             return False
         opponent = 3 - color
+        libs: list[set[int]] = self.libs  # type: ignore[assignment]  # read at chain heads only
         for n in self.neighbours[p]:
             c = self.color[n]
             if c == EMPTY:
                 return True
-            if c == color and len(self.libs[self.head[n]]) > 1:  # type: ignore[arg-type]
+            if c == color and len(libs[self.head[n]]) > 1:
                 return True
-            if c == opponent and len(self.libs[self.head[n]]) == 1:  # type: ignore[arg-type]
+            if c == opponent and len(libs[self.head[n]]) == 1:
                 return True
         return False
 
@@ -169,7 +170,9 @@ class PlayoutBoard:
     def place(self, p: int, color: int) -> None:
         """Put a stone on ``p``, a point :meth:`draw_move` returned (so already off ``empties``): merge chains,
         capture, set the ko point. :meth:`play` is the general entry point; this one skips the list removal."""
-        color_at, head, members, libs = self.color, self.head, self.members, self.libs
+        color_at, head = self.color, self.head
+        members: list[list[int]] = self.members  # type: ignore[assignment]  # read at chain heads only
+        libs: list[set[int]] = self.libs  # type: ignore[assignment]  # read at chain heads only
         neighbours = self.neighbours[p]
         color_at[p] = color
         opponent = 3 - color
@@ -188,7 +191,7 @@ class PlayoutBoard:
                     joined.append(r)
             elif c == opponent:
                 chain_libs = libs[head[n]]
-                chain_libs.discard(p)  # type: ignore[union-attr]
+                chain_libs.discard(p)
                 if not chain_libs:
                     dead.append(n)
         # Join the stone to the friendly chains; relabel the smaller chains into the largest.
@@ -198,19 +201,19 @@ class PlayoutBoard:
         else:
             root = joined[0]
             if len(joined) > 1:
-                root = max(joined, key=lambda r: len(members[r]))  # type: ignore[arg-type]
+                root = max(joined, key=lambda r: len(members[r]))
                 base, base_libs = members[root], libs[root]
                 for r in joined:
                     if r != root:
-                        for q in members[r]:  # type: ignore[union-attr]
+                        for q in members[r]:
                             head[q] = root
-                        base.extend(members[r])  # type: ignore[union-attr,arg-type]
-                        base_libs |= libs[r]  # type: ignore[operator]
-                        members[r] = libs[r] = None
-            members[root].append(p)  # type: ignore[union-attr]
+                        base.extend(members[r])
+                        base_libs |= libs[r]
+                        members[r] = libs[r] = None  # type: ignore[call-overload]  # r stops heading a chain
+            members[root].append(p)
             root_libs = libs[root]
-            root_libs |= own_libs  # type: ignore[operator]
-            root_libs.discard(p)  # type: ignore[union-attr]
+            root_libs |= own_libs
+            root_libs.discard(p)
         head[p] = root
         if not dead:
             self.ko = PASS
@@ -221,7 +224,7 @@ class PlayoutBoard:
                 captured += self._remove(head[n], color)
         self.captures[color] += captured
         # Simple ko: a single stone that captured a single stone and now has that point as its only liberty.
-        if captured == 1 and len(members[root]) == 1 and len(libs[root]) == 1:  # type: ignore[arg-type]
+        if captured == 1 and len(members[root]) == 1 and len(libs[root]) == 1:
             self.ko = dead[0]
         else:
             self.ko = PASS
@@ -236,7 +239,7 @@ class PlayoutBoard:
         for q in stones:
             for n in neighbours[q]:
                 if color_at[n] == capturer:
-                    libs[head[n]].add(q)  # type: ignore[union-attr]
+                    libs[head[n]].add(q)  # type: ignore[union-attr]  # a capturer stone's head has a set
         self.empties.extend(stones)
         self.members[root] = self.libs[root] = None
         return len(stones)
@@ -252,7 +255,8 @@ class PlayoutBoard:
         (:meth:`bad_self_atari`). The chosen point is removed from ``empties``; :meth:`place` must follow (a PASS
         goes to :meth:`play`).
         """
-        empties, color_at, head, libs = self.empties, self.color, self.head, self.libs
+        empties, color_at, head = self.empties, self.color, self.head
+        libs: list[set[int]] = self.libs  # type: ignore[assignment]  # read at chain heads only
         neighbours, diagonals = self.neighbours, self.geometry.diagonals
         ko, opponent = self.ko, 3 - color
         remaining = len(empties)
@@ -268,11 +272,11 @@ class PlayoutBoard:
                         ok = True
                         break
                     if c == color:
-                        if not ok and len(libs[head[n]]) > 1:  # type: ignore[arg-type]
+                        if not ok and len(libs[head[n]]) > 1:
                             ok = True
                     elif c == opponent:
                         eyeish = False
-                        if len(libs[head[n]]) == 1:  # type: ignore[arg-type]
+                        if len(libs[head[n]]) == 1:
                             ok = True  # captures
                 else:
                     if ok and eyeish:
@@ -307,7 +311,7 @@ class PlayoutBoard:
                 empty += 1
             elif c == color:
                 friends = True
-            elif c == opponent and len(libs[head[n]]) == 1:  # type: ignore[arg-type]
+            elif c == opponent and len(libs[head[n]]) == 1:  # type: ignore[arg-type]  # a stone's head has a set
                 return False  # a capture gains liberties
         if empty >= 2 or not friends:
             return False
@@ -325,26 +329,28 @@ class PlayoutBoard:
         """
         if last == PASS or self.color[last] != 3 - color:
             return []
-        head, libs, color_at = self.head, self.libs, self.color
+        head, color_at = self.head, self.color
+        libs: list[set[int]] = self.libs  # type: ignore[assignment]  # read at chain heads only
         candidates: list[int] = []
         last_libs = libs[head[last]]
-        if len(last_libs) == 1:  # type: ignore[arg-type]
-            candidates.extend(last_libs)  # type: ignore[arg-type]
+        if len(last_libs) == 1:
+            candidates.extend(last_libs)
         for n in self.neighbours[last]:
-            if color_at[n] == color and len(libs[head[n]]) == 1:  # type: ignore[arg-type]
+            if color_at[n] == color and len(libs[head[n]]) == 1:
                 candidates.extend(self._escapes(head[n], color))
         return [p for p in candidates if p != self.ko and self.is_legal(p, color) and not self.is_true_eye(p, color)]
 
     def _escapes(self, root: int, color: int) -> list[int]:
         """Moves that save the friendly chain ``root`` in atari: counter-captures, or a run to two liberties."""
-        head, libs, color_at, neighbours = self.head, self.libs, self.color, self.neighbours
+        head, color_at, neighbours = self.head, self.color, self.neighbours
+        libs: list[set[int]] = self.libs  # type: ignore[assignment]  # read at chain heads only
         opponent = 3 - color
-        moves = []
-        for q in self.members[root]:  # type: ignore[union-attr]
+        moves: list[int] = []
+        for q in self.members[root]:  # type: ignore[union-attr]  # root heads a chain: a list
             for n in neighbours[q]:
-                if color_at[n] == opponent and len(libs[head[n]]) == 1:  # type: ignore[arg-type]
-                    moves.extend(libs[head[n]])  # type: ignore[arg-type]
-        (liberty,) = libs[root]  # type: ignore[misc]
+                if color_at[n] == opponent and len(libs[head[n]]) == 1:
+                    moves.extend(libs[head[n]])
+        (liberty,) = libs[root]
         if self._liberties_after(liberty, color) >= 2:
             moves.append(liberty)
         return moves
@@ -358,7 +364,7 @@ class PlayoutBoard:
             if c == EMPTY:
                 after.add(n)
             elif c == color:
-                after |= libs[head[n]]  # type: ignore[arg-type]
+                after |= libs[head[n]]  # type: ignore[arg-type]  # a stone's head has a set
         after.discard(p)
         return len(after)
 

@@ -32,7 +32,7 @@ from miai.go.rules import Rules
 from miai.go.state import GameState
 from miai.nets import features
 from miai.nets.decode import decode_batch
-from miai.nets.evaluator import OnnxEvaluator, legal_mask
+from miai.nets.evaluator import Evaluator, OnnxEvaluator, legal_mask
 from miai.nets.train import TrainError
 
 __all__ = [
@@ -98,7 +98,7 @@ class Teacher:
     inputs: the features stored are exactly the ones the teacher saw.
     """
 
-    def __init__(self, evaluator: OnnxEvaluator) -> None:
+    def __init__(self, evaluator: Evaluator) -> None:
         if not isinstance(evaluator, OnnxEvaluator):
             raise TrainError(f"the teacher must be an ONNX net (a converted KataGo model), not {type(evaluator).__name__}")
         if evaluator.info.nn_len is not None:
