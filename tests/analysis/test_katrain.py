@@ -24,7 +24,7 @@ pytestmark = pytest.mark.skipif(
                           "pip install --no-deps katrain==1.20.0 && pip install kivy pysgf")
 
 DRIVER = Path(__file__).with_name("katrain_driver.py")
-BUNDLED_NETS = Path(__file__).resolve().parents[2] / "miai" / "nets" / "default"
+BUNDLED_NETS = Path(__file__).resolve().parents[2] / "nets" / "default"
 MIAI = Path(sys.executable).with_name("miai")
 
 
