@@ -17,13 +17,20 @@ from miai.go.rules import Rules
 from miai.go.state import GameState
 from miai.nets.playouts import PlayoutEvaluator, benchmark_playouts
 
-__all__ = ["bench_playouts", "bench_playout_search"]
+__all__ = ["bench_patterns_interleaved", "bench_playouts", "bench_playout_search"]
 
 
-def bench_playouts(size: int, seconds: float, seed: int = 1, *, tactical: bool = False) -> list[BenchResult]:
+def _rules_name(tactical: bool, no_self_atari: bool, patterns: bool) -> str:
+    """The playout rules as in the model spec, e.g. `` tactical noselfatari`` (empty for light playouts)."""
+    flags = (("tactical", tactical), ("noselfatari", no_self_atari), ("patterns", patterns))
+    return "".join(f" {name}" for name, on in flags if on)
+
+
+def bench_playouts(size: int, seconds: float, seed: int = 1, *, tactical: bool = False, no_self_atari: bool = False,
+                   patterns: bool = False) -> list[BenchResult]:
     """Playouts per wall and per CPU second, and moves per second, on an empty `size` board."""
-    run = benchmark_playouts(size, seconds, seed, tactical=tactical)
-    name = f"playouts {size}x{size}{' tactical' if tactical else ''}"
+    run = benchmark_playouts(size, seconds, seed, tactical=tactical, no_self_atari=no_self_atari, patterns=patterns)
+    name = f"playouts {size}x{size}{_rules_name(tactical, no_self_atari, patterns)}"
     details: dict[str, object] = {"size": size, "moves_per_playout": round(run.moves_per_playout, 1),
                                   "cpu_seconds": run.cpu_seconds}
     return [
@@ -49,3 +56,28 @@ def bench_playout_search(size: int, seconds: float, seed: int, rule: str, *, tac
     return [BenchResult.from_count(f"{name} visits", visits, seconds, "visits/s", size=size, rule=rule),
             BenchResult.from_count(f"{name} visits per CPU second", visits, cpu, "visits/cpu-s", size=size,
                                    rule=rule)]
+
+
+def bench_patterns_interleaved(size: int, seconds: float, seed: int, rounds: int, *, tactical: bool = False,
+                               no_self_atari: bool = False) -> list[BenchResult]:
+    """Playouts per CPU second without and with the 3x3 patterns, alternating ``rounds`` times in one process (a
+    shared machine's load then weighs on both alike), and the ratio of the with-patterns rate to the without."""
+    playouts = {False: 0, True: 0}
+    cpu = {False: 0.0, True: 0.0}
+    for _ in range(rounds):
+        for patterns in (False, True):
+            run = benchmark_playouts(size, seconds, seed, tactical=tactical, no_self_atari=no_self_atari,
+                                     patterns=patterns)
+            playouts[patterns] += run.playouts
+            cpu[patterns] += run.cpu_seconds
+    results = []
+    rates = {}
+    for patterns in (False, True):
+        rates[patterns] = playouts[patterns] / cpu[patterns] if cpu[patterns] > 0 else 0.0
+        name = f"playouts {size}x{size}{_rules_name(tactical, no_self_atari, patterns)}"
+        results.append(BenchResult.from_count(f"{name}: playouts per CPU second ({rounds} interleaved runs)",
+                                              playouts[patterns], cpu[patterns], "games/cpu-s", size=size))
+    ratio = rates[True] / rates[False] if rates[False] > 0 else 0.0
+    results.append(BenchResult(f"playouts {size}x{size}: with patterns over without", ratio, "ratio",
+                               rounds * seconds * 2, rounds, {"size": size}))
+    return results

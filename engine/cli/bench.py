@@ -236,15 +236,27 @@ def rules_command(games: int, repeat: int, rules: str, sizes: str, seed: int, ki
 @click.option("--search", "rule", default=None, type=click.Choice(["puct", "ucb1", "ucb1-tuned"]),
               help="Also time the search with the playout evaluator under this selection rule.")
 @click.option("--tactical", is_flag=True, help="Capture/escape playouts instead of light ones.")
+@click.option("--noselfatari", is_flag=True, help="Refuse self-atari of two or more stones in the playouts.")
+@click.option("--patterns", is_flag=True, help="MoGo's 3x3 patterns around the last move in the playouts.")
+@click.option("--interleave", default=0, type=click.IntRange(0),
+              help="Instead: this many rounds alternating runs without and with --patterns (same other rules), "
+                   "and the ratio of their playouts per CPU second.")
 @_json_option
-def playouts_command(seconds: float, sizes: str, seed: int, rule: str | None, tactical: bool,
-                     json_path: str | None) -> None:
+def playouts_command(seconds: float, sizes: str, seed: int, rule: str | None, tactical: bool, noselfatari: bool,
+                     patterns: bool, interleave: int, json_path: str | None) -> None:
     """Random playouts per second from the empty board (and the search over them with --search)."""
     from miai.engine.bench.playouts import bench_playout_search, bench_playouts
 
+    from miai.engine.bench.playouts import bench_patterns_interleaved
+
     results: list[Any] = []
     for size in _sizes(sizes):
-        results += bench_playouts(size, seconds, seed, tactical=tactical)
+        if interleave:
+            results += bench_patterns_interleaved(size, seconds, seed, interleave, tactical=tactical,
+                                                  no_self_atari=noselfatari)
+            continue
+        results += bench_playouts(size, seconds, seed, tactical=tactical, no_self_atari=noselfatari,
+                                  patterns=patterns)
         if rule:
             results += bench_playout_search(size, seconds, seed, rule, tactical=tactical)
     _report(results, json_path)

@@ -13,6 +13,7 @@ from typing import Any
 
 from miai.go.coords import PASS, Color
 from miai.go.geometry import BORDER, BoardGeometry, board_geometry, flood
+from miai.nets.playouts.patterns import pattern_tables, rings
 
 # Plain ints for the hot loops: CPython specialises comparisons and arithmetic on exact ints only (an ``IntEnum``
 # stored in a colour list slows every later read of it), and a global is read four times faster than ``Color.X``.
@@ -39,12 +40,13 @@ class PlayoutBoard:
     ``r`` (None elsewhere). ``empties`` lists the empty points in no particular order.
     """
 
-    __slots__ = ("geometry", "neighbours", "color", "head", "members", "libs", "empties", "ko", "captures")
+    __slots__ = ("geometry", "neighbours", "ring", "color", "head", "members", "libs", "empties", "ko", "captures")
 
     def __init__(self, size: int) -> None:
         geometry = board_geometry(size)
         self.geometry: BoardGeometry = geometry
         self.neighbours = _move_neighbours(size)
+        self.ring = rings(size)  # the eight neighbours of each point, for the 3x3 patterns
         self.color = [BORDER] * geometry.length
         for p in geometry.points:
             self.color[p] = EMPTY
@@ -94,6 +96,7 @@ class PlayoutBoard:
         other = PlayoutBoard.__new__(PlayoutBoard)
         other.geometry = self.geometry
         other.neighbours = self.neighbours
+        other.ring = self.ring
         other.color = self.color[:]
         other.head = self.head[:]
         members = self.members[:]
@@ -339,6 +342,31 @@ class PlayoutBoard:
             if color_at[n] == color and len(libs[head[n]]) == 1:
                 candidates.extend(self._escapes(head[n], color))
         return [p for p in candidates if p != self.ko and self.is_legal(p, color) and not self.is_true_eye(p, color)]
+
+    def pattern_moves(self, color: int, last: int, no_self_atari: bool = False) -> list[int]:
+        """MoGo's pattern answers for ``color`` to the move at ``last``: the empty points among its eight neighbours
+        whose 3x3 neighbourhood matches a hane, cut or edge pattern (:mod:`miai.nets.playouts.patterns`).
+
+        Only points the playout may play are returned: legal (simple ko included), not an own true eye, and with
+        ``no_self_atari`` not a self-atari of two or more stones (:meth:`bad_self_atari`). Empty when ``last`` is
+        PASS or nothing matches.
+        """
+        if last == PASS:
+            return []
+        color_at, ring, ko = self.color, self.ring, self.ko
+        table = pattern_tables()[color]
+        found: list[int] = []
+        for q in ring[last]:
+            if color_at[q] != EMPTY or q == ko:
+                continue
+            # The neighbourhood code inlined (see patterns.neighbourhood_code): this runs up to eight times a move.
+            a, b, c, d, e, f, g, h = ring[q]
+            code = (color_at[a] | color_at[b] << 2 | color_at[c] << 4 | color_at[d] << 6 | color_at[e] << 8
+                    | color_at[f] << 10 | color_at[g] << 12 | color_at[h] << 14)
+            if (table[code] and self.is_legal(q, color) and not self.is_true_eye(q, color)
+                    and not (no_self_atari and self.bad_self_atari(q, color))):
+                found.append(q)
+        return found
 
     def _escapes(self, root: int, color: int) -> list[int]:
         """Moves that save the friendly chain ``root`` in atari: counter-captures, or a run to two liberties."""

@@ -133,7 +133,7 @@ def position_from_state(state: GameState) -> PlayoutPosition:
     )
 
 
-_SPEC_FLAGS = ("priors", "tactical", "noselfatari")
+_SPEC_FLAGS = ("priors", "tactical", "noselfatari", "patterns")
 
 
 class PlayoutEvaluator:
@@ -149,6 +149,8 @@ class PlayoutEvaluator:
         max_moves: cap on the moves of one playout (default three times the board area).
         no_self_atari: playouts refuse random moves that put a chain of two or more stones in atari.
         amaf: also report all-moves-as-first statistics (``Evaluation.amaf``) for RAVE (``search.rave_equivalence``).
+        patterns: playouts play MoGo's 3x3 patterns around the previous move before a random move
+            (:meth:`PlayoutBoard.pattern_moves`; after the tactical answers when both are on).
     """
 
     def __init__(
@@ -158,6 +160,7 @@ class PlayoutEvaluator:
         priors: bool = False,
         tactical: bool = False,
         no_self_atari: bool = False,
+        patterns: bool = False,
         seed: int | None = None,
         max_batch: int = 64,
         max_moves: int | None = None,
@@ -171,6 +174,7 @@ class PlayoutEvaluator:
         self.priors = priors
         self.tactical = tactical
         self.no_self_atari = no_self_atari
+        self.patterns = patterns
         self.max_batch = max_batch
         self.max_moves = max_moves
         self.amaf = amaf
@@ -183,13 +187,13 @@ class PlayoutEvaluator:
 
     @classmethod
     def from_spec(cls, name: str, **options: Any) -> PlayoutEvaluator:
-        """Build from a model name as given to ``--model``: ``playouts[:N][:priors][:tactical][:noselfatari]`` (any
-        order).
+        """Build from a model name as given to ``--model``:
+        ``playouts[:N][:priors][:tactical][:noselfatari][:patterns]`` (any order).
 
         ``N`` is the number of playouts per evaluation (default 1), ``priors`` switches on the capture/escape
-        priors, ``tactical`` the capture/escape playout policy and ``noselfatari`` the refusal of self-atari of
-        chains of two or more stones in the playouts. ``options`` may set ``seed``, ``max_batch``, ``max_moves`` and
-        ``amaf``; other keys (meant for nets) are ignored.
+        priors, ``tactical`` the capture/escape playout policy, ``noselfatari`` the refusal of self-atari of chains
+        of two or more stones in the playouts and ``patterns`` MoGo's 3x3 patterns in the playouts. ``options`` may
+        set ``seed``, ``max_batch``, ``max_moves`` and ``amaf``; other keys (meant for nets) are ignored.
 
         Raises:
             PlayoutError: if ``name`` is not such a spec.
@@ -210,7 +214,7 @@ class PlayoutEvaluator:
         known = {key: options[key] for key in ("seed", "max_batch", "max_moves", "amaf") if key in options}
         count = 1 if playouts is None else playouts
         return cls(count, priors="priors" in flags, tactical="tactical" in flags,
-                   no_self_atari="noselfatari" in flags, **known)
+                   no_self_atari="noselfatari" in flags, patterns="patterns" in flags, **known)
 
     def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
         """One ``Evaluation`` per state, from the side to move's view (see the module docstring)."""
@@ -220,7 +224,8 @@ class PlayoutEvaluator:
         """The ``Evaluation`` of a :class:`PlayoutPosition` (the same numbers :meth:`evaluate` gives a state)."""
         board = board_from_position(position)
         stats = run_playouts(position, self.playouts, self._rng, max_moves=self.max_moves, template=board,
-                             tactical=self.tactical, amaf=self.amaf, no_self_atari=self.no_self_atari)
+                             tactical=self.tactical, amaf=self.amaf, no_self_atari=self.no_self_atari,
+                             patterns=self.patterns)
         legal = legal_board_moves(board, position)
         if self.priors:
             policy = move_priors(board, legal, position.to_play)

@@ -132,6 +132,7 @@ def play_out(
     last: int = PASS,
     first: dict[int, int] | None = None,
     no_self_atari: bool = False,
+    patterns: bool = False,
 ) -> int:
     """Play random moves on ``board`` (modified in place) until two consecutive passes; return the moves played.
 
@@ -143,12 +144,17 @@ def play_out(
     just before the playout (PASS if none or unknown). ``first``, when given, receives each padded point the
     first time it is played, with the colour that played it (all-moves-as-first statistics). ``no_self_atari``
     refuses random moves that put a chain of two or more stones in atari (:meth:`PlayoutBoard.bad_self_atari`).
+    With ``patterns``, a move without an urgent answer first looks for MoGo's 3x3 patterns around the previous move
+    (:meth:`PlayoutBoard.pattern_moves`) and plays one of the matches at random. Neither rule applies to the first
+    move when the game bans points (the urgent and pattern moves do not check the bans).
     """
     size = board.geometry.size
     limit = 3 * size * size if max_moves is None else max_moves
     color, moves = to_play, 0
     while passes < 2 and moves < limit:
         urgent = board.urgent_moves(color, last) if tactical and not banned else None
+        if not urgent and patterns and not banned:
+            urgent = board.pattern_moves(color, last, no_self_atari)
         if urgent:
             p = urgent[int(rng_random() * len(urgent))]
             board.empties.remove(p)  # as draw_move does for the points it returns
@@ -201,12 +207,14 @@ def run_playouts(
     tactical: bool = False,
     amaf: bool = False,
     no_self_atari: bool = False,
+    patterns: bool = False,
 ) -> PlayoutStats:
     """Run ``count`` independent playouts from ``position`` and collect their results.
 
     ``template`` is the position's board if the caller has already built it (it is copied, not modified);
     ``tactical`` selects the capture/escape playout policy of :func:`play_out`; ``amaf`` also collects which colour
-    played each point first in each playout, and who won it (RAVE).
+    played each point first in each playout, and who won it (RAVE); ``no_self_atari`` and ``patterns`` select the
+    playout rules of the same names of :func:`play_out`.
     """
     if template is None:
         template = board_from_position(position)
@@ -225,7 +233,7 @@ def run_playouts(
         board = template.copy()
         first: dict[int, int] | None = {} if amaf else None
         play_out(board, me, rng.random, banned=banned, passes=position.consecutive_passes, max_moves=max_moves,
-                 tactical=tactical, last=last, first=first, no_self_atari=no_self_atari)
+                 tactical=tactical, last=last, first=first, no_self_atari=no_self_atari, patterns=patterns)
         owners = board.owners()
         white_score = final_score(board, owners, position)
         score = sign * white_score
@@ -285,12 +293,13 @@ class PlayoutBenchmark:
 
 
 def benchmark_playouts(
-    size: int, seconds: float = 5.0, seed: int = 1, komi: float = 7.5, *, tactical: bool = False
+    size: int, seconds: float = 5.0, seed: int = 1, komi: float = 7.5, *, tactical: bool = False,
+    no_self_atari: bool = False, patterns: bool = False,
 ) -> PlayoutBenchmark:
     """Run scored playouts from the empty ``size`` board for about ``seconds`` on one core (for ``miai bench``).
 
     Each playout does what :func:`run_playouts` does for the evaluator: copy the board, play to the end, find the
-    owners and score.
+    owners and score, under the playout rules named by ``tactical``, ``no_self_atari`` and ``patterns``.
     """
     position = PlayoutPosition(size=size, stones=(0,) * (size * size), komi=komi)
     template = board_from_position(position)
@@ -301,7 +310,8 @@ def benchmark_playouts(
     while elapsed < seconds:
         for _ in range(10):
             board = template.copy()
-            moves += play_out(board, BLACK, rng_random, tactical=tactical)
+            moves += play_out(board, BLACK, rng_random, tactical=tactical, no_self_atari=no_self_atari,
+                              patterns=patterns)
             final_score(board, board.owners(), position)
             playouts += 1
         elapsed = time.perf_counter() - start

@@ -62,6 +62,20 @@ def test_playouts_with_the_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert all(int(r["count"]) > 0 for r in results)  # type: ignore[call-overload]
 
 
+def test_playouts_with_patterns_and_interleaved(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    results, _ = _bench(tmp_path, monkeypatch, "playouts", "--seconds", "0.05", "--sizes", "5", "--noselfatari",
+                        "--patterns")
+    assert _names(results)[0] == "playouts 5x5 noselfatari patterns: playouts"
+    results, _ = _bench(tmp_path, monkeypatch, "playouts", "--seconds", "0.05", "--sizes", "5", "--noselfatari",
+                        "--interleave", "2")
+    assert _names(results) == [
+        "playouts 5x5 noselfatari: playouts per CPU second (2 interleaved runs)",
+        "playouts 5x5 noselfatari patterns: playouts per CPU second (2 interleaved runs)",
+        "playouts 5x5: with patterns over without"]
+    with_rate, without_rate = results[1]["value"], results[0]["value"]
+    assert results[2]["value"] == pytest.approx(with_rate / without_rate)  # type: ignore[operator]
+
+
 def test_features_dump_then_check_the_same_encodings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     saved = tmp_path / "f.npz"
     results, _ = _bench(tmp_path, monkeypatch, "features", "--sizes", "5", "--positions", "4", "--repeat", "1",
