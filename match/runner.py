@@ -112,6 +112,7 @@ class MatchConfig:
     """Everything about a match except the engines and callbacks. Times are in seconds."""
 
     games: int = 2
+    first_game: int = 1  # resume a long schedule: play games first_game..games with their openings and colours
     size: int = 9
     komi: float = 7.5
     rules: str = "chinese"  # rules as kata-set-rules takes them (usually a preset name): the referee's rules, also sent as `kata-set-rules` if listed
@@ -133,6 +134,8 @@ class MatchConfig:
     def __post_init__(self) -> None:
         if self.games < 1:
             raise ValueError("games must be at least 1")
+        if not 1 <= self.first_game <= self.games:
+            raise ValueError(f"the first game must be in 1..{self.games} (the number of games), got {self.first_game}")
         if not 2 <= self.size <= 25:
             raise ValueError(f"board size {self.size} outside 2..25")
         if min(self.move_timeout, self.command_timeout, self.start_timeout) <= 0:
@@ -582,7 +585,9 @@ def run_match(
 ) -> MatchSummary:
     """Play `config.games` games of engine A (`black_cmd`) against engine B (`white_cmd`) and summarise them.
 
-    A is Black in game 1 and, with `config.alternate`, in every odd-numbered game. `dead_stones(state)` gives the
+    A is Black in game 1 and, with `config.alternate`, in every odd-numbered game. With `config.first_game` N the
+    match plays games N..`config.games` of that schedule (their numbers, openings and colours), so an interrupted run
+    resumes where it stopped and its SGF files continue the series. `dead_stones(state)` gives the
     dead stones for miai's own count when the engines' final_score answers disagree (default: all alive).
     `progress(record, summary)` is called after every game and `on_move(game number, moves played)` after every
     move (default for both: a ProgressPrinter on stderr).
@@ -624,7 +629,7 @@ def _play_games(
 ) -> MatchSummary:
     records: list[GameRecord] = []
     summary = summarize(config, (players[0].info, players[1].info), records)
-    for index in range(config.games):
+    for index in range(config.first_game - 1, config.games):  # a resumed match keeps each game's opening and colours
         swap = config.alternate and index % 2 == 1
         black, white = (players[1], players[0]) if swap else players
         opening = openings[(index // 2 if config.alternate else index) % len(openings)]

@@ -14,6 +14,8 @@ from miai.engine.cli.compose import RULES_HELP, build_evaluator, config_options,
 @click.option("--white", "white_cmd", required=True, help="Engine B's command line.")
 @click.option("--games", default=2, show_default=True, type=click.IntRange(1),
               help="Games to play (colours alternate, so an even number gives each engine Black equally often).")
+@click.option("--first-game", default=1, show_default=True, type=click.IntRange(1),
+              help="Resume a schedule: play games N..--games with the openings and colours they have in a full run.")
 @click.option("--size", default=9, show_default=True, type=click.IntRange(2, 25), help="Board size of every game.")
 @click.option("--komi", default=7.5, show_default=True, type=float,
               help="Komi given to White (sent to both engines and used by the referee's count).")
@@ -37,7 +39,7 @@ from miai.engine.cli.compose import RULES_HELP, build_evaluator, config_options,
 @config_options
 @click.option("--json", "json_path", default=None, type=click.Path(dir_okay=False), help="Write the summary as JSON.")
 @click.option("--log-dir", default=None, type=click.Path(file_okay=False), help="Keep the engines' stderr here.")
-def match(black_cmd: str, white_cmd: str, games: int, size: int, komi: float, handicap: int, max_moves: int | None,
+def match(black_cmd: str, white_cmd: str, games: int, first_game: int, size: int, komi: float, handicap: int, max_moves: int | None,
           sprt: str | None, rules: str, time_spec: str | None,
           visits: int | None, openings: str | None, sgf_dir: str | None, alternate: bool, move_timeout: float,
           start_timeout: float, dead_model: str | None, config_path: str | None, sets: tuple[str, ...],
@@ -56,7 +58,7 @@ def match(black_cmd: str, white_cmd: str, games: int, size: int, komi: float, ha
         if sprt:
             elo0, _, elo1 = sprt.partition(",")
             sprt_config = SprtConfig(float(elo0), float(elo1))
-        config = MatchConfig(games=games, size=size, komi=komi, handicap=handicap, max_moves=max_moves,
+        config = MatchConfig(games=games, first_game=first_game, size=size, komi=komi, handicap=handicap, max_moves=max_moves,
                              sprt=sprt_config, rules=rules, alternate=alternate,
                              time=TimeControl.parse_spec(time_spec) if time_spec else None, visits=visits,
                              openings=openings, sgf_dir=sgf_dir, move_timeout=move_timeout, start_timeout=start_timeout,

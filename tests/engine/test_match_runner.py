@@ -219,6 +219,24 @@ def test_openings_are_played_with_both_colours(tmp_path: Path) -> None:
     assert [(g.black, g.moves) for g in summary.games] == [("A", 4), ("B", 4), ("A", 4), ("B", 4)]
 
 
+def test_a_resumed_match_plays_the_rest_of_the_schedule(tmp_path: Path) -> None:
+    openings = tmp_path / "openings.txt"
+    openings.write_text("C3 C4\nB2 D4\nD2 B4\n")
+    full = quiet_match(PASSER, PASSER, games=6, openings=str(openings), sgf_dir=str(tmp_path / "full"))
+    rest = quiet_match(PASSER, PASSER, games=6, first_game=4, openings=str(openings), sgf_dir=str(tmp_path / "rest"))
+
+    def schedule(summary: MatchSummary) -> list[tuple[int, str, list[tuple[object, int]]]]:
+        return [(g.number, g.black, load_sgf(Path(g.sgf_path).read_text()).moves[:2]) for g in summary.games
+                if g.sgf_path]
+
+    assert [g.number for g in rest.games] == [4, 5, 6]
+    assert schedule(rest) == schedule(full)[3:]  # game 4 is opening 2 with B as Black, as in the full run
+    assert sorted(p.name for p in (tmp_path / "rest").iterdir()) == ["game-0004.sgf", "game-0005.sgf",
+                                                                     "game-0006.sgf"]
+    with pytest.raises(ValueError, match="first game"):
+        MatchConfig(games=6, first_game=7)
+
+
 def test_both_engines_are_told_every_opening_move(tmp_path: Path) -> None:
     # A long opening on 5x5 leaves few points free; an engine that missed its own colour's opening moves would
     # soon pick an occupied point and forfeit.
