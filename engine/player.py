@@ -38,7 +38,7 @@ from miai.go.clock import Clock, TimeControl
 from miai.go.coords import PASS, Color, to_gtp
 from miai.go.geometry import neighbor_table
 from miai.go.state import GameState
-from miai.nets.evaluator import CachingEvaluator, Evaluator, OnnxEvaluator, innermost
+from miai.nets.evaluator import CachingEvaluator, Evaluator, onnx_net
 from miai.gtp.player import (
     RESIGN,
     AnalysisSnapshot,
@@ -138,7 +138,7 @@ class EnginePlayer(Player):
         """kata-raw-nn through the ONNX evaluator (every symmetry when ``symmetry`` is None)."""
         from miai.nets.rawnn import format_raw_nn, raw_nn
 
-        net = _onnx_evaluator(self.evaluator, state.size)
+        net = onnx_net(self.evaluator, state.size)
         if net is None:
             raise NotImplementedError("kata-raw-nn needs a neural net (this engine runs without one)")
         symmetries = list(range(8)) if symmetry is None else [symmetry]
@@ -434,9 +434,3 @@ def _allowed_moves(request: AnalyzeRequest, color: Color, size: int) -> set[int]
     for r in avoid:
         moves -= set(r.moves)
     return moves
-
-
-def _onnx_evaluator(evaluator: Evaluator, size: int) -> OnnxEvaluator | None:
-    """The ONNX evaluator inside ``evaluator`` that plays ``size`` (under caches and size routing), or None."""
-    net = innermost(evaluator, size)
-    return net if isinstance(net, OnnxEvaluator) else None

@@ -16,6 +16,7 @@ from miai.nets.evaluator import (
     UniformEvaluator,
     WrappingEvaluator,
     innermost,
+    onnx_net,
 )
 from miai.nets.loading import load_evaluator
 
@@ -30,5 +31,6 @@ __all__ = [
     "UniformEvaluator",
     "WrappingEvaluator",
     "innermost",
+    "onnx_net",
     "load_evaluator",
 ]

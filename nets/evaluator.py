@@ -123,6 +123,17 @@ def innermost(evaluator: Evaluator, size: int) -> Evaluator:
     return evaluator
 
 
+def onnx_net(evaluator: Evaluator, size: int) -> OnnxEvaluator | None:
+    """The onnxruntime net that evaluates ``size`` x ``size`` positions under ``evaluator``'s caches and size
+    routing, or None when no net does (uniform, playouts).
+
+    Raises:
+        EvaluatorError: a router has no evaluator for this size.
+    """
+    net = innermost(evaluator, size)
+    return net if isinstance(net, OnnxEvaluator) else None
+
+
 def legal_mask(state: GameState) -> np.ndarray:
     """bool ``[size*size + 1]``: the side to move's legal moves, pass (always legal) last."""
     area = state.size * state.size

@@ -37,7 +37,7 @@ from miai.engine.search import Search
 from miai.engine.snapshot import Snapshot
 from miai.go.coords import Color
 from miai.go.state import GameState
-from miai.nets.evaluator import CachingEvaluator, Evaluator, EvaluatorError, OnnxEvaluator, innermost
+from miai.nets.evaluator import CachingEvaluator, Evaluator, EvaluatorError, onnx_net
 
 __all__ = ["AnalysisServer", "KATAGO_PROTOCOL_VERSION", "RootPolicyEvaluator"]
 
@@ -350,7 +350,7 @@ def _model_version(evaluator: Evaluator) -> int:
     """The KataGo model version ``query_models`` reports: that of the net playing 19x19 (the analysis engine's default
     board), 0 for an evaluator that is no KataGo-style net (uniform, playouts) or has no net for 19x19."""
     try:
-        net = innermost(evaluator, 19)
+        net = onnx_net(evaluator, 19)
     except EvaluatorError:
         return 0
-    return net.info.model_version if isinstance(net, OnnxEvaluator) else 0
+    return net.info.model_version if net is not None else 0

@@ -40,7 +40,7 @@ from miai.go.coords import PASS, parse_sgf
 from miai.go.rules import Rules
 from miai.go.state import GameState
 from miai.nets import features
-from miai.nets.evaluator import Evaluation, Evaluator, OnnxEvaluator, innermost
+from miai.nets.evaluator import Evaluation, Evaluator, OnnxEvaluator, innermost, onnx_net
 from miai.nets.loading import load_evaluator
 
 __all__ = ["MODES", "kifu_states", "random_states", "searched_states", "search_split", "bench_encoding",
@@ -103,9 +103,9 @@ def random_states(size: int, count: int, seed: int) -> list[GameState]:
 
 def _onnx(evaluator: Evaluator, size: int) -> OnnxEvaluator:
     """The onnxruntime net under ``evaluator``'s cache (the split times its session; no cached answers)."""
-    inner = innermost(evaluator, size)
-    if not isinstance(inner, OnnxEvaluator):
-        raise ValueError(f"{type(inner).__name__} is not an onnxruntime net")
+    inner = onnx_net(evaluator, size)
+    if inner is None:
+        raise ValueError(f"{type(innermost(evaluator, size)).__name__} is not an onnxruntime net")
     return inner
 
 

@@ -172,7 +172,7 @@ def _bench_versus(binary: str, model: str | None, config: Any, sizes: list[int],
     import shutil
 
     from miai.engine.bench.versus import VersusError, VersusSetup, bench_bare_net, race, versus_rows
-    from miai.nets.evaluator import OnnxEvaluator, innermost
+    from miai.nets.evaluator import onnx_net
     from miai.nets.loading import is_katago_model
 
     if model is None or not is_katago_model(model):
@@ -184,8 +184,8 @@ def _bench_versus(binary: str, model: str | None, config: Any, sizes: list[int],
     evaluator = build_evaluator(model, config)
     results: list[Any] = []
     for size in sizes:
-        inner = innermost(evaluator, size)
-        if not isinstance(inner, OnnxEvaluator):
+        inner = onnx_net(evaluator, size)
+        if inner is None:
             raise click.UsageError("--versus needs a net run by onnxruntime")
         setup = VersusSetup(size=size, visits=visits, threads=threads, positions=positions)
         try:
