@@ -62,7 +62,7 @@ def _json_option(command: F) -> F:
 @click.option("--sizes", default="9,19", show_default=True, help="Comma-separated board sizes.")
 @click.option("--seconds", default=3.0, show_default=True, type=click.FloatRange(0.1), help="Seconds per figure.")
 @config_options
-@click.option("--json", "json_path", default=None, type=click.Path(dir_okay=False), help="Also write JSON here.")
+@_json_option
 @click.option("--skip", multiple=True, type=click.Choice(["rules", "playouts", "search"]), help="Leave a part out.")
 @click.option("--versus", "versus", default=None, metavar="KATAGO",
               help="Instead: KataGo binary to race on --model (a KataGo file) at fixed --visits; see docs/benchmarks.md.")
