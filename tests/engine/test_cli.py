@@ -130,9 +130,9 @@ def test_net_threads_reach_onnxruntime(sets: tuple[str, ...], expected: int | No
         pytest.skip("no default net committed")
     config = apply_overrides(load_config(None), sets)
     evaluator = build_evaluator("default", config, progress=False)
-    from miai.engine.player import _onnx_evaluator
+    from miai.nets.evaluator import onnx_net
 
-    inner = _onnx_evaluator(evaluator, 19)  # behind the evaluation cache and the choice of net by size
+    inner = onnx_net(evaluator, 19)  # behind the evaluation cache and the choice of net by size
     # 0 (the default) means one thread per core, at most four.
     assert inner.config.intra_op_threads == (expected or max(1, min(os.cpu_count() or 1, 4)))
     options = inner.session.get_session_options()

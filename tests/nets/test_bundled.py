@@ -78,7 +78,7 @@ def test_innermost_finds_the_net_of_a_size_under_the_cache_and_the_router(tmp_pa
 
 @pytest.mark.skipif(len(bundled_nets()) < 2, reason="fewer than two bundled nets")
 def test_the_shipped_nets_answer_for_their_sizes() -> None:
-    from miai.engine.player import _onnx_evaluator
+    from miai.nets.evaluator import onnx_net
 
     evaluator = load_bundled(cache_capacity=100)
     nets = bundled_nets()
@@ -88,5 +88,5 @@ def test_the_shipped_nets_answer_for_their_sizes() -> None:
         direct = load_evaluator(net_for_size(nets, size).path).evaluate([state])[0]
         routed = evaluator.evaluate([state])[0]
         np.testing.assert_allclose(routed.policy, direct.policy, atol=1e-6)
-        assert _onnx_evaluator(evaluator, size).path == str(net_for_size(nets, size).path)
+        assert onnx_net(evaluator, size).path == str(net_for_size(nets, size).path)
     assert BUNDLED_DIR.is_dir()
