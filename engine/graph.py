@@ -22,14 +22,14 @@ value, so the best of them is always the first one left).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 __all__ = [
     "Edge", "Node", "NodeTable", "STAT_NAMES", "STALE_UPDATES", "Weighting", "BiasEntry", "t3_cdf", "link", "relink",
-    "refresh_parents", "refresh_ancestors",
+    "refresh_parents", "refresh_ancestors", "revalue",
 ]
 
 # How nodes off the playout path are refreshed (docs/search.md "Stale values"): only the path (KataGo's rule), also
@@ -439,6 +439,39 @@ def refresh_ancestors(path: list[Node], weighting: Weighting) -> int:
         if key not in done:
             node.recompute(weighting)
     return len(members)
+
+
+def revalue(root: Node, refreshed: Callable[[tuple[float, ...]], tuple[float, ...]], weighting: Weighting) -> int:
+    """Work out every node's own value again with ``refreshed`` and recompute the graph below ``root``, children
+    before parents (post-order; a node on a cycle once). Returns how many nodes were revalued.
+
+    KataGo does this at the start of every search (search.cpp, ``recursivelyRecomputeStats``), because the
+    dynamic score utility is centred on the new root's expected score: values kept from the previous search
+    would otherwise be measured against the old centre while new leaves use the new one. As there, a visited
+    leaf's utility becomes its own utility without the subtree value bias correction."""
+    order: list[Node] = []
+    seen = {id(root)}
+    stack: list[tuple[Node, Iterator[Node]]] = [(root, _distinct_children(root))]
+    while stack:
+        node, children = stack[-1]
+        child = next(children, None)
+        if child is None:
+            stack.pop()
+            order.append(node)
+        elif id(child) not in seen:
+            seen.add(id(child))
+            stack.append((child, _distinct_children(child)))
+    for node in order:
+        if node.terminal:
+            node.own = node.q = refreshed(node.own)
+        elif node.expanded:
+            node.own = refreshed(node.own)
+            if any(edge.visits and edge.child is not None for edge in node.edges):
+                node.recompute(weighting)
+            else:
+                u = node.own[0]
+                node.q = (u, *node.q[1:5], u * u)
+    return len(order)
 
 
 def _distinct_children(node: Node) -> Iterator[Node]:

@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from miai.engine.config import SearchConfig
+from miai.engine.scorevalue import expected_score_value
 from miai.go.coords import PASS
 
 if TYPE_CHECKING:
@@ -21,10 +22,6 @@ if TYPE_CHECKING:
 __all__ = ["own_eye_mask", "candidate_moves", "Valuation", "PASS"]
 
 _TWO_OVER_PI = 2.0 / math.pi
-# Gauss-Hermite quadrature: E[f(mean + stdev * Z)] = sum(w * f(mean + stdev * x)) for a standard normal Z.
-_GH_NODES, _GH_WEIGHTS = np.polynomial.hermite.hermgauss(12)
-_GH_OFFSETS = tuple(float(x) * math.sqrt(2.0) for x in _GH_NODES)
-_GH_PROBS = tuple(float(w) / math.sqrt(math.pi) for w in _GH_WEIGHTS)
 
 
 def own_eye_mask(stones: NDArray[np.integer], size: int, color: int) -> NDArray[np.bool_]:
@@ -89,25 +86,24 @@ class Valuation:
         self.score_center = score_center
 
     def utility(self, winloss: float, score: float, size: int, stdev: float = 0.0) -> float:
-        """``win_loss_factor * winloss`` plus the static and dynamic atan score terms (scales times sqrt(area)).
-
-        With ``stdev`` > 0 the score terms are expectations over a normal score distribution, as KataGo's
-        expectedWhiteScoreValue (an uncertain lead is worth less than a sure one of the same mean)."""
+        """``win_loss_factor * winloss`` plus the static and dynamic atan score terms (scales times sqrt(area)),
+        each the expectation over a normal score distribution of mean ``score`` and deviation ``stdev``, read from
+        KataGo's table (``miai.engine.scorevalue``: an uncertain lead is worth less than a sure one of the same
+        mean, and every utility is KataGo's to the last digits)."""
         cfg = self.config
-        static_scale = cfg.static_score_scale * size
-        dynamic_scale = cfg.dynamic_score_center_scale * size
-        if stdev <= 0.0:
-            static = math.atan(score / static_scale)
-            dynamic = math.atan((score - self.score_center) / dynamic_scale)
-        else:
-            static = dynamic = 0.0
-            centre = self.score_center
-            for offset, prob in zip(_GH_OFFSETS, _GH_PROBS):
-                s = score + stdev * offset
-                static += prob * math.atan(s / static_scale)
-                dynamic += prob * math.atan((s - centre) / dynamic_scale)
-        return cfg.win_loss_utility_factor * winloss + _TWO_OVER_PI * (
-            cfg.static_score_utility_factor * static + cfg.dynamic_score_utility_factor * dynamic)
+        static = expected_score_value(score, stdev, 0.0, cfg.static_score_scale, size)
+        dynamic = expected_score_value(score, stdev, self.score_center, cfg.dynamic_score_center_scale, size)
+        return (cfg.win_loss_utility_factor * winloss + cfg.static_score_utility_factor * static
+                + cfg.dynamic_score_utility_factor * dynamic)
+
+    def refreshed(self, own: tuple[float, ...], size: int) -> tuple[float, ...]:
+        """``own`` (a node's own statistics, as :meth:`evaluated` or :meth:`terminal` made them) with its utility
+        worked out again under this valuation's score centre: what KataGo does to every node of a reused tree
+        when a new search moves the centre (search.cpp, ``recursivelyRecomputeStats``)."""
+        winloss, score, score_sq = own[1], own[2], own[3]
+        variance = score_sq - score * score
+        utility = self.utility(winloss, score, size, math.sqrt(variance) if variance > 0.0 else 0.0)
+        return (utility, winloss, score, score_sq, own[4], utility * utility)
 
     def terminal(self, score: float, size: int) -> tuple[float, ...]:
         """Exact value of a finished game from its final score (White's view): win/loss +-1, 0 for a draw."""

@@ -33,6 +33,7 @@ import numpy as np
 from miai.engine.config import SearchConfig
 from miai.engine.graph import (
     BiasEntry, Edge, Node, NodeTable, Weighting, link, reachable_ids, refresh_ancestors, refresh_parents, relink,
+    revalue,
 )
 from miai.go.coords import Color
 from miai.go.rules import KoRule, Rules
@@ -125,6 +126,7 @@ class _Counters:
     nodes_created: int = 0
     nodes_freed: int = 0
     trees_reused: int = 0
+    revalued_nodes: int = 0  # nodes whose values were worked out again when a search began (new score centre)
     last_run: dict[str, float] = field(default_factory=dict)
 
 
@@ -453,6 +455,11 @@ class Search:
         cap = self.config.dynamic_score_center_scale * state.size
         centre = min(expected + cap, max(expected - cap, centre))
         self._valuation = Valuation(self.config, centre)
+        # Every value already in the graph (the root's own one included, made before the centre was known) is
+        # worked out again against the new centre, as KataGo does when a search begins.
+        if self.config.dynamic_score_utility_factor or self.config.subtree_value_bias_factor:
+            valuation, size = self._valuation, state.size
+            self._count.revalued_nodes += revalue(root, lambda own: valuation.refreshed(own, size), self._weighting)
         if self.config.root_noise and self._noised is not root:
             self._add_root_noise(root)
             self._noised = root
@@ -836,7 +843,7 @@ class Search:
             "transposition_hits": c.transposition_hits, "stopped_early": c.stopped_early,
             "leaky_descents": c.leaky_descents, "cycle_stops": c.cycle_stops, "terminal_visits": c.terminal_visits,
             "collisions": c.collisions, "illegal_edges": c.illegal_edges, "nodes_created": c.nodes_created,
-            "nodes_freed": c.nodes_freed, "trees_reused": c.trees_reused, "last_run": dict(c.last_run),
+            "nodes_freed": c.nodes_freed, "trees_reused": c.trees_reused, "revalued_nodes": c.revalued_nodes, "last_run": dict(c.last_run),
         }
         out["transpositions"] = self._transposition_stats()
         if isinstance(self.evaluator, CachingEvaluator):

@@ -9,13 +9,16 @@ import pytest
 
 from miai.engine.config import SearchConfig
 from miai.engine.leaves import PASS, Valuation, candidate_moves
+from miai.engine.scorevalue import expected_score_value
+from miai.nets.evaluator import Evaluation
 
 
 def test_utility_is_winloss_plus_the_two_atan_score_terms() -> None:
     valuation = Valuation(SearchConfig(), score_center=2.0)
     got = valuation.utility(0.5, 6.0, 9)
     expected = 0.5 + (2 / math.pi) * (0.1 * math.atan(6.0 / (2.0 * 9)) + 0.3 * math.atan(4.0 / (0.75 * 9)))
-    assert got == pytest.approx(expected)
+    # A sure score is read from KataGo's table too: linear between half units, within 1e-4 of the atan.
+    assert got == pytest.approx(expected, abs=1e-4)
 
 
 def test_score_uncertainty_is_integrated_against_a_normal_distribution() -> None:
@@ -28,6 +31,49 @@ def test_score_uncertainty_is_integrated_against_a_normal_distribution() -> None
     # A sure lead is worth more than an uncertain one of the same mean (atan is concave for positive scores).
     assert valuation.utility(0.0, 10.0, 19) > valuation.utility(0.0, 10.0, 19, stdev=8.0)
     assert valuation.utility(0.0, 0.0, 19, stdev=8.0) == pytest.approx(0.0, abs=1e-12)  # symmetric
+
+
+def _integral(mean: float, stdev: float, scale: float) -> float:
+    """E[(2/pi) atan(S / scale)] for S ~ Normal(mean, stdev), by a fine Riemann sum."""
+    x = np.linspace(-9.0, 9.0, 36_001)
+    w = np.exp(-0.5 * x * x)
+    return float((w * np.arctan((mean + stdev * x) / scale)).sum() / w.sum() * 2 / math.pi)
+
+
+@pytest.mark.parametrize(("mean", "stdev", "scale"), [
+    (-40.0, 35.0, 0.75), (30.0, 50.0, 0.75), (-3.0, 20.0, 0.75), (5.0, 10.0, 2.0), (2.3, 0.7, 2.0), (-20, 35, 2.0),
+])
+def test_expected_score_value_is_within_the_tables_accuracy_of_the_integral(mean: float, stdev: float,
+                                                                            scale: float) -> None:
+    # Wide score distributions against the dynamic scale are 19x19's everyday case; a 12-point Gauss-Hermite rule
+    # was 0.02 off at (30, 50, 0.75) and 0.007 at (-40, 35, 0.75).
+    assert expected_score_value(mean, stdev, 0.0, scale, 19) == pytest.approx(_integral(mean, stdev, scale * 19),
+                                                                              abs=1e-4)
+
+
+@pytest.mark.parametrize(("mean_units", "stdev_units"), [(2.5, 0), (-7.5, 3), (40.5, 12), (-0.5, 1)])
+def test_expected_score_value_on_the_grid_is_katagos_entry(mean_units: float, stdev_units: int) -> None:
+    # On the table's grid (means at half units, whole deviations; a unit is scale * sqrt(area) / 19 points) a
+    # lookup is the entry itself: the mean of the value at mean + d * t for t = -5, -4.9, ..., 5, each weighted
+    # exp(-t^2 / 2) (KataGo's nninputs.cpp, ScoreValue::initTables).
+    t = [i / 10 for i in range(-50, 51)]
+    weights = [math.exp(-0.5 * x * x) for x in t]
+    entry = sum(w * math.atan((mean_units + stdev_units * x) / 19) for w, x in zip(weights, t)) / sum(weights)
+    scale, side = 0.75, 9  # one unit = 0.75 * 9 / 19 points
+    unit = scale * side / 19
+    got = expected_score_value(mean_units * unit + 1.0, stdev_units * unit, 1.0, scale, side)
+    assert got == pytest.approx(entry * 2 / math.pi, abs=1e-12)
+
+
+def test_refreshed_values_follow_a_new_score_centre() -> None:
+    old, new = Valuation(SearchConfig(), score_center=0.0), Valuation(SearchConfig(), score_center=6.0)
+    evaluation = Evaluation(policy=np.ones(362, dtype=np.float32) / 362, win=0.7, loss=0.3, no_result=0.0, score_mean=4.0,
+                            score_stdev=12.0, lead=3.5, ownership=None)
+    own = old.evaluated(evaluation, 1, 19)
+    again = new.refreshed(own, 19)
+    assert again[1:5] == own[1:5]
+    assert again[0] == pytest.approx(new.utility(own[1], 4.0, 19, stdev=12.0), abs=1e-12)
+    assert again[0] < own[0] and again[5] == pytest.approx(again[0] ** 2)
 
 
 def test_terminal_values_are_exact() -> None:
