@@ -216,11 +216,12 @@ class GameState:
         return self.board.stones()
 
     def local_pattern(self, move: int, radius: int = 2) -> tuple[int, ...]:
-        """The colours (0/1/2, 3 off the board) of the square of side ``2 * radius + 1`` centred on ``move``, row by
-        row, then the simple-ko point the side to move may not take (PASS if none): the local shape the search's
-        subtree value bias groups positions by (KataGo's 5x5 pattern with its ko ban)."""
+        """The colours (0/1/2, 3 off the board; 4 added to a stone whose chain is in atari) of the square of side
+        ``2 * radius + 1`` centred on ``move``, row by row, then the simple-ko point the side to move may not take
+        (PASS if none): the local shape the search's subtree value bias groups positions by (KataGo's 5x5
+        LocalPatternHasher, which marks stones with one liberty, with the ko ban of SubtreeValueBiasTable::get)."""
         board = self.board
-        size, width, color = self.size, board.geo.width, board.color
+        size, width, color, chains = self.size, board.geo.width, board.color, board.chain
         row, col = divmod(move, size)
         out = []
         for dy in range(-radius, radius + 1):
@@ -228,7 +229,12 @@ class GameState:
             base = (y + 1) * width + 1
             for dx in range(-radius, radius + 1):
                 x = col + dx
-                out.append(color[base + x] if 0 <= y < size and 0 <= x < size else 3)
+                if not (0 <= y < size and 0 <= x < size):
+                    out.append(3)
+                    continue
+                c = color[base + x]
+                chain = chains[base + x] if c else None
+                out.append(c + 4 if chain is not None and len(chain.libs) == 1 else c)
         ko = board.ko_move if board.ko_color == self._to_play else PASS
         out.append(ko)
         return tuple(out)

@@ -300,3 +300,16 @@ def test_moves_this_phase_restart_at_the_game_end() -> None:
     assert state.moves_this_phase() == 1
     state.pop()
     assert state.moves_this_phase() == 2
+
+
+def test_local_pattern_marks_stones_in_atari_and_the_edge() -> None:
+    # KataGo's subtree value bias groups positions by the 5x5 around a move, marking stones whose chain has one
+    # liberty (LocalPatternHasher); off-board points are 3 here, and the ko point comes last.
+    state = play(GameState(9), "E5", "D5", "A9", "F5")  # Black E5 keeps E4 and E6
+    before = state.local_pattern(parse_gtp("E4", 9))
+    assert len(before) == 26 and before.count(1) == 1 and 1 + 4 not in before and 3 not in before
+    play(state, "A8", "E6")  # White E6: Black E5 is left with E4 alone
+    after = state.local_pattern(parse_gtp("E4", 9))
+    assert after.count(1 + 4) == 1 and 1 not in after[:25]
+    corner = state.local_pattern(parse_gtp("A1", 9))
+    assert corner[:25].count(3) == 16  # 25 points minus the 3x3 on the board

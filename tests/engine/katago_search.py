@@ -1,0 +1,50 @@
+"""Helpers for comparing miai's search with KataGo's recorded searches (tests/tools/gen_search_reference.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from miai.engine.cli.compose import build_evaluator
+from miai.engine.config import Config, set_option
+from miai.engine.search import Search
+from miai.go.coords import to_gtp
+from miai.go.state import GameState
+from tests.nets.reference_cases import load_records, state_from_record
+
+# KataGo's search is deterministic with one thread and nnRandomize = false; so is miai's with these settings.
+DETERMINISTIC = ("net.symmetry=fixed", "search.batch_size=1", "net.threads=1")
+
+
+def positions(rows: Sequence[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], GameState]]:
+    """Each row with its position, replayed from the shared reference file it names."""
+    records: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in rows:
+        key = (row["reference"], row["id"])
+        if key not in records:
+            records.update({(row["reference"], r["id"]): r for r in load_records(row["reference"])})
+        record = records[key]
+        row = {**row, "rules": record["rules"] if isinstance(record["rules"], str) else "json"}
+        yield row, state_from_record(record)
+
+
+@lru_cache(maxsize=4)
+def _evaluator(net: Path, sets: tuple[str, ...]) -> tuple[Any, Config]:
+    config = Config()
+    for item in (*DETERMINISTIC, *sets):
+        key, value = item.split("=", 1)
+        config = set_option(config, key, value)
+    return build_evaluator(str(net), config, progress=False), config
+
+
+def miai_edge_visits(net: Path, state: GameState, visits: int, sets: Sequence[str] = ()) -> dict[str, int]:
+    """Root move (GTP vertex, upper case) -> edge visits of a fresh deterministic miai search of ``visits``."""
+    evaluator, config = _evaluator(net, tuple(sets))
+    search = Search(evaluator, config.search)
+    search.set_root(state)
+    search.run(None, None, max_visits=visits, max_playouts=0, max_time=0)
+    if search.root is None:  # the game is over: nothing to search
+        return {}
+    return {to_gtp(e.move, state.size).upper(): e.visits for e in search.root.edges if e.visits}

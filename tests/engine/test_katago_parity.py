@@ -1,0 +1,49 @@
+"""miai's search visits what KataGo's visits: the same net, the same position, the same number of visits.
+
+tests/engine/data/katago_search_b6.jsonl holds KataGo 1.17.2's root edge visits after 200-visit searches of the
+shared reference positions (pub_b6.jsonl, pub_rules.jsonl: sizes 7-19, every rule preset, half of pub_rules
+right after a pass), made by tests/tools/gen_search_reference.py with one search thread and nnRandomize = false,
+so that KataGo's search is deterministic, and with three features of KataGo's GTP front end that miai does not
+have switched off (dynamicPlayoutDoublingAdvantageCapPerOppLead = 0: handicap-game play; rootSymmetryPruning =
+false; enablePassingHacks = false). miai searching the same way (one leaf per batch, symmetry 0) must choose every
+single visit as KataGo did: the same utilities (score value table, dynamic score centre), weights, PUCT, first-play
+urgency, subtree value bias and graph. 81 of the 100 searches agree (tests/tools/compare_search.py); the positions
+here are 24 of them, six of each board size.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.engine.katago_search import miai_edge_visits, positions
+from tests.outside import needs_shared, shared
+
+NET = "nets/g170-b6c96-s175395328-d26788732.bin.gz"
+DATA = Path(__file__).parent / "data" / "katago_search_b6.jsonl"
+CHECKED = (
+    "b6-0000", "b6-0003", "b6-0006", "rules-0002", "rules-0004", "rules-0006",  # 7x7
+    "b6-0011", "b6-0016", "b6-0019", "rules-0017", "rules-0020", "rules-0023",  # 9x9
+    "b6-0020", "b6-0024", "b6-0028", "rules-0032", "rules-0035", "rules-0038",  # 13x13
+    "b6-0030", "b6-0034", "b6-0037", "rules-0045", "rules-0049", "rules-0052",  # 19x19
+)
+
+pytestmark = needs_shared(NET, "reference/pub_b6.jsonl", "reference/pub_rules.jsonl")
+
+
+def _rows() -> list[dict[str, object]]:
+    rows = [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()]
+    return [row for row in rows if row["id"] in CHECKED]
+
+
+def test_the_checked_positions_are_all_in_the_data() -> None:
+    assert sorted(str(row["id"]) for row in _rows()) == sorted(CHECKED)
+
+
+@pytest.mark.parametrize("position_id", CHECKED)
+def test_miai_spends_every_visit_where_katago_does(position_id: str) -> None:
+    (row, state), = [(r, s) for r, s in positions(_rows()) if r["id"] == position_id]
+    theirs = {move: n for move, n in row["edge_visits"].items() if n}
+    assert miai_edge_visits(shared(NET), state, int(row["visits"])) == theirs

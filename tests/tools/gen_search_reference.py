@@ -1,0 +1,87 @@
+"""Record what KataGo's search visits on reference positions, for the search parity test.
+
+KataGo runs with one search thread and ``nnRandomize = false`` (the net always sees symmetry 0), so its search is
+deterministic; miai with ``net.symmetry = "fixed"`` and ``search.batch_size = 1`` searches the same way. For each
+position of the given reference files (the shared test data's format: size, rules, komi, handicap stones, moves),
+KataGo searches ``--visits`` root visits from scratch (``clear_cache``) and ``kata-search_analyze`` reports the edge
+visits of every root move. Each position becomes one JSON line: the reference file and id it came from, the visits,
+and ``edge_visits`` (GTP vertex -> visits).
+
+Usage (paths are the user's; nothing is assumed about where KataGo lives):
+
+    python tests/tools/gen_search_reference.py --katago PATH/katago --model PATH/net.bin.gz \\
+        --config PATH/gtp.cfg --visits 200 --out tests/engine/data/katago_search_b6.jsonl \\
+        ../shared/reference/pub_b6.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from gen_reference import Gtp  # noqa: E402
+
+
+def set_up(gtp: Gtp, record: dict[str, Any]) -> None:
+    """The record's position on KataGo, as the reference files were made."""
+    gtp.send(f"boardsize {record['size']}")
+    gtp.send("clear_board")
+    rules = record["rules"]
+    gtp.send(f"kata-set-rules {rules if isinstance(rules, str) else json.dumps(rules, separators=(',', ':'))}")
+    gtp.send(f"komi {record['komi']:g}")
+    if record.get("handicap_stones"):
+        gtp.send(f"fixed_handicap {len(record['handicap_stones'])}")
+    for color, vertex in record["moves"]:
+        gtp.send(f"play {color} {vertex}")
+
+
+def edge_visits(analysis: str) -> dict[str, int]:
+    """Root move -> edge visits from the last info line of a kata-search_analyze answer."""
+    lines = [line for line in analysis.splitlines() if line.startswith("info")]
+    visits: dict[str, int] = {}
+    for part in (lines[-1].split("info ")[1:] if lines else []):
+        tokens = part.split()
+        fields = dict(zip(tokens[0::2], tokens[1::2]))
+        visits[fields["move"].upper()] = int(fields["edgeVisits"])
+    return visits
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--katago", required=True, type=Path, help="KataGo executable")
+    parser.add_argument("--model", required=True, type=Path, help="KataGo net (.bin.gz)")
+    parser.add_argument("--config", required=True, type=Path, help="KataGo GTP config file")
+    parser.add_argument("--visits", type=int, default=200, help="root visits per search")
+    parser.add_argument("--out", required=True, type=Path, help="JSON-lines file to write")
+    parser.add_argument("--override", default="", help="more KataGo settings, e.g. \",subtreeValueBiasFactor=0\"")
+    parser.add_argument("references", nargs="+", type=Path, help="reference files of positions")
+    args = parser.parse_args(argv)
+    gtp = Gtp([str(args.katago), "gtp", "-model", str(args.model), "-config", str(args.config),
+               "-override-config", f"numSearchThreads=1,nnRandomize=false,maxVisits={args.visits}{args.override}"])
+    out = []
+    try:
+        for path in args.references:
+            for line in path.read_text().splitlines():
+                record = json.loads(line)
+                if record.get("net") != args.model.name:
+                    continue
+                set_up(gtp, record)
+                gtp.send("clear_cache")
+                visits = edge_visits(gtp.send(f"kata-search_analyze {record['to_play']} 100000"))
+                out.append({"reference": path.name, "id": record["id"], "visits": args.visits,
+                            "edge_visits": visits})
+    finally:
+        gtp.close()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("".join(json.dumps(row) + "\n" for row in out))
+    print(f"wrote {len(out)} searches to {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
