@@ -256,7 +256,8 @@ class EnginePlayer(Player):
         if request.ownership_stdev and node is not None and node.visits > 0:
             moments = ownership_moments(node)
             stdev = None if moments is None else [float(x) for x in moments[1]]
-        return AnalysisSnapshot(moves=tuple(self._with_extras(m, request) for m in moves), root=snapshot.root,
+        return AnalysisSnapshot(moves=tuple(self._with_extras(m, request) for m in moves),
+                                root=snapshot.reported or snapshot.root,
                                 ownership=ownership, ownership_stdev=stdev)
 
     def _with_extras(self, m: MoveInfo, request: AnalyzeRequest) -> MoveInfo:

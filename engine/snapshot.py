@@ -45,6 +45,11 @@ class Snapshot:
     playouts: int  # playouts of the run that produced this snapshot
     elapsed: float  # seconds spent in that run
     ownership: np.ndarray | None  # float32 size*size, averaged over the graph, +1 = root player's
+    # What an analysis reports as the root's figures: KataGo's pruned root values (getPrunedRootValues), the
+    # children weighted by their play values before the LCB, plus the root's own evaluation, so that moves the
+    # search tried and rejected do not drag the reported winrate. ``root`` keeps the graph's own average (what
+    # resignation reads, as KataGo's genmove does). None: the same as ``root``.
+    reported: RootInfo | None = None
 
     def best(self) -> MoveInfo | None:
         """The move of order 0, or None when nothing was searched."""
@@ -95,11 +100,37 @@ def build_snapshot(root: Node | None, state: Any, config: SearchConfig, playouts
     sign = root.sign
     q = root.q
     ownership = average_ownership(root) if root.ownership is not None else None
-    info = RootInfo(
-        visits=root.visits, winrate=0.5 * (1 + sign * q[1]), score_lead=sign * q[4], score_mean=sign * q[2],
-        score_stdev=math.sqrt(max(0.0, q[3] - q[2] * q[2])), utility=sign * q[0])
-    return Snapshot(info, _move_infos(root, config, permitted), to_play, move_number, playouts, elapsed,
-                    None if ownership is None else (ownership * sign).astype(np.float32))
+    info = _root_info(root.visits, sign, q)
+    rows = _rows(root, config, permitted)
+    reported = None
+    if config.final_choice == "katago":
+        reported = _pruned_root(root, rows if permitted is None else _rows(root, config, None), config)
+        _play_selection_values(root, rows, config)
+    else:  # the classic rules: most visits, or most wins (visits times winrate)
+        for r in rows:
+            r["play_value"] = r["edge_visits"] * (r["winrate"] if config.final_choice == "wins" else 1.0)
+    return Snapshot(info, _move_infos(rows), to_play, move_number, playouts, elapsed,
+                    None if ownership is None else (ownership * sign).astype(np.float32), reported)
+
+
+def _root_info(visits: int, sign: int, q: tuple[float, ...]) -> RootInfo:
+    """Root figures from White-view statistics (utility, winloss, score mean, score mean square, lead)."""
+    return RootInfo(visits=visits, winrate=0.5 * (1 + sign * q[1]), score_lead=sign * q[4], score_mean=sign * q[2],
+                    score_stdev=math.sqrt(max(0.0, q[3] - q[2] * q[2])), utility=sign * q[0])
+
+
+def _pruned_root(root: Node, rows: list[_Row], config: SearchConfig) -> RootInfo:
+    """KataGo's getPrunedNodeValues at the root: each searched child's statistics weighted by its play value in
+    hindsight (no LCB), and the root's own evaluation with its own weight."""
+    _hindsight_play_values(root, rows, config)
+    weight = root.own_weight
+    sums = [weight * x for x in root.own[:5]]
+    for r in rows:
+        w = r["play_value"]
+        weight += w
+        for i, x in enumerate(r["stats"][:5]):
+            sums[i] += w * x
+    return _root_info(root.visits, root.sign, tuple(x / weight for x in sums))
 
 
 class _Row(TypedDict):
@@ -119,10 +150,12 @@ class _Row(TypedDict):
     weight: float
     radius: float
     pv: tuple[int, ...]
+    stats: tuple[float, ...]  # the child's statistics, White's view (miai.engine.graph.STAT_NAMES)
     play_value: NotRequired[float]  # set once every row is known
 
 
-def _move_infos(root: Node, config: SearchConfig, permitted: Callable[[int], bool] | None) -> tuple[MoveInfo, ...]:
+def _rows(root: Node, config: SearchConfig, permitted: Callable[[int], bool] | None) -> list[_Row]:
+    """One row per searched root move (only ``permitted`` ones if given), without play values yet."""
     sign = root.sign
     utility_radius = (config.win_loss_utility_factor + config.static_score_utility_factor
                       + config.dynamic_score_utility_factor)
@@ -142,13 +175,13 @@ def _move_infos(root: Node, config: SearchConfig, permitted: Callable[[int], boo
             move=edge.move, visits=child.visits, edge_visits=edge.visits, winrate=winrate,
             score_lead=sign * q[4], score_mean=sign * q[2], score_stdev=math.sqrt(max(0.0, q[3] - q[2] * q[2])),
             prior=edge.prior, lcb=winrate - 0.5 * radius / max(utility_radius, 1e-9), utility=utility,
-            utility_lcb=utility - radius, weight=weight, radius=radius,
+            utility_lcb=utility - radius, weight=weight, radius=radius, stats=q,
             pv=principal_variation(root, edge, config.pv_length)))
-    if config.final_choice == "katago":
-        _play_selection_values(root, rows, config)
-    else:  # the classic rules: most visits, or most wins (visits times winrate)
-        for r in rows:
-            r["play_value"] = r["edge_visits"] * (r["winrate"] if config.final_choice == "wins" else 1.0)
+    return rows
+
+
+def _move_infos(rows: list[_Row]) -> tuple[MoveInfo, ...]:
+    """The rows as analysis records, best play value first."""
     rows.sort(key=lambda r: (-r["play_value"], -r["edge_visits"], -r["utility"]))
     return tuple(MoveInfo(
         move=r["move"], visits=r["visits"], edge_visits=r["edge_visits"], winrate=r["winrate"],
@@ -181,10 +214,18 @@ def _play_selection_values(root: Node, rows: list[_Row], config: SearchConfig) -
     LCB it beats."""
     if not rows:
         return
+    _hindsight_play_values(root, rows, config)
+    _raise_best_lcb(rows, config)
+
+
+def _hindsight_play_values(root: Node, rows: list[_Row], config: SearchConfig) -> None:
+    """Each row's weight, cut back for moves other than the most stably explored one to what PUCT would have
+    given them in hindsight (KataGo's getPlaySelectionValues before its LCB step)."""
+    if not rows:
+        return
     for r in rows:
         r["play_value"] = r["weight"]
-    best = max(rows, key=lambda r: r["weight"] * max(0.0, r["edge_visits"] - 1.0) / max(1.0, r["edge_visits"])
-               + 2.0 * r["prior"])
+    best = _most_stable(rows)
     best_weight = best["weight"]
     total = sum(r["weight"] for r in rows)
     factor = 1.0
@@ -199,8 +240,20 @@ def _play_selection_values(root: Node, rows: list[_Row], config: SearchConfig) -
             gap = best_value - r["utility"]
             wanted = 1e100 if gap <= 0.0 else max(0.0, explore * r["prior"] / gap - 1.0)
             r["play_value"] = math.ceil(min(r["weight"], wanted))
-    if not config.use_lcb:
+
+
+def _most_stable(rows: list[_Row]) -> _Row:
+    """The most stably explored move: the largest weight, discounting the latest visit, plus a little policy."""
+    return max(rows, key=lambda r: r["weight"] * max(0.0, r["edge_visits"] - 1.0) / max(1.0, r["edge_visits"])
+               + 2.0 * r["prior"])
+
+
+def _raise_best_lcb(rows: list[_Row], config: SearchConfig) -> None:
+    """The best LCB among moves with at least ``min_visit_prop_for_lcb`` of the top weight gets a play value
+    above every move whose LCB it beats (KataGo's LCB step)."""
+    if not config.use_lcb or not rows:
         return
+    best_weight = _most_stable(rows)["weight"]
     eligible = [r for r in rows if r["play_value"] > 0 and r["play_value"] >= config.min_visit_prop_for_lcb * best_weight]
     if not eligible:
         return

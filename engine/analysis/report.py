@@ -224,7 +224,7 @@ def _pv_counts(root: Any, pv: list[int]) -> tuple[list[int], list[int], list[int
 
 def _root_info(snapshot: Snapshot, root_node: Any, root_eval: Any, view: Viewpoint, to_play: Color,
                hashes: tuple[str, str]) -> dict[str, Any]:
-    root = snapshot.root
+    root = snapshot.reported or snapshot.root  # KataGo's pruned root values, as its analysis engine reports
     assert root.score_mean is not None and root.score_stdev is not None and root.utility is not None  # engine's
     info: dict[str, Any] = {
         "visits": int(root.visits), "weight": rounded(float(getattr(root_node, "weight", 0.0) or root.visits)), "winrate": view.winrate(root.winrate),

@@ -39,12 +39,18 @@ def _evaluator(net: Path, sets: tuple[str, ...]) -> tuple[Any, Config]:
     return build_evaluator(str(net), config, progress=False), config
 
 
-def miai_edge_visits(net: Path, state: GameState, visits: int, sets: Sequence[str] = ()) -> dict[str, int]:
-    """Root move (GTP vertex, upper case) -> edge visits of a fresh deterministic miai search of ``visits``."""
+def miai_search(net: Path, state: GameState, visits: int, sets: Sequence[str] = ()) -> tuple[dict[str, int],
+                                                                                        dict[str, float]]:
+    """A fresh deterministic miai search of ``visits``: root move (GTP vertex, upper case) -> edge visits, and
+    the root figures it reports (winrate, scoreLead, utility from the side to move's view, as KataGo's
+    rootInfo)."""
     evaluator, config = _evaluator(net, tuple(sets))
     search = Search(evaluator, config.search)
     search.set_root(state)
-    search.run(None, None, max_visits=visits, max_playouts=0, max_time=0)
+    snapshot = search.run(None, None, max_visits=visits, max_playouts=0, max_time=0)
     if search.root is None:  # the game is over: nothing to search
-        return {}
-    return {to_gtp(e.move, state.size).upper(): e.visits for e in search.root.edges if e.visits}
+        return {}, {}
+    root = snapshot.reported or snapshot.root
+    assert root.utility is not None
+    edges = {to_gtp(e.move, state.size).upper(): e.visits for e in search.root.edges if e.visits}
+    return edges, {"winrate": root.winrate, "scoreLead": root.score_lead, "utility": root.utility}

@@ -8,7 +8,8 @@ have switched off (dynamicPlayoutDoublingAdvantageCapPerOppLead = 0: handicap-ga
 false; enablePassingHacks = false). miai searching the same way (one leaf per batch, symmetry 0) must choose every
 single visit as KataGo did: the same utilities (score value table, dynamic score centre), weights, PUCT, first-play
 urgency, subtree value bias and graph. 81 of the 100 searches agree (tests/tools/compare_search.py); the positions
-here are 24 of them, six of each board size.
+here are 24 of them, six of each board size; for 20 of them miai's reported root figures are also KataGo's
+rootInfo (its pruned root values) to the printed digits.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.engine.katago_search import miai_edge_visits, positions
+from tests.engine.katago_search import miai_search, positions
 from tests.outside import needs_shared, shared
 
 NET = "nets/g170-b6c96-s175395328-d26788732.bin.gz"
@@ -42,8 +43,29 @@ def test_the_checked_positions_are_all_in_the_data() -> None:
     assert sorted(str(row["id"]) for row in _rows()) == sorted(CHECKED)
 
 
+# Root figures that still differ from KataGo's rootInfo (by 1e-5 to 5e-3 in winrate) though every visit agrees;
+# not explained yet. The test fails if one of them starts to agree, so that this list stays true.
+ROOT_DIFFERS = ("b6-0006", "rules-0023", "rules-0038", "rules-0049")
+
+
+def _search(position_id: str) -> tuple[dict[str, object], dict[str, int], dict[str, float]]:
+    (row, state), = [(r, s) for r, s in positions(_rows()) if r["id"] == position_id]
+    edges, root = miai_search(shared(NET), state, int(str(row["visits"])))
+    return row, edges, root
+
+
 @pytest.mark.parametrize("position_id", CHECKED)
 def test_miai_spends_every_visit_where_katago_does(position_id: str) -> None:
-    (row, state), = [(r, s) for r, s in positions(_rows()) if r["id"] == position_id]
-    theirs = {move: n for move, n in row["edge_visits"].items() if n}
-    assert miai_edge_visits(shared(NET), state, int(row["visits"])) == theirs
+    row, edges, root = _search(position_id)
+    edge_visits = row["edge_visits"]
+    assert isinstance(edge_visits, dict)
+    assert edges == {move: n for move, n in edge_visits.items() if n}
+    # ... and reports the root as KataGo's rootInfo does: the children weighted by their play values in
+    # hindsight, so that rejected moves do not drag the winrate (KataGo prints six significant digits; the
+    # graph's plain root average is off by up to 0.005 in winrate and 0.3 points here).
+    expected = row["root"]
+    assert isinstance(expected, dict)
+    agrees = (root["winrate"] == pytest.approx(expected["winrate"], abs=1e-5)
+              and root["scoreLead"] == pytest.approx(expected["scoreLead"], rel=1e-5, abs=1e-4)
+              and root["utility"] == pytest.approx(expected["utility"], rel=1e-5, abs=1e-5))
+    assert agrees == (position_id not in ROOT_DIFFERS), (root, expected)

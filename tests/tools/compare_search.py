@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for tests.*
 
-from tests.engine.katago_search import miai_edge_visits, positions  # noqa: E402
+from tests.engine.katago_search import miai_search, positions  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     same = 0
     for row, state in positions(rows):
         theirs = {move: n for move, n in row["edge_visits"].items() if n}
-        mine = miai_edge_visits(args.net, state, row["visits"], args.sets)
+        mine, _ = miai_search(args.net, state, row["visits"], args.sets)
         if mine == theirs:
             same += 1
             continue

@@ -11,7 +11,7 @@ Usage (paths are the user's; nothing is assumed about where KataGo lives):
 
     python tests/tools/gen_search_reference.py --katago PATH/katago --model PATH/net.bin.gz \\
         --config PATH/gtp.cfg --visits 200 --out tests/engine/data/katago_search_b6.jsonl \\
-        ../shared/reference/pub_b6.jsonl
+        PATH/pub_b6.jsonl PATH/pub_rules.jsonl
 """
 
 from __future__ import annotations
@@ -38,6 +38,13 @@ def set_up(gtp: Gtp, record: dict[str, Any]) -> None:
         gtp.send(f"fixed_handicap {len(record['handicap_stones'])}")
     for color, vertex in record["moves"]:
         gtp.send(f"play {color} {vertex}")
+
+
+def root_info(analysis: str) -> dict[str, float]:
+    """kata-search_analyze's rootInfo (KataGo's pruned root values), from the side to move's view."""
+    tokens = analysis.rsplit("rootInfo", 1)[1].split() if "rootInfo" in analysis else []
+    fields = dict(zip(tokens[0::2], tokens[1::2]))
+    return {key: float(fields[key]) for key in ("winrate", "scoreLead", "utility") if key in fields}
 
 
 def edge_visits(analysis: str) -> dict[str, int]:
@@ -72,9 +79,9 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 set_up(gtp, record)
                 gtp.send("clear_cache")
-                visits = edge_visits(gtp.send(f"kata-search_analyze {record['to_play']} 100000"))
+                answer = gtp.send(f"kata-search_analyze {record['to_play']} 100000 rootInfo true")
                 out.append({"reference": path.name, "id": record["id"], "visits": args.visits,
-                            "edge_visits": visits})
+                            "edge_visits": edge_visits(answer), "root": root_info(answer)})
     finally:
         gtp.close()
     args.out.parent.mkdir(parents=True, exist_ok=True)
