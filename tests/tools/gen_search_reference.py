@@ -4,14 +4,19 @@ KataGo runs with one search thread and ``nnRandomize = false`` (the net always s
 deterministic; miai with ``net.symmetry = "fixed"`` and ``search.batch_size = 1`` searches the same way. For each
 position of the given reference files (the shared test data's format: size, rules, komi, handicap stones, moves),
 KataGo searches ``--visits`` root visits from scratch (``clear_cache``) and ``kata-search_analyze`` reports the edge
-visits of every root move. Each position becomes one JSON line: the reference file and id it came from, the visits,
-and ``edge_visits`` (GTP vertex -> visits).
+visits of every root move. Each position becomes one JSON line: the reference file and id it came from, the
+visits, ``edge_visits`` (GTP vertex -> visits) and ``root``, the rootInfo KataGo reports (winrate, scoreLead,
+utility: its pruned root values, from the side to move's view).
 
 Usage (paths are the user's; nothing is assumed about where KataGo lives):
 
     python tests/tools/gen_search_reference.py --katago PATH/katago --model PATH/net.bin.gz \\
         --config PATH/gtp.cfg --visits 200 --out tests/engine/data/katago_search_b6.jsonl \\
+        --override ",dynamicPlayoutDoublingAdvantageCapPerOppLead=0,rootSymmetryPruning=false,enablePassingHacks=false" \\
         PATH/pub_b6.jsonl PATH/pub_rules.jsonl
+
+The committed file was made so: those three are features of KataGo's GTP front end that miai does not have
+(docs/search.md, "Parity with KataGo, visit by visit").
 """
 
 from __future__ import annotations
