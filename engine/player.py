@@ -101,6 +101,10 @@ class EnginePlayer(Player):
         seconds = self._move_seconds(root, color, start)
         calls_before = self.search.stats().get("eval_batches", 0)
         snapshot = self._search(root, self._interrupt, analysis, emit, seconds)
+        if analysis is not None and emit is not None:
+            # KataGo prints the final analysis before ``play``, however short the search was: a GUI always sees
+            # the figures of the move it is shown.
+            emit(self._analysis_snapshot(snapshot, root, analysis))
         self._note_batch_time(root.size, snapshot, self.search.stats().get("eval_batches", 0) - calls_before)
         self._clock(color).charge(time.monotonic() - start)
         if self._should_resign(snapshot):

@@ -45,6 +45,17 @@ def test_genmove_captures_a_stone_in_atari() -> None:
     assert player.genmove(state, Color.BLACK) == parse_gtp("C4", 5)
 
 
+def test_genmove_analyze_reports_the_final_search_even_when_it_ends_before_the_interval() -> None:
+    # KataGo prints the search's figures before "play" however short the search: a GUI sees every move's analysis.
+    player = EnginePlayer(UniformEvaluator(), _config("search.max_visits=20", "search.max_time=0"))
+    seen = []
+    move = player.genmove(_state(5), Color.BLACK, analysis=AnalyzeRequest(interval_cs=100_000), emit=seen.append)
+    assert len(seen) == 1
+    final = seen[0]
+    assert final.root is not None and final.root.visits == 20
+    assert final.moves and move in {m.move for m in final.moves}
+
+
 def test_analyze_emits_snapshots_from_the_colour_view_until_stopped() -> None:
     player = EnginePlayer(PlayoutEvaluator.from_spec("playouts:2", seed=3), _config())
     state = _state(5)
