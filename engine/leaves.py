@@ -24,6 +24,11 @@ __all__ = ["own_eye_mask", "candidate_moves", "Valuation", "PASS"]
 _TWO_OVER_PI = 2.0 / math.pi
 
 
+def _single(x: float) -> float:
+    """``x`` rounded to single precision, as KataGo's NNOutput holds it."""
+    return float(np.float32(x))
+
+
 def own_eye_mask(stones: NDArray[np.integer], size: int, color: int) -> NDArray[np.bool_]:
     """Boolean mask of the single-point true eyes of ``color``: an empty point whose four neighbours are
     ``color`` (or off-board) and whose diagonals hold at most one opponent stone (none on the edge)."""
@@ -112,13 +117,21 @@ class Valuation:
         return (utility, winloss, score, score * score, score, utility * utility)
 
     def evaluated(self, evaluation: Evaluation, sign: int, size: int) -> tuple[float, ...]:
-        """A net evaluation (side to move's view) as node statistics in White's view; ``sign`` +1 if White moves."""
-        winloss = sign * (float(evaluation.win) - float(evaluation.loss))
-        score = sign * float(evaluation.score_mean)
-        stdev = float(evaluation.score_stdev)
-        utility = self.utility(winloss, score, size, stdev)
-        return (utility, winloss, score, stdev * stdev + score * score, sign * float(evaluation.lead),
-                utility * utility)
+        """A net evaluation (side to move's view) as node statistics in White's view; ``sign`` +1 if White moves.
+
+        As in KataGo (nneval.cpp), the statistics are unconditional: the net's score spread assumes the game has
+        a result, so the mean square is ``(mean_given_result^2 + stdev^2) * (1 - no_result)``, and values pass
+        through single precision as KataGo's NNOutput stores them (the spread is a difference of large squares)."""
+        win, loss = _single(float(evaluation.win)), _single(float(evaluation.loss))
+        winloss = sign * (win - loss)
+        survive = 1.0 - float(evaluation.no_result)
+        mean = float(evaluation.score_mean)  # already unconditional (times survive)
+        stdev = float(evaluation.score_stdev)  # given a result
+        mean_sq = mean * mean / survive + stdev * stdev * survive if survive > 0.0 else mean * mean
+        score, score_sq = sign * _single(mean), _single(mean_sq)
+        variance = score_sq - score * score
+        utility = self.utility(winloss, score, size, math.sqrt(variance) if variance > 0.0 else 0.0)
+        return (utility, winloss, score, score_sq, sign * _single(float(evaluation.lead)), utility * utility)
 
     def weight(self, evaluation: Evaluation, white_score: float, size: int) -> float:
         """How much one net evaluation counts in the averages (KataGo's computeWeightFromNNOutput): 1, or with

@@ -111,3 +111,17 @@ def test_the_only_board_move_is_kept_even_if_it_fills_an_eye() -> None:
     policy = np.array([0.7, 0, 0, 0, 0, 0, 0, 0, 0, 0.3], dtype=np.float32)
     moves, _ = candidate_moves(policy, state, forbid_eye_filling=True)
     assert sorted(moves.tolist()) == [PASS, 0]
+
+
+def test_evaluated_statistics_are_unconditional_on_a_result_as_in_katago() -> None:
+    # The net's score spread assumes the game has a result; KataGo multiplies the mean and the mean square by
+    # 1 - no_result (nneval.cpp). miai's decoder already did so for the mean (score_mean below is unconditional).
+    survive = 0.9
+    given_result_mean, stdev = 5.0, 12.0
+    evaluation = Evaluation(policy=np.ones(82, dtype=np.float32) / 82, win=0.5, loss=0.4, no_result=1 - survive,
+                            score_mean=given_result_mean * survive, score_stdev=stdev, lead=4.0, ownership=None)
+    own = Valuation(SearchConfig()).evaluated(evaluation, 1, 9)
+    assert own[2] == pytest.approx(4.5, rel=1e-6)
+    assert own[3] == pytest.approx((given_result_mean ** 2 + stdev ** 2) * survive, rel=1e-6)
+    spread = math.sqrt(own[3] - own[2] ** 2)  # what the utility integrates over: wider than 12 * sqrt(0.9) here
+    assert own[0] == pytest.approx(Valuation(SearchConfig()).utility(0.1, 4.5, 9, spread), abs=1e-6)
