@@ -128,10 +128,8 @@ class Valuation:
         mean = float(evaluation.score_mean)  # already unconditional (times survive)
         stdev = float(evaluation.score_stdev)  # given a result
         mean_sq = mean * mean / survive + stdev * stdev * survive if survive > 0.0 else mean * mean
-        score, score_sq = sign * _single(mean), _single(mean_sq)
-        variance = score_sq - score * score
-        utility = self.utility(winloss, score, size, math.sqrt(variance) if variance > 0.0 else 0.0)
-        return (utility, winloss, score, score_sq, sign * _single(float(evaluation.lead)), utility * utility)
+        stats = (0.0, winloss, sign * _single(mean), _single(mean_sq), sign * _single(float(evaluation.lead)), 0.0)
+        return self.refreshed(stats, size)  # the utility from those statistics
 
     def weight(self, evaluation: Evaluation, white_score: float, size: int) -> float:
         """How much one net evaluation counts in the averages (KataGo's computeWeightFromNNOutput): 1, or with

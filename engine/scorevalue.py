@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-__all__ = ["expected_score_value", "score_value"]
+__all__ = ["expected_score_value"]
 
 _TABLE_SIDE = 19  # KataGo's Board::MAX_LEN in its standard build: the table's assumed board side
 _EXTRA_RADIUS = 60  # KataGo's NNPos::EXTRA_SCORE_DISTR_RADIUS
@@ -45,11 +45,6 @@ _NORMAL_SUM = float(_NORMAL.sum())
 _MEAN_STEPS = (np.arange(_MEAN_LEN) - _MEAN_RADIUS) * _STEPS - _STEPS // 2
 
 _columns: dict[int, np.ndarray] = {}
-
-
-def score_value(score: float, center: float, scale: float, sqrt_area: float) -> float:
-    """``(2 / pi) * atan((score - center) / (scale * sqrt_area))``: a sure score's value, in (-1, 1)."""
-    return math.atan((score - center) / (scale * sqrt_area)) * (2.0 / math.pi)
 
 
 def _column(stdev_index: int) -> np.ndarray:
@@ -69,7 +64,8 @@ def _round_half_away(x: float) -> float:
 
 
 def expected_score_value(mean: float, stdev: float, center: float, scale: float, sqrt_area: float) -> float:
-    """E[score_value(S)] for S ~ Normal(mean, stdev), read from KataGo's table (see the module docstring)."""
+    """E[(2/pi) atan((S - center) / (scale * sqrt_area))] for S ~ Normal(mean, stdev), read from KataGo's table
+    (see the module docstring)."""
     units = _TABLE_SIDE / (scale * sqrt_area)
     mean_scaled = (mean - center) * units
     stdev_scaled = max(0.0, stdev) * units

@@ -843,7 +843,8 @@ class Search:
             "transposition_hits": c.transposition_hits, "stopped_early": c.stopped_early,
             "leaky_descents": c.leaky_descents, "cycle_stops": c.cycle_stops, "terminal_visits": c.terminal_visits,
             "collisions": c.collisions, "illegal_edges": c.illegal_edges, "nodes_created": c.nodes_created,
-            "nodes_freed": c.nodes_freed, "trees_reused": c.trees_reused, "revalued_nodes": c.revalued_nodes, "last_run": dict(c.last_run),
+            "nodes_freed": c.nodes_freed, "trees_reused": c.trees_reused, "revalued_nodes": c.revalued_nodes,
+            "last_run": dict(c.last_run),
         }
         out["transpositions"] = self._transposition_stats()
         if isinstance(self.evaluator, CachingEvaluator):

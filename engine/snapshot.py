@@ -104,8 +104,15 @@ def build_snapshot(root: Node | None, state: Any, config: SearchConfig, playouts
     rows = _rows(root, config, permitted)
     reported = None
     if config.final_choice == "katago":
-        reported = _pruned_root(root, rows if permitted is None else _rows(root, config, None), config)
-        _play_selection_values(root, rows, config)
+        # KataGo's getPlaySelectionValues: weights cut back in hindsight, then the best LCB raised. The reported
+        # root reads every searched move's hindsight value, whatever the analysis was allowed to show.
+        _hindsight_play_values(root, rows, config)
+        every = rows
+        if permitted is not None:
+            every = _rows(root, config, None)
+            _hindsight_play_values(root, every, config)
+        reported = _pruned_root(root, every)
+        _raise_best_lcb(rows, config)
     else:  # the classic rules: most visits, or most wins (visits times winrate)
         for r in rows:
             r["play_value"] = r["edge_visits"] * (r["winrate"] if config.final_choice == "wins" else 1.0)
@@ -119,10 +126,9 @@ def _root_info(visits: int, sign: int, q: tuple[float, ...]) -> RootInfo:
                     score_stdev=math.sqrt(max(0.0, q[3] - q[2] * q[2])), utility=sign * q[0])
 
 
-def _pruned_root(root: Node, rows: list[_Row], config: SearchConfig) -> RootInfo:
+def _pruned_root(root: Node, rows: list[_Row]) -> RootInfo:
     """KataGo's getPrunedNodeValues at the root: each searched child's statistics weighted by its play value in
-    hindsight (no LCB), and the root's own evaluation with its own weight."""
-    _hindsight_play_values(root, rows, config)
+    hindsight (``rows`` carry them, before the LCB step), and the root's own evaluation with its own weight."""
     weight = root.own_weight
     sums = [weight * x for x in root.own[:5]]
     for r in rows:
@@ -205,17 +211,6 @@ def _lcb_radius(weight: float, weight_sq: float, utility: float, utility_sq: flo
     weight_sq += prior_weight * prior_weight
     ess = weight * weight / weight_sq
     return math.sqrt(max(0.0, mean_sq - utility * utility) / ess) * stdevs
-
-
-def _play_selection_values(root: Node, rows: list[_Row], config: SearchConfig) -> None:
-    """KataGo's getPlaySelectionValues, stored as ``play_value`` per row: each move's weight, cut back for moves
-    other than the most stably explored one to what PUCT would have given them in hindsight; then the best LCB
-    among moves with at least ``min_visit_prop_for_lcb`` of that move's weight is raised above every move whose
-    LCB it beats."""
-    if not rows:
-        return
-    _hindsight_play_values(root, rows, config)
-    _raise_best_lcb(rows, config)
 
 
 def _hindsight_play_values(root: Node, rows: list[_Row], config: SearchConfig) -> None:

@@ -154,19 +154,33 @@ def parse_raw_nn(text: str, size: int) -> dict[str, Any]:
     }
 
 
+def set_up(gtp: Gtp, size: int, rules: str | dict[str, Any], komi: float, handicap: int,
+           moves: list[list[str]]) -> list[str]:
+    """A position on KataGo over GTP, as the reference files are made; returns the handicap stones it placed."""
+    gtp.send(f"boardsize {size}")
+    gtp.send("clear_board")
+    rules_text = rules if isinstance(rules, str) else json.dumps(rules, separators=(",", ":"))
+    gtp.send(f"kata-set-rules {rules_text}")
+    gtp.send(f"komi {komi:g}")
+    stones = gtp.send(f"fixed_handicap {handicap}").split() if handicap else []
+    for color, vertex in moves:
+        gtp.send(f"play {color} {vertex}")
+    return stones
+
+
+def write_lines(out: Path, rows: list[dict[str, Any]], what: str) -> None:
+    """``rows`` as a JSON-lines file, and one line on stderr saying so."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    print(f"wrote {len(rows)} {what} to {out}", file=sys.stderr)
+
+
 def run_case(gtp: Gtp, case: Case, index: int, net: str) -> dict[str, Any]:
     """Set the position up on KataGo and record its outputs."""
-    gtp.send(f"boardsize {case.size}")
-    gtp.send("clear_board")
-    rules_text = case.rules if isinstance(case.rules, str) else json.dumps(case.rules, separators=(",", ":"))
-    gtp.send(f"kata-set-rules {rules_text}")
-    gtp.send(f"komi {case.komi:g}")
-    stones = gtp.send(f"fixed_handicap {case.handicap}").split() if case.handicap else []
     tokens = case.moves.split()
     moves = [[color, vertex.upper() if vertex.lower() != "pass" else "PASS"]
              for color, vertex in zip(tokens[::2], tokens[1::2])]
-    for color, vertex in moves:
-        gtp.send(f"play {color} {vertex}")
+    stones = set_up(gtp, case.size, case.rules, case.komi, case.handicap, moves)
     to_play = ("w" if moves[-1][0] == "b" else "b") if moves else ("w" if stones else "b")
     outputs = parse_raw_nn(gtp.send("kata-raw-nn 0 0"), case.size)  # symmetry 0, policy optimism 0
     return {
@@ -188,9 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         records = [run_case(gtp, case, index, args.model.name) for index, case in enumerate(CASES)]
     finally:
         gtp.close()
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("".join(json.dumps(record) + "\n" for record in records))
-    print(f"wrote {len(records)} positions to {args.out}", file=sys.stderr)
+    write_lines(args.out, records, "positions")
     return 0
 
 

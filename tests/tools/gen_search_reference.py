@@ -25,24 +25,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gen_reference import Gtp  # noqa: E402
-
-
-def set_up(gtp: Gtp, record: dict[str, Any]) -> None:
-    """The record's position on KataGo, as the reference files were made."""
-    gtp.send(f"boardsize {record['size']}")
-    gtp.send("clear_board")
-    rules = record["rules"]
-    gtp.send(f"kata-set-rules {rules if isinstance(rules, str) else json.dumps(rules, separators=(',', ':'))}")
-    gtp.send(f"komi {record['komi']:g}")
-    if record.get("handicap_stones"):
-        gtp.send(f"fixed_handicap {len(record['handicap_stones'])}")
-    for color, vertex in record["moves"]:
-        gtp.send(f"play {color} {vertex}")
+from gen_reference import Gtp, set_up, write_lines  # noqa: E402
 
 
 def root_info(analysis: str) -> dict[str, float]:
@@ -82,16 +68,15 @@ def main(argv: list[str] | None = None) -> int:
                 record = json.loads(line)
                 if record.get("net") != args.model.name:
                     continue
-                set_up(gtp, record)
+                set_up(gtp, record["size"], record["rules"], record["komi"], len(record.get("handicap_stones") or []),
+                       record["moves"])
                 gtp.send("clear_cache")
                 answer = gtp.send(f"kata-search_analyze {record['to_play']} 100000 rootInfo true")
                 out.append({"reference": path.name, "id": record["id"], "visits": args.visits,
                             "edge_visits": edge_visits(answer), "root": root_info(answer)})
     finally:
         gtp.close()
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("".join(json.dumps(row) + "\n" for row in out))
-    print(f"wrote {len(out)} searches to {args.out}", file=sys.stderr)
+    write_lines(args.out, out, "searches")
     return 0
 
 
