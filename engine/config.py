@@ -226,6 +226,9 @@ class SearchConfig:
     root_noise_concentration: float = option(10.83, "rootDirichletNoiseTotalConcentration", min=0.01, katago="rootDirichletNoiseTotalConcentration")
     root_noise_weight: float = option(0.25, "rootDirichletNoiseWeight", min=0.0, max=1.0, katago="rootDirichletNoiseWeight")
     # Pass and eye handling.
+    more_passing_hacks: bool = option(True, "where a pass would end the game, look at both passing and playing on "
+                                      "once each, without counting the visit (enableMorePassingHacks)",
+                                      katago="enableMorePassingHacks")
     forbid_eye_filling: bool = option(True, "never fill one's own single-point true eye (unless nothing else but pass)")
     # Move choice.
     final_choice: str = option(
@@ -312,6 +315,9 @@ class NetConfig:
                            choices=("random", "fixed", "average"))
     policy_optimism: float = option(1.0, "blend of the optimistic policy head, for nets that have one (v12 and later)",
                                     min=0.0, max=1.0, katago="policyOptimism")
+    passing_hacks: bool = option(True, "KataGo's passing hacks in the search's evaluations: the pass prior capped at "
+                                 "95%, and a pass that would end the game without a win hidden from the net",
+                                 katago="enablePassingHacks")
     precision: str = option("fp32", "weights: fp32, or int8 (a statically quantised copy cached beside the "
                             "converted net; see docs/benchmarks.md for its speed and accuracy)", choices=("fp32", "int8"))
     providers: tuple[str, ...] = option(("CPUExecutionProvider",), "onnxruntime execution providers in order of "

@@ -124,7 +124,7 @@ class Node:
         self.own: tuple[float, ...] = (0.0,) * len(STAT_NAMES)  # U and friends, White's view
         self.q: tuple[float, ...] = self.own
         self.ownership: np.ndarray | None = None  # the net's ownership, White's view (+1 White)
-        self.visited_mass = 0.0  # sum of priors of edges with visits > 0 (for first-play urgency)
+        self.visited_mass = 0.0  # sum of priors of edges with a child (for first-play urgency)
         self.weight = 0.0  # W: total weight of the values averaged into q (= visits with plain weights)
         self.weight_sq = 0.0  # sum of squared weights (for the effective sample size of the LCB)
         self.own_weight = 1.0  # weight of the node's own evaluation U
@@ -250,6 +250,19 @@ class Node:
         self.edges.append(edge)
         return edge
 
+    def touch_move(self, move: int) -> Edge | None:
+        """Turn the untouched ``move`` into an Edge out of prior order (the others keep theirs); None if it is not
+        an untouched candidate."""
+        i = self.next_index
+        found = np.flatnonzero(self.moves[i:] == move)
+        if not len(found):
+            return None
+        j = i + int(found[0])
+        # Rotate it to the front of the untouched moves, so that they stay sorted by prior.
+        self.moves[i:j + 1] = np.roll(self.moves[i:j + 1], 1)
+        self.priors[i:j + 1] = np.roll(self.priors[i:j + 1], 1)
+        return self.touch_next()
+
     def has_untouched(self) -> bool:
         """True while some move has no Edge object yet."""
         return self.next_index < len(self.moves)
@@ -271,7 +284,7 @@ class Node:
         self.moves = rest[order]
         self.priors = new[order]
         self.next_index = 0
-        self.visited_mass = sum(e.prior for e in self.edges if e.visits > 0)
+        self.visited_mass = sum(e.prior for e in self.edges if e.child is not None)
 
     def edge_for(self, move: int) -> Edge | None:
         """The Edge for ``move`` if it has been touched, else None."""

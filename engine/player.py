@@ -351,6 +351,9 @@ class EnginePlayer(Player):
             get_option(self.config, key)
         except ConfigError as exc:
             raise KeyError(name) from exc
+        if key.startswith("net."):
+            # The net and its options are fixed when it loads; changing the config here would change nothing.
+            raise ValueError(f"{name} applies when the net loads: set {key} in the config file or with --set")
         try:
             self.config = set_option(self.config, key, value)
         except ConfigError as exc:

@@ -83,6 +83,7 @@ class SearchState(Protocol):
     def pop(self) -> Any: ...
     def is_legal(self, move: int) -> bool: ...
     def is_over(self) -> bool: ...
+    def pass_ends_game(self) -> bool: ...
     def score(self) -> float: ...
     def copy(self) -> Self: ...
 
@@ -102,6 +103,7 @@ class _Leaf:
     path: list[Node]
     edges: list[Edge]
     state: Any
+    cut: int = -1  # edges[cut] was taken without an edge visit (passing hack): back up only the edges below it
 
 
 class _Collision(Enum):
@@ -127,6 +129,7 @@ class _Counters:
     nodes_freed: int = 0
     trees_reused: int = 0
     revalued_nodes: int = 0  # nodes whose values were worked out again when a search began (new score centre)
+    passing_hack_playouts: int = 0  # playouts sent down a pass or a non-pass move by search.more_passing_hacks
     last_run: dict[str, float] = field(default_factory=dict)
 
 
@@ -341,6 +344,7 @@ class Search:
         assert root is not None
         playouts = 0
         next_report = start + interval
+        hack_start = self._count.passing_hack_playouts
 
         def budget(in_flight: int = 0) -> int:
             if stop is not None and stop.is_set():
@@ -351,8 +355,8 @@ class Search:
             left = self._batch_now(batch, root.visits)
             if visits_cap:
                 left = min(left, visits_cap - root.visits - in_flight)
-            if playouts_cap:
-                left = min(left, playouts_cap - playouts)
+            if playouts_cap:  # (the passing hack's playouts do not count, as in KataGo)
+                left = min(left, playouts_cap - playouts + self._count.passing_hack_playouts - hack_start)
             return max(0, left)
 
         def report() -> None:
@@ -509,22 +513,29 @@ class Search:
         edges: list[Edge] = []
         on_path = {id(node)}
         node.virtual_loss += 1
+        cut = -1
         while True:
             if node.terminal:
                 node.visits += 1  # each visit of a terminal node adds its exact result once more
                 node.weight += 1.0
                 node.weight_sq += 1.0
                 self._count.terminal_visits += 1
-                self._finish(state, path, edges)
+                self._finish(state, path, edges, cut)
                 return None
             if not node.expanded:
                 if node.pending:
                     self._unwind(state, path, edges)
                     return _COLLISION
                 node.pending = True
-                return _Leaf(path, edges, state)
+                return _Leaf(path, edges, state, cut)
+            weightless = False
             if self._puct:
                 edge = self._select(node, node is self.root)
+                if edge is not None and self.config.more_passing_hacks and self._permitted is None:
+                    forced = _passing_hack_edge(node, state, edge)
+                    if forced is not None:
+                        edge, weightless, cut = forced, True, len(edges)
+                        self._count.passing_hack_playouts += 1
             elif node.amaf_n is not None and self.config.rave_equivalence > 0:
                 edge = self._select_rave(node)
             else:
@@ -535,7 +546,7 @@ class Search:
                     return _COLLISION
                 # Like the stop rule: count the edge into this node once more with the node's current value.
                 path.pop().virtual_loss -= 1
-                self._finish(state, path, edges)
+                self._finish(state, path, edges, cut)
                 return None
             move = edge.move
             if move != PASS and (edge.child is None or self._superko) and not state.is_legal(move):
@@ -548,18 +559,20 @@ class Search:
             if child is None:
                 child = edge.child = self._child_for(state, bias_key, len(path))
                 link(node, child, self._keep_parents)
+                node.visited_mass += edge.prior  # (KataGo: the policy of every child made so far, in flight too)
             elif child.in_edges > 1:
                 self._met = True
             if id(child) in on_path:
                 edges.append(edge)
                 self._count.cycle_stops += 1
-                self._finish(state, path, edges)
+                self._finish(state, path, edges, cut)
                 return None
-            if child.visits > edge.visits and mode != "continue" and not child.terminal:
+            # A visit without an edge visit goes on down: it is meant to add child visits beyond the edge's.
+            if child.visits > edge.visits and mode != "continue" and not child.terminal and not weightless:
                 if mode == "stop" or self._rng.random() >= self.config.leak_probability:
                     edges.append(edge)
                     self._count.stopped_early += 1
-                    self._finish(state, path, edges)
+                    self._finish(state, path, edges, cut)
                     return None
                 self._count.leaky_descents += 1
             child.virtual_loss += 1
@@ -754,12 +767,14 @@ class Search:
         self._count.nodes_created += 1
         return node
 
-    def _finish(self, state: Any, path: list[Node], edges: list[Edge]) -> None:
-        """Back up a playout that needs no evaluation and undo its moves on the scratch state."""
-        _backup(path, edges, self._weighting)
+    def _finish(self, state: Any, path: list[Node], edges: list[Edge], cut: int = -1) -> None:
+        """Back up a playout that needs no evaluation (the edges below ``cut``, see ``_Leaf``) and undo its moves on
+        the scratch state."""
+        _backup(path, edges, self._weighting, cut)
         stale = self.config.stale_update
         if stale != "path":
             refresh = refresh_parents if stale == "parents" else refresh_ancestors
+            path = path[cut + 1:]
             refreshed = refresh(path, self._weighting)
             if refreshed:
                 self._trans.refreshed += refreshed
@@ -787,7 +802,7 @@ class Search:
             node.pending = False
             if evaluation.amaf is not None and self.config.rave_equivalence > 0:
                 _add_amaf(leaf.path, leaf.edges, evaluation.amaf)
-            self._finish(leaf.state, leaf.path, leaf.edges)
+            self._finish(leaf.state, leaf.path, leaf.edges, leaf.cut)
 
     # ---------------------------------------------------------------------------------------------- values
     def _expand(self, node: Node, state: Any, evaluation: Evaluation) -> None:
@@ -844,7 +859,7 @@ class Search:
             "leaky_descents": c.leaky_descents, "cycle_stops": c.cycle_stops, "terminal_visits": c.terminal_visits,
             "collisions": c.collisions, "illegal_edges": c.illegal_edges, "nodes_created": c.nodes_created,
             "nodes_freed": c.nodes_freed, "trees_reused": c.trees_reused, "revalued_nodes": c.revalued_nodes,
-            "last_run": dict(c.last_run),
+            "passing_hack_playouts": c.passing_hack_playouts, "last_run": dict(c.last_run),
         }
         out["transpositions"] = self._transposition_stats()
         if isinstance(self.evaluator, CachingEvaluator):
@@ -890,18 +905,16 @@ class Search:
         return len(reachable_ids(self.root)) if self.root is not None else 0
 
 
-def _backup(path: list[Node], edges: list[Edge], weighting: Weighting) -> None:
-    """Add one visit to each edge taken and recompute the nodes above it, bottom-up; release virtual loss.
+def _backup(path: list[Node], edges: list[Edge], weighting: Weighting, cut: int = -1) -> None:
+    """Add one visit to each edge taken below ``edges[cut]`` and recompute the nodes above it, bottom-up; release
+    virtual loss on the whole path.
 
     ``edges[i]`` leads from ``path[i]``; the last edge may lead to a node outside ``path`` (stop rule or cycle),
-    whose own statistics are then left unchanged."""
-    for i in range(len(edges) - 1, -1, -1):
-        edge = edges[i]
-        parent = path[i]
-        if edge.visits == 0:
-            parent.visited_mass += edge.prior
-        edge.visits += 1
-        parent.recompute(weighting)
+    whose own statistics are then left unchanged. A playout that took ``edges[cut]`` without an edge visit (the
+    passing hack) leaves that edge and every node above it as they were, as KataGo does."""
+    for i in range(len(edges) - 1, cut, -1):
+        edges[i].visits += 1
+        path[i].recompute(weighting)
     for node in path:
         node.virtual_loss -= 1
 
@@ -965,3 +978,30 @@ def _same_game(old: SearchState, new: SearchState) -> bool:
         return False
     old_moves, new_moves = list(old.moves), list(new.moves)
     return len(new_moves) >= len(old_moves) and new_moves[:len(old_moves)] == old_moves
+
+
+def _passing_hack_edge(node: Node, state: Any, chosen: Edge) -> Edge | None:
+    """KataGo's enableMorePassingHacks (selectBestChildToDescend, searchexplorehelpers.cpp): where a pass would end
+    the game and the node's edges have at least two visits, a search that has made children for other moves but
+    not for pass tries pass once, and one that has made a child only for pass tries the best new move once, so that
+    both ways of ending (or not ending) the game are looked at. Returns the edge to take instead of ``chosen``
+    (without an edge visit), or None."""
+    if sum(e.visits for e in node.edges) < 2 or not state.pass_ends_game():
+        return None
+    made = [e for e in node.edges if e.child is not None]
+    has_pass = any(e.move == PASS for e in made)
+    if not has_pass and chosen.move != PASS:
+        return node.edge_for(PASS) or node.touch_move(PASS)
+    if has_pass and len(made) == 1 and chosen.move == PASS:
+        return _best_new_move(node)
+    return None
+
+
+def _best_new_move(node: Node) -> Edge | None:
+    """The legal non-pass move of highest prior without a child yet (touched if need be), or None."""
+    waiting = [e for e in node.edges if e.child is None and not e.illegal and e.move != PASS]
+    best = max(waiting, key=lambda e: e.prior, default=None)
+    i = node.next_index
+    if i < len(node.moves) and (best is None or float(node.priors[i]) > best.prior):
+        return node.touch_move(int(node.moves[i]))
+    return best

@@ -479,7 +479,43 @@ def independent_life_area(
     """
     colors = _as_list(stones, size)
     owner = [int(v) for v in np.asarray(basic).tolist()]
+    seki = _seki_marks(colors, owner, neighbor_table(size))
+    result = [EMPTY if is_seki else area_owner for area_owner, is_seki in zip(owner, seki)]
+    for point, (area_owner, color) in enumerate(zip(owner, colors)):
+        if area_owner == EMPTY:
+            continue
+        if (keep_territories and area_owner != color) or (keep_stones and area_owner == color):
+            result[point] = area_owner
+    return np.array(result, dtype=np.int8)
+
+
+def independent_life_region_balance(stones: Sequence[int] | np.ndarray, size: int, basic: np.ndarray) -> int:
+    """White's independent-life regions minus Black's (``Board::calculateIndependentLifeArea``'s
+    ``whiteMinusBlackIndependentLifeRegionCount``): the connected areas of one owner in ``basic`` that are not
+    seki in the sense of ``independent_life_area``. Under an "all" tax each such region costs its owner two
+    points (KataGo's group tax)."""
+    colors = _as_list(stones, size)
+    owner = [int(v) for v in np.asarray(basic).tolist()]
     nbrs = neighbor_table(size)
+    seen = _seki_marks(colors, owner, nbrs)
+    balance = 0
+    for point, area_owner in enumerate(owner):
+        if area_owner == EMPTY or seen[point]:
+            continue
+        balance += 1 if area_owner == WHITE else -1
+        seen[point] = True
+        stack = [point]
+        while stack:
+            for adj in nbrs[stack.pop()]:
+                if owner[adj] == area_owner and not seen[adj]:
+                    seen[adj] = True
+                    stack.append(adj)
+    return balance
+
+
+def _seki_marks(colors: list[int], owner: list[int], nbrs: tuple[tuple[int, ...], ...]) -> list[bool]:
+    """The points of every one-owner area of ``owner`` that touches a dame point or holds one of its owner's
+    stones in atari (KataGo treats such an area as seki)."""
     liberties = _liberty_counts(colors, nbrs)
     seki = [False] * len(colors)
     for point, area_owner in enumerate(owner):
@@ -495,13 +531,7 @@ def independent_life_area(
                     if owner[adj] == area_owner and not seki[adj]:
                         seki[adj] = True
                         stack.append(adj)
-    result = [EMPTY if is_seki else area_owner for area_owner, is_seki in zip(owner, seki)]
-    for point, (area_owner, color) in enumerate(zip(owner, colors)):
-        if area_owner == EMPTY:
-            continue
-        if (keep_territories and area_owner != color) or (keep_stones and area_owner == color):
-            result[point] = area_owner
-    return np.array(result, dtype=np.int8)
+    return seki
 
 
 def _liberty_counts(colors: list[int], nbrs: tuple[tuple[int, ...], ...]) -> list[int]:

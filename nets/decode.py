@@ -110,6 +110,24 @@ def masked_softmax(logits: NDArray[np.float64], legal: NDArray[np.bool_]) -> NDA
     return probabilities
 
 
+PASS_PRIOR_CAP = 0.95
+
+
+def cap_pass_prior(policy: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Rows whose pass (last entry) has more than ``PASS_PRIOR_CAP`` of the mass get exactly that, the other moves
+    sharing the rest in their proportions: KataGo's enablePassingHacks ("cap passing prior policy at 95% (19x
+    other moves)", nneval.cpp), so that a search always looks at the moves besides pass. A row where pass is the
+    only move with any mass keeps it whole."""
+    others = policy[:, :-1].sum(axis=-1)
+    capped = (policy[:, -1] > PASS_PRIOR_CAP) & (others > 0.0)
+    if not capped.any():
+        return policy
+    policy = policy.copy()
+    policy[capped, :-1] *= ((1.0 - PASS_PRIOR_CAP) / others[capped])[:, None]
+    policy[capped, -1] = PASS_PRIOR_CAP
+    return policy
+
+
 def decode_value(value_logits: NDArray[np.floating], allow_no_result: NDArray[np.bool_]) -> NDArray[np.float64]:
     """Softmax of [N, 3] (win, loss, no result) logits; rows where ``allow_no_result`` is False
     get a no-result probability of exactly 0. Returns float64 [N, 3]."""
@@ -130,6 +148,7 @@ def decode_batch(
     allow_no_result: np.ndarray,
     post: PostProcess,
     optimism: float = 0.0,
+    cap_pass: bool = False,
 ) -> DecodedBatch:
     """Decode one batch of raw outputs already cut to the board and brought back to its frame.
 
@@ -142,8 +161,12 @@ def decode_batch(
         allow_no_result: bool [N], False where the rules rule out a no-result.
         post: the model's post-process multipliers.
         optimism: policy optimism (0 = normal policy, 1 = optimistic channel).
+        cap_pass: KataGo's passing hack: the pass prior is at most ``PASS_PRIOR_CAP``.
     """
-    policy = masked_softmax(combine_policy(policy_logits, optimism), legal).astype(np.float32)
+    policy = masked_softmax(combine_policy(policy_logits, optimism), legal)
+    if cap_pass:
+        policy = cap_pass_prior(policy)
+    policy = policy.astype(np.float32)
     wlr = decode_value(value_logits, allow_no_result)
     misc = np.asarray(misc, dtype=np.float64)
     no_result = wlr[:, 2]

@@ -190,6 +190,9 @@ class OnnxConfig:
     # onnxruntime execution providers in order of preference (see PROVIDER_PACKAGES and README "GPU").
     providers: tuple[str, ...] = ("CPUExecutionProvider",)
     allow_cpu_fallback: bool = True  # a requested provider that is missing: warn and use the CPU (else fail)
+    # KataGo's enablePassingHacks for ``evaluate`` (a search's evaluations): the pass prior capped at 95%, and the
+    # end of the game hidden from the net when a pass would end it without a win (features.Position.game_end_hidden).
+    passing_hacks: bool = False
 
     def __post_init__(self) -> None:
         if self.symmetry_mode not in ("fixed", "random", "average"):
@@ -270,12 +273,14 @@ class OnnxEvaluator:
             plan = [[int(self._rng.integers(symmetry.NUM_SYMMETRIES))] for _ in states]
         else:
             plan = [list(range(symmetry.NUM_SYMMETRIES)) for _ in states]
-        return self.evaluate_with(states, plan, self.config.policy_optimism)
+        return self.evaluate_with(states, plan, self.config.policy_optimism, self.config.passing_hacks)
 
     def evaluate_with(
-        self, states: Sequence[GameState], symmetries: Sequence[Sequence[int]], optimism: float
+        self, states: Sequence[GameState], symmetries: Sequence[Sequence[int]], optimism: float,
+        passing_hacks: bool = False,
     ) -> list[Evaluation]:
-        """Evaluate each state under the given symmetries (averaged when several) and optimism.
+        """Evaluate each state under the given symmetries (averaged when several), optimism and passing hacks
+        (off: the net's plain view, as KataGo's kata-raw-nn).
 
         Raises:
             ValueError: ``symmetries`` does not give a non-empty list of valid symmetries per state.
@@ -283,7 +288,7 @@ class OnnxEvaluator:
         if len(symmetries) != len(states) or not all(symmetries):
             raise ValueError("evaluate_with needs a non-empty list of symmetries for every state")
         rows = [(i, symmetry.check_symmetry(sym)) for i, syms in enumerate(symmetries) for sym in syms]
-        encoded = [_Encoded(s) for s in states]
+        encoded = [_Encoded(s, passing_hacks) for s in states]
         decoded = self._run_rows(encoded, rows, optimism)
         per_state: list[list[Evaluation]] = [[] for _ in states]
         for (i, _), evaluation in zip(rows, decoded):
@@ -351,6 +356,7 @@ class OnnxEvaluator:
             np.array([p.allow_no_result for p in positions]),
             self.info.post,
             optimism,
+            cap_pass=positions[0].passing_hacks,
         )
 
     def _decode_row(
@@ -375,17 +381,19 @@ class OnnxEvaluator:
             np.array([position.allow_no_result]),
             self.info.post,
             optimism,
+            cap_pass=position.passing_hacks,
         )
 
 
 class _Encoded:
     """One position's net inputs and the facts its decoding needs, computed once per call."""
 
-    __slots__ = ("size", "spatial", "global_", "legal", "allow_no_result")
+    __slots__ = ("size", "spatial", "global_", "legal", "allow_no_result", "passing_hacks")
 
-    def __init__(self, state: GameState) -> None:
+    def __init__(self, state: GameState, passing_hacks: bool) -> None:
         self.size = int(state.size)
-        self.spatial, self.global_ = features.encode(state)
+        self.passing_hacks = passing_hacks
+        self.spatial, self.global_ = features.encode(state, passing_hacks)
         self.legal = legal_mask(state)
         self.allow_no_result = features.allows_no_result(state.rules)
 

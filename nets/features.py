@@ -59,6 +59,7 @@ class Position:
     """One position as the feature functions see it: the game state plus derived facts."""
 
     state: GameState
+    passing_hacks: bool = False  # KataGo's enablePassingHacks (its search turns it on; kata-raw-nn does not)
 
     @property
     def size(self) -> int:
@@ -87,11 +88,46 @@ class Position:
         return self.state.pass_is_friendly()
 
     @cached_property
+    def area_map(self) -> np.ndarray:
+        """Planes 18-19's owner of every point (1 Black, 2 White, 0 nobody): see ``benson.area_map``."""
+        from miai.go import benson
+
+        return benson.area_map_for_rules(self.stones, self.size, self.state.rules)
+
+    @cached_property
+    def ending_now_would_not_win(self) -> bool:
+        """KataGo's ``finalPhaseAndGameEndWouldNotBeWin``: the area of planes 18-19 (with the group tax of "all"
+        tax rules) plus komi leaves the side to move at or below zero. Never under territory scoring, whose
+        planes stay empty."""
+        rules = self.state.rules
+        if rules.scoring == Scoring.TERRITORY:
+            return False
+        area = self.area_map
+        score = int(np.count_nonzero(area == int(self.pla))) - int(np.count_nonzero(area == int(self.opp)))
+        if rules.tax == Tax.ALL:
+            from miai.go import benson
+
+            basic = benson.area_map(self.stones, self.size, multi_stone_suicide=rules.multi_stone_suicide)
+            white_minus_black = benson.independent_life_region_balance(self.stones, self.size, basic)
+            score -= 2 * white_minus_black if self.pla == Color.WHITE else -2 * white_minus_black
+        return score + self.self_komi <= 0.0
+
+    @cached_property
+    def game_end_hidden(self) -> bool:
+        """A pass now would end the game, but the net is shown a game that goes on (no history, plane 14 off):
+        a friendly pass, or, with KataGo's passing hacks, a pass that would end the game without a win for the
+        side to move ("suppress the net to end the game when losing if it thinks a premature pass will lose
+        by less", nninputs.cpp)."""
+        if self.friendly_pass_hidden:
+            return True
+        return self.passing_hacks and self.state.pass_ends_game() and self.ending_now_would_not_win
+
+    @cached_property
     def history_limit(self) -> int:
-        """How many past moves the net may see: 5; none when a friendly pass is hidden; only the final
+        """How many past moves the net may see: 5; none when the end of the game is hidden; only the final
         pass once the game is over ("one of the passes, at the end of that sequence"); and never more
         than the moves since the game last ended."""
-        if self.friendly_pass_hidden:
+        if self.game_end_hidden:
             return 0
         limit = 1 if self.state.is_over() else HISTORY_LENGTH
         return min(limit, self.state.moves_this_phase())
@@ -293,9 +329,7 @@ _ladder_planes_cached = _LadderPlanesCache()
 
 
 def _area(pos: Position, out: np.ndarray) -> None:
-    from miai.go import benson
-
-    area = benson.area_map_for_rules(pos.stones, pos.size, pos.state.rules)
+    area = pos.area_map
     out[0] = area == int(pos.pla)
     out[1] = area == int(pos.opp)
 
@@ -336,8 +370,8 @@ def _pass_ends_game(pos: Position, out: np.ndarray) -> None:
 
 def pass_would_end_phase(pos: Position) -> bool:
     """Whether a pass by the side to move would end the game (also after the game has ended, as in
-    KataGo 1.17), unless that is hidden as a friendly pass. Miai plays no encore phases."""
-    return not pos.friendly_pass_hidden and pos.state.pass_ends_game()
+    KataGo 1.17), unless that is hidden (``Position.game_end_hidden``). Miai plays no encore phases."""
+    return not pos.game_end_hidden and pos.state.pass_ends_game()
 
 
 def _button(pos: Position, out: np.ndarray) -> None:
@@ -421,12 +455,13 @@ def _run(families: Sequence[PlaneFamily], pos: Position, out: np.ndarray) -> Non
         start += family.count
 
 
-def encode(state: GameState) -> tuple[np.ndarray, np.ndarray]:
-    """The net inputs of one position at its own size.
+def encode(state: GameState, passing_hacks: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The net inputs of one position at its own size; ``passing_hacks`` as KataGo's search sees them
+    (``Position.game_end_hidden``), off as kata-raw-nn sees them.
 
     Returns ``(spatial, global)``: float32 ``[22, size, size]`` and ``[19]``.
     """
-    pos = Position(state)
+    pos = Position(state, passing_hacks)
     spatial = np.zeros((NUM_SPATIAL, pos.area), dtype=np.float32)
     global_ = np.zeros(NUM_GLOBAL, dtype=np.float32)
     _run(SPATIAL_V7, pos, spatial)

@@ -57,7 +57,7 @@ def bench_decode(path: str, sizes: Sequence[int] = (9, 19), budget: float = 0.3)
 def _decoders(evaluator: OnnxEvaluator, size: int
               ) -> tuple[Callable[[], list[Evaluation]], Callable[[], list[Evaluation]]]:
     """The two ways of decoding one batch of outputs of `size` positions: row by row, and whole."""
-    encoded = [_Encoded(s) for s in random_positions(size, BATCH, seed=1)]
+    encoded = [_Encoded(s, False) for s in random_positions(size, BATCH, seed=1)]
     feeds = {"input_spatial": np.stack([e.spatial for e in encoded]),
              "input_global": np.stack([e.global_ for e in encoded])}
     outputs = dict(zip(evaluator._outputs, evaluator.session.run(None, feeds)))

@@ -62,11 +62,21 @@ def test_moves_are_touched_in_decreasing_prior_order() -> None:
     assert not node.has_untouched()
 
 
+def test_touch_move_takes_a_move_out_of_order_and_keeps_the_rest_sorted() -> None:
+    node = Node(1, sign=1)
+    node.set_moves(np.array([10, 11, 12, -1]), np.array([0.1, 0.4, 0.2, 0.3], dtype=np.float32))
+    assert node.touch_next().move == 11
+    edge = node.touch_move(10)
+    assert edge is not None and edge.move == 10 and edge.prior == pytest.approx(0.1)
+    assert node.touch_move(11) is None  # touched already
+    assert [node.touch_next().move for _ in range(2)] == [-1, 12]
+
+
 def test_replace_priors_resorts_the_untouched_moves_and_keeps_edges() -> None:
     node = Node(1, sign=1)
     node.set_moves(np.array([0, 1, 2]), np.array([0.5, 0.3, 0.2], dtype=np.float32))
     edge = node.touch_next()
-    edge.visits = 2
+    edge.child, edge.visits = Node(2, sign=-1), 2
     node.replace_priors({0: 0.1, 1: 0.2, 2: 0.7})
     assert edge.prior == pytest.approx(0.1) and edge.visits == 2
     assert node.touch_next().move == 2

@@ -3,12 +3,13 @@
 tests/engine/data/katago_search_b6.jsonl holds KataGo 1.17.2's root edge visits after 200-visit searches of the
 shared reference positions (pub_b6.jsonl, pub_rules.jsonl: sizes 7-19, every rule preset, half of pub_rules
 right after a pass), made by tests/tools/gen_search_reference.py with one search thread and nnRandomize = false,
-so that KataGo's search is deterministic, and with three features of KataGo's GTP front end that miai does not
+so that KataGo's search is deterministic, and with two features of KataGo's GTP front end that miai does not
 have switched off (dynamicPlayoutDoublingAdvantageCapPerOppLead = 0: handicap-game play; rootSymmetryPruning =
-false; enablePassingHacks = false). miai searching the same way (one leaf per batch, symmetry 0) must choose every
-single visit as KataGo did: the same utilities (score value table, dynamic score centre), weights, PUCT, first-play
-urgency, subtree value bias and graph. 81 of the 100 searches agree (tests/tools/compare_search.py); the positions
-here are 24 of them, six of each board size; for 20 of them miai's reported root figures are also KataGo's
+false); its passing hacks are on, as in its GTP. miai searching the same way (one leaf per batch, symmetry 0) must
+choose every single visit as KataGo did: the same utilities (score value table, dynamic score centre), weights,
+PUCT, first-play urgency, subtree value bias, passing hacks and graph. 82 of the 100 searches agree
+(tests/tools/compare_search.py); the positions here are 25 of them, six of each board size and b6-0026, a root
+right after a pass that the passing hacks decide; for 21 of them miai's reported root figures are also KataGo's
 rootInfo (its pruned root values) to the printed digits.
 """
 
@@ -27,7 +28,7 @@ DATA = Path(__file__).parent / "data" / "katago_search_b6.jsonl"
 CHECKED = (
     "b6-0000", "b6-0003", "b6-0006", "rules-0002", "rules-0004", "rules-0006",  # 7x7
     "b6-0011", "b6-0016", "b6-0019", "rules-0017", "rules-0020", "rules-0023",  # 9x9
-    "b6-0020", "b6-0024", "b6-0028", "rules-0032", "rules-0035", "rules-0038",  # 13x13
+    "b6-0020", "b6-0024", "b6-0028", "rules-0032", "rules-0035", "rules-0038", "b6-0026",  # 13x13
     "b6-0030", "b6-0034", "b6-0037", "rules-0045", "rules-0049", "rules-0052",  # 19x19
 )
 

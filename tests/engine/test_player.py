@@ -109,6 +109,14 @@ def test_params_round_trip_and_reject_unknown_names_and_bad_values() -> None:
         player.set_param("maxVisits", "many")
 
 
+def test_net_options_are_refused_after_the_net_has_loaded() -> None:
+    player = EnginePlayer(UniformEvaluator(), _config())
+    for name in ("enablePassingHacks", "policyOptimism", "net.symmetry"):
+        with pytest.raises(ValueError, match="applies when the net loads"):
+            player.set_param(name, "false")
+    assert player.get_param("enablePassingHacks") == "true"  # unchanged, and still readable
+
+
 def test_resigns_only_after_consecutive_hopeless_moves() -> None:
     class Hopeless(UniformEvaluator):
         def evaluate(self, states):

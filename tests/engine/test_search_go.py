@@ -261,3 +261,46 @@ def test_deep_search_through_ko_fights_stays_consistent(rules: str) -> None:
         assert scratch.graph_hash == state.graph_hash and scratch.moves == state.moves
     for node in [search.root, *search.table]:
         assert node.virtual_loss == 0 and not node.pending  # type: ignore[union-attr]
+
+
+class PassHeavyEvaluator(UniformEvaluator):
+    """An even game whose policy puts 99% on pass, for the passing hack's second case."""
+
+    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:  # type: ignore[override]
+        out = []
+        for evaluation, state in zip(super().evaluate(states), states):
+            policy = evaluation.policy * 0.01 / evaluation.policy[:-1].sum()
+            policy[-1] = 0.99
+            out.append(Evaluation(policy.astype(np.float32), 0.5, 0.5, 0.0, 0.0, 0.0, 0.0, None))
+        return out
+
+
+def test_passing_hack_tries_pass_once_without_counting_it() -> None:
+    """KataGo's enableMorePassingHacks: after White's pass, once the root's edges have two visits and pass still has
+    no child, one playout goes to pass; it adds no edge visit and does not count against the visit limit."""
+    state = board([". . . . . . . . ."] * 9, komi=7.5, black_move="E5", white_passed=True)
+    with_hack, _ = run(state, UniformEvaluator(), max_visits=20, batch_size=1)
+    root = with_hack.root
+    assert root is not None and root.visits == 20
+    passed = root.edge_for(PASS)
+    assert passed is not None and passed.child is not None and passed.child.terminal
+    assert passed.child.visits == passed.visits + 1  # the hack's visit of the child, without an edge visit
+    assert with_hack.stats()["passing_hack_playouts"] == 1
+    without, _ = run(state, UniformEvaluator(), max_visits=20, batch_size=1, more_passing_hacks=False)
+    assert without.root is not None and without.root.edge_for(PASS) is None
+    assert without.stats()["passing_hack_playouts"] == 0
+
+
+def test_passing_hack_tries_a_move_once_when_only_pass_was_searched() -> None:
+    # Black is far ahead (komi -50): passing after White's pass wins, and the policy says pass. After two visits of
+    # pass the hack sends one playout to the best other move, again without an edge visit.
+    state = board([". . . . . . . . ."] * 9, komi=-50, black_move="E5", white_passed=True)
+    search, move = run(state, PassHeavyEvaluator(), max_visits=10, batch_size=1)
+    root = search.root
+    assert move == PASS and root is not None and root.visits == 10
+    assert search.stats()["passing_hack_playouts"] == 1
+    other = [e for e in root.edges if e.move != PASS and e.child is not None]
+    assert len(other) >= 1 and other[0].child is not None and other[0].child.visits >= 1
+    without, _ = run(state, PassHeavyEvaluator(), max_visits=10, batch_size=1, more_passing_hacks=False)
+    assert without.root is not None
+    assert [e.move for e in without.root.edges if e.child is not None] == [PASS]

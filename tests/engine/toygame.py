@@ -76,6 +76,9 @@ class ToyState:
         self.path.pop()
         return self.moves.pop()
 
+    def pass_ends_game(self) -> bool:
+        return False  # toy games have no passes
+
     def is_over(self) -> bool:
         return self.position in self.game.terminal
 

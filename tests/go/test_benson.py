@@ -328,3 +328,25 @@ def test_opponent_moves_never_reduce_pass_alive_marks() -> None:
                 assert after[before].all(), "an opponent move spoiled pass-alive marks"
                 checked += 1
     assert checked > 100
+
+
+def _balance(rows: list[str]) -> int:
+    from miai.go.benson import independent_life_region_balance
+
+    size = len(rows)
+    stones = np.array([{"X": 1, "O": 2}.get(c, 0) for row in rows for c in row.split()], dtype=np.int8)
+    return independent_life_region_balance(stones, size, area_map(stones, size))
+
+
+def test_independent_life_region_balance_counts_regions_of_each_colour() -> None:
+    """KataGo's whiteMinusBlackIndependentLifeRegionCount, by hand: connected one-owner areas that touch no dame
+    and hold no stone of their owner in atari count +1 for White, -1 for Black."""
+    lone_black = [". . . . .", ". . . . .", ". . X . .", ". . . . .", ". . . . ."]
+    assert _balance(lone_black) == -1
+    assert _balance([row.replace("X", "O") for row in lone_black]) == 1
+    split = [". X O . ."] * 5  # Black owns columns A-B, White C-E: one region each
+    assert _balance(split) == 0
+    with_dame = [". X . O ."] * 5  # column C is dame: both areas touch it, so both count as seki
+    assert _balance(with_dame) == 0
+    two_black = [". X O X ."] * 5  # Black: A-B and D-E are two regions (C is White's), White: C alone
+    assert _balance(two_black) == -1

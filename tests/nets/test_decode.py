@@ -124,3 +124,21 @@ def test_decoded_outputs_are_probabilities(logits, legal, optimism, value) -> No
     order = np.argsort(blended[legal])
     assert (np.diff(p[legal][order]) >= -1e-6).all()
     assert out.win[0] + out.loss[0] + out.no_result[0] == pytest.approx(1.0)
+
+
+def test_passing_hack_caps_the_pass_prior_at_95_percent() -> None:
+    """KataGo's enablePassingHacks (nneval.cpp): pass gets at most 19 times the other moves' mass."""
+    from miai.nets.decode import cap_pass_prior
+
+    policy = np.array([[0.01, 0.01, 0.98], [0.3, 0.2, 0.5], [0.0, 0.0, 1.0], [0.04, 0.0, 0.96]])
+    capped = cap_pass_prior(policy)
+    assert capped[0].tolist() == pytest.approx([0.025, 0.025, 0.95])
+    assert capped[1].tolist() == pytest.approx([0.3, 0.2, 0.5])
+    assert capped[2].tolist() == [0.0, 0.0, 1.0]  # nothing else has any mass: pass keeps it
+    assert capped[3].tolist() == pytest.approx([0.05, 0.0, 0.95])
+    legal = np.ones((1, 3), dtype=bool)
+    logits = np.array([[0.0, 0.0, 10.0]])
+    plain = decode_batch(logits, np.zeros((1, 3)), np.zeros((1, 4)), None, legal, np.array([True]), PostProcess())
+    hacked = decode_batch(logits, np.zeros((1, 3)), np.zeros((1, 4)), None, legal, np.array([True]), PostProcess(),
+                          cap_pass=True)
+    assert plain.policy[0, 2] > 0.99 and hacked.policy[0, 2] == pytest.approx(0.95)

@@ -268,3 +268,35 @@ def test_features_are_equivariant_under_the_board_symmetries(seed: int) -> None:
         spatial2, global2 = encode(moved)
         assert np.array_equal(global2, global_)
         assert np.array_equal(spatial2, symmetry.apply_planes(spatial, sym)), f"symmetry {sym}"
+
+
+def test_passing_hacks_hide_a_game_end_that_would_not_be_a_win() -> None:
+    """KataGo's enablePassingHacks (nninputs.cpp, finalPhaseAndGameEndWouldNotBeWin): when a pass would end the game
+    and the area of planes 18-19 plus komi leaves the side to move at or below 0, the net sees no history and no
+    "a pass ends the game" flag, as for a friendly pass. Black to move here owns the whole board by area (81)."""
+    losing = game(rules="tromp-taylor", komi=90.0, moves="b D4 w pass")  # 81 - 90 < 0
+    plain_spatial, plain_global = encode(losing)
+    assert plain_global[14] == 1.0 and plain_global[0] == 1.0 and plain_spatial[10].any()
+    spatial, global_ = encode(losing, passing_hacks=True)
+    assert global_[14] == 0.0 and not global_[:5].any() and not spatial[9:14].any()
+    assert (spatial[18] == plain_spatial[18]).all() and spatial[18].sum() == 81
+    even = game(rules="tromp-taylor", komi=81.0, moves="b D4 w pass")  # exactly 0: not a win either
+    assert encode(even, passing_hacks=True)[1][14] == 0.0
+    winning = game(rules="tromp-taylor", komi=7.5, moves="b D4 w pass")
+    for a, b in zip(encode(winning), encode(winning, passing_hacks=True)):
+        assert (a == b).all()
+    territory = game(rules="japanese", komi=90.0, moves="b D4 w pass")  # no area planes, so nothing is hidden
+    for a, b in zip(encode(territory), encode(territory, passing_hacks=True)):
+        assert (a == b).all()
+
+
+def test_passing_hacks_count_the_group_tax_under_all_tax_area_rules() -> None:
+    # Area scoring with an "all" tax and no friendly pass: Black's one independent region costs it two points.
+    rules = '{"ko":"SIMPLE","scoring":"AREA","tax":"ALL","suicide":false,"hasButton":false,"friendlyPassOk":false}'
+    state = GameState(size=9, rules=Rules.parse(rules), komi=80.0)
+    state.push(parse_gtp("D4", 9), Color.BLACK)
+    state.push(PASS, Color.WHITE)
+    assert encode(state)[1][14] == 1.0
+    assert encode(state, passing_hacks=True)[1][14] == 0.0  # 81 - 2 - 80 < 0
+    state.komi = 78.5
+    assert encode(state, passing_hacks=True)[1][14] == 1.0  # 81 - 2 - 78.5 > 0
