@@ -307,6 +307,12 @@ class NetConfig:
 
     model: str = option("default", "path of an .onnx or KataGo model, or the name of a bundled net")
     cache_size: int = option(1 << 16, "evaluation cache entries (0 = no cache)", min=0)
+    # KataGo keys its NN cache by the situation, not the moves that led there (NNInputs::getHash): a transposition
+    # reuses the evaluation made with the other move order's history planes. 89 of 100 reference searches then
+    # spend every visit as KataGo's, against 82 keyed by the whole input (docs/search.md).
+    cache_key: str = option("situation", "what the evaluation cache keys a position by: situation (stones, player, "
+                            "ko, rules, komi, pass state; as KataGo) or input (every net input, history included)",
+                            choices=("situation", "input"))
     threads: int = option(0, "onnxruntime threads per net call (0 = one per CPU core, at most 4)", min=0)
     # KataGo evaluates each position under one random symmetry of the board (its nnRandomize), so that the net's
     # small asymmetries average out over the search instead of biasing it one way.

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from miai.nets import features
 from miai.nets.evaluator import CachedEvaluator, Evaluation, Evaluator, EvaluatorError
 
 if TYPE_CHECKING:
@@ -106,11 +107,12 @@ class SizeRoutedEvaluator:
         return [r for r in results if r is not None]
 
 
-def load_bundled(directory: Path = BUNDLED_DIR, *, cache_capacity: int = 0, **options: Any) -> Evaluator:
+def load_bundled(directory: Path = BUNDLED_DIR, *, cache_capacity: int = 0, cache_key: str = "input",
+                 **options: Any) -> Evaluator:
     """An evaluator over the bundled nets: the net itself when one ships, else a ``SizeRoutedEvaluator``.
 
     ``options`` go to ``load_evaluator`` (``OnnxConfig`` fields); ``cache_capacity`` > 0 puts one LRU
-    cache in front of everything.
+    cache in front of everything, keyed by ``cache_key`` (see ``load_evaluator``).
 
     Raises:
         FileNotFoundError: ``directory`` holds no net.
@@ -121,7 +123,9 @@ def load_bundled(directory: Path = BUNDLED_DIR, *, cache_capacity: int = 0, **op
     if not nets:
         raise FileNotFoundError(f"no bundled net in {directory}")
     if len(nets) == 1:
-        return load_evaluator(nets[0].path, cache_capacity=cache_capacity, **options)
+        return load_evaluator(nets[0].path, cache_capacity=cache_capacity, cache_key=cache_key, **options)
     router = SizeRoutedEvaluator(nets, lambda path: load_evaluator(path, **options),
                                  max_batch=int(options.get("max_batch", 16)))
-    return CachedEvaluator(router, cache_capacity) if cache_capacity > 0 else router
+    if cache_capacity <= 0:
+        return router
+    return CachedEvaluator(router, cache_capacity, features.CACHE_KEYS[cache_key])

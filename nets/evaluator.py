@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -518,17 +518,19 @@ def _average(evaluations: list[Evaluation]) -> Evaluation:
 
 
 class CachedEvaluator:
-    """An LRU cache of evaluations in front of ``inner``, keyed by ``features.input_key``.
-
-    Positions reached by different move orders share an entry when their net inputs agree.
+    """An LRU cache of evaluations in front of ``inner``, keyed by ``key`` (``features.CACHE_KEYS``): by default
+    ``features.input_key``, so that positions reached by different move orders share an entry only when their
+    net inputs agree; ``features.situation_key`` shares it whenever the situation agrees, as KataGo's NN cache.
     Duplicates within one batch are evaluated once. An entry of a 19x19 evaluation with ownership
     takes about 3.5 kB, so the default capacity holds roughly 70 MB.
     """
 
-    def __init__(self, inner: Evaluator, capacity: int = 20_000) -> None:
+    def __init__(self, inner: Evaluator, capacity: int = 20_000,
+                 key: Callable[[GameState], bytes] = features.input_key) -> None:
         if capacity < 1:
             raise ValueError("capacity must be at least 1")
         self.inner = inner
+        self.key = key
         self.capacity = capacity
         self.max_batch = inner.max_batch
         self.hits = 0
@@ -554,7 +556,7 @@ class CachedEvaluator:
         """See ``Evaluator.evaluate``. A position counts as a hit when its entry was cached at the
         start of the call (or it occurred earlier in the same batch); afterwards the entries are
         refreshed in batch order, so the call acts on the LRU order like one lookup per position."""
-        keys = [features.input_key(s) for s in states]
+        keys = [self.key(s) for s in states]
         values: dict[bytes, Evaluation] = {}
         todo: dict[bytes, GameState] = {}
         with self._lock:

@@ -516,3 +516,27 @@ def input_key(state: GameState) -> bytes:
     )
     digest.update(repr(facts).encode())
     return digest.digest()
+
+
+def situation_key(state: GameState) -> bytes:
+    """A 16-byte digest of the situation without the moves that led there, for evaluation caches, as KataGo keys its
+    NN cache (``NNInputs::getHash``, nninputs.cpp: "we already tolerate caching and reusing evals across distinct
+    transpositions with different history, for performance reasons"): the stones, the side to move, ko and superko
+    bans, rules and komi (the situation hash), the pass state (game over, whether a pass ends the game or would be a
+    friendly one, the button) and the komi bonuses. Two move orders to one situation share an evaluation, made with
+    the history planes of whichever came first.
+    """
+    facts = (
+        int(state.size),
+        int(state.situation_hash),
+        white_komi_bonuses(state),
+        bool(state.is_over()),
+        bool(state.pass_ends_game()),
+        bool(state.pass_is_friendly()),
+        bool(state.button_available),
+    )
+    return hashlib.blake2b(repr(facts).encode(), digest_size=16).digest()
+
+
+# How an evaluation cache may key positions (``net.cache_key``).
+CACHE_KEYS: dict[str, Callable[[GameState], bytes]] = {"situation": situation_key, "input": input_key}

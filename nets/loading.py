@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
+from miai.nets import features
 from miai.nets.evaluator import CachedEvaluator, Evaluator, EvaluatorError, OnnxConfig, OnnxEvaluator, UniformEvaluator
 from miai.go.oserrors import describe
 
@@ -47,6 +48,7 @@ def load_evaluator(
     directory: str | Path | None = None,
     progress: Callable[..., Any] | None = None,
     precision: str = "fp32",
+    cache_key: str = "input",
     **options: Any,
 ) -> Evaluator:
     """An evaluator for ``path_or_name``.
@@ -56,6 +58,7 @@ def load_evaluator(
             ``"uniform"`` for the uniform test evaluator.
         board_size: for KataGo files, fix the converted net's board size (None = dynamic).
         cache_capacity: if positive, wrap the evaluator in an LRU ``CachedEvaluator``.
+        cache_key: how that cache keys positions: a name of ``features.CACHE_KEYS`` ("input", "situation").
         directory: conversion cache directory (default: the user's cache, see above).
         progress: passed to the converter (e.g. a progress-bar callback).
         precision: "fp32", or "int8" for the statically quantised copy (made once and cached beside the
@@ -98,5 +101,5 @@ def load_evaluator(
             raise EvaluatorError(f"precision must be fp32 or int8, not {precision!r}")
         evaluator = OnnxEvaluator(str(path), OnnxConfig(**options), model_bytes=model_bytes)
     if cache_capacity > 0:
-        evaluator = CachedEvaluator(evaluator, cache_capacity)
+        evaluator = CachedEvaluator(evaluator, cache_capacity, features.CACHE_KEYS[cache_key])
     return evaluator

@@ -56,18 +56,19 @@ def build_evaluator(model: str, config: Config, *, progress: bool = True) -> Any
             click.echo(NO_DEFAULT_NET, err=True)
             return PlayoutEvaluator.from_spec("playouts:4", seed=config.search.seed or None)
         options = net_options(config)
+        cache: dict[str, Any] = {"cache_capacity": config.net.cache_size, "cache_key": config.net.cache_key}
         if model == "default":  # one bundled net per range of board sizes
-            return load_bundled(DEFAULT_NET_DIR, cache_capacity=config.net.cache_size, **options)
+            return load_bundled(DEFAULT_NET_DIR, **cache, **options)
         folder = Path(model).expanduser()
         if folder.is_dir():  # a folder of nets with manifests, like nets/default
             if not bundled_nets(folder):
                 raise EvaluatorError("is a directory, not a net file (nor a folder of nets with manifests, "
                                      "like nets/default)")
-            return load_bundled(folder, cache_capacity=config.net.cache_size, **options)
+            return load_bundled(folder, **cache, **options)
         if PlayoutEvaluator.is_spec(model):
             return PlayoutEvaluator.from_spec(model, seed=config.search.seed or None,
                                               amaf=config.search.rave_equivalence > 0)
-        return load_evaluator(model, cache_capacity=config.net.cache_size, progress=bar, **options)
+        return load_evaluator(model, progress=bar, **cache, **options)
     except (OSError, EvaluatorError, PlayoutError, ValueError) as exc:
         raise click.ClickException(f"cannot load model {model}: {problem(exc, model)}") from exc
     finally:

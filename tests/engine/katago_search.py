@@ -12,6 +12,7 @@ from miai.engine.config import Config, set_option
 from miai.engine.search import Search
 from miai.go.coords import to_gtp
 from miai.go.state import GameState
+from miai.nets.evaluator import CachingEvaluator
 from tests.nets.reference_cases import load_records, state_from_record
 
 # KataGo's search is deterministic with one thread and nnRandomize = false; so is miai's with these settings.
@@ -43,8 +44,11 @@ def miai_search(net: Path, state: GameState, visits: int, sets: Sequence[str] = 
                                                                                         dict[str, float]]:
     """A fresh deterministic miai search of ``visits``: root move (GTP vertex, upper case) -> edge visits, and
     the root figures it reports (winrate, scoreLead, utility from the side to move's view, as KataGo's
-    rootInfo)."""
+    rootInfo). The evaluation cache is emptied first, as KataGo's reference searches began with ``clear_cache``:
+    keyed by the situation, an entry from an earlier search would carry another history."""
     evaluator, config = _evaluator(net, tuple(sets))
+    if isinstance(evaluator, CachingEvaluator):
+        evaluator.clear()
     search = Search(evaluator, config.search)
     search.set_root(state)
     snapshot = search.run(None, None, max_visits=visits, max_playouts=0, max_time=0)

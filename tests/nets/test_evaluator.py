@@ -237,6 +237,16 @@ def test_cache_keeps_history_sensitive_positions_apart(dynamic_net: Path) -> Non
     assert not np.allclose(ra.policy, rb.policy)
 
 
+def test_a_situation_keyed_cache_shares_transpositions_as_katago(dynamic_net: Path) -> None:
+    """Keyed by the situation (net.cache_key = "situation", KataGo's NN cache), the second move order gets the
+    evaluation made with the first order's history."""
+    cache = CachedEvaluator(OnnxEvaluator(str(dynamic_net)), capacity=100, key=features.situation_key)
+    a = game(moves="b C3 w D4 b E5")
+    b = game(moves="b E5 w D4 b C3")
+    ra, rb = cache.evaluate([a, b])
+    assert (cache.hits, cache.misses) == (1, 1) and rb is ra
+
+
 def test_empty_batches(dynamic_net: Path) -> None:
     assert OnnxEvaluator(str(dynamic_net)).evaluate([]) == []
     assert CachedEvaluator(UniformEvaluator()).evaluate([]) == []

@@ -236,6 +236,23 @@ def test_input_key_identifies_equal_net_inputs() -> None:
     assert features.input_key(a) != features.input_key(komi)
 
 
+def test_situation_key_ignores_how_the_position_was_reached() -> None:
+    """KataGo's NN cache key (NNInputs::getHash): the same stones, player, ko state, rules, komi and pass state share
+    an entry whatever the move order; anything else that changes the situation does not."""
+    a = game(moves="b C3 w D4 b A1 w A2 b E5 w F6 b G7 w H8 b J9")
+    c = game(moves="b C3 w D4 b A1 w A2 b G7 w H8 b E5 w F6 b J9")  # other history, same situation
+    assert features.situation_key(a) == features.situation_key(c) and features.input_key(a) != features.input_key(c)
+    moves = "b C3 w D4 b A1 w A2 b E5 w F6 b G7 w H8 b J9"
+    assert features.situation_key(a) != features.situation_key(game(komi=6.5, moves=moves))
+    assert features.situation_key(a) != features.situation_key(game(rules="japanese", moves=moves))
+    passed = game(rules="tromp-taylor", moves="b C3 w D4 b pass")  # White to move: a pass would end the game
+    played = game(rules="tromp-taylor", moves="b pass w D4 b C3")  # the same stones and player, no pass just now
+    assert passed.pass_ends_game() and not played.pass_ends_game()
+    assert features.situation_key(passed) != features.situation_key(played)
+    assert features.situation_key(game(size=9)) != features.situation_key(game(size=13))
+    assert set(features.CACHE_KEYS) == {"situation", "input"}
+
+
 def test_a_pass_marks_no_point() -> None:
     spatial, global_ = encode(game(rules="tromp-taylor", moves="b pass"))
     assert not spatial[9].any() and global_[0] == 1.0

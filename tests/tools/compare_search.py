@@ -1,7 +1,8 @@
 """Compare miai's search with KataGo's on the positions of a search reference file (gen_search_reference.py).
 
 miai searches each position deterministically (``net.symmetry = "fixed"``, ``search.batch_size = 1``, one
-onnxruntime thread, no tree kept between positions), as KataGo did with one thread and ``nnRandomize = false``,
+onnxruntime thread, no tree kept between positions, the evaluation cache emptied before each), as KataGo did with
+one thread, ``nnRandomize = false`` and ``clear_cache``,
 and the root's edge visits are compared move by move. Printed: every position that differs (move -> KataGo's
 visits, miai's visits) and how many are identical. Run from the repository root:
 
@@ -11,24 +12,13 @@ visits, miai's visits) and how many are identical. Run from the repository root:
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for tests.*
 
-from miai.go.state import GameState  # noqa: E402
-from miai.nets import features  # noqa: E402
-from miai.nets.evaluator import CachingEvaluator  # noqa: E402
-from tests.engine.katago_search import _evaluator, miai_search, positions  # noqa: E402
-
-
-def _katago_cache_key(state: GameState) -> bytes:
-    """KataGo's NN cache hash (nninputs.cpp, NNInputs::getHash): the situation (stones, player, ko and superko
-    bans, rules, komi) and the pass state, but not the moves that led there."""
-    facts = (int(state.situation_hash), state.is_over(), state.pass_ends_game(), state.pass_is_friendly())
-    return hashlib.blake2b(repr(facts).encode(), digest_size=16).digest()
+from tests.engine.katago_search import miai_search, positions  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,20 +26,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--net", required=True, type=Path, help="the KataGo net the reference was made with")
     parser.add_argument("reference", type=Path, help="a file written by gen_search_reference.py")
     parser.add_argument("--set", dest="sets", action="append", default=[], help="extra miai config KEY=VALUE")
-    parser.add_argument("--katago-cache-key", action="store_true",
-                        help="key the evaluation cache as KataGo keys its NN cache (no move history: transpositions "
-                             "share an evaluation made with another order's history), emptied before each position")
     args = parser.parse_args(argv)
-    if args.katago_cache_key:
-        features.input_key = _katago_cache_key
     rows = [json.loads(line) for line in args.reference.read_text().splitlines() if line.strip()]
     same = 0
     for row, state in positions(rows):
         theirs = {move: n for move, n in row["edge_visits"].items() if n}
-        if args.katago_cache_key:
-            evaluator, _ = _evaluator(args.net, tuple(args.sets))
-            if isinstance(evaluator, CachingEvaluator):
-                evaluator.clear()
         mine, _ = miai_search(args.net, state, row["visits"], args.sets)
         if mine == theirs:
             same += 1
