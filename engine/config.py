@@ -260,6 +260,10 @@ class PlayerConfig:
                                      min=0.0, max=0.5, katago="resignThreshold", formerly="search")
     resign_consecutive: int = option(3, "moves in a row below resign_threshold before resigning", min=1,
                                      katago="resignConsecTurns", formerly="search")
+    dynamic_pda_cap_per_opp_lead: float = option(
+        0.045, "handicap play: the side that starts behind searches with a playout doubling advantage of up to this "
+        "much per point behind, adjusted to keep its winrate near 5-25% (genmove only; 0 = off; docs/search.md)",
+        min=0.0, max=0.5, katago="dynamicPlayoutDoublingAdvantageCapPerOppLead")
     lag_buffer: float = option(1.0, "seconds kept in reserve against network/GUI lag on every move", min=0.0,
                                katago="lagBuffer", formerly="search")
     ponder: bool = option(False, "keep searching on the opponent's time", katago="ponderingEnabled",

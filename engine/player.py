@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from miai.engine.config import Config, ConfigError, SearchConfig, get_option, katago_names, set_option
+from miai.engine.config import Config, ConfigError, PlayerConfig, SearchConfig, get_option, katago_names, set_option
 from miai.engine.search import Search
 from miai.engine.snapshot import Snapshot, average_ownership, ownership_moments, pv_visits
 from miai.engine.timecontrol import budget
@@ -38,7 +38,8 @@ from miai.go.clock import Clock, TimeControl
 from miai.go.coords import PASS, Color, to_gtp
 from miai.go.geometry import neighbor_table
 from miai.go.state import GameState
-from miai.nets.evaluator import CachingEvaluator, Evaluator, onnx_net
+from miai.engine.handicap import dynamic_pda_for_white
+from miai.nets.evaluator import CachingEvaluator, Evaluator, onnx_net, set_playout_advantage
 from miai.gtp.player import (
     RESIGN,
     AnalysisSnapshot,
@@ -82,6 +83,7 @@ class EnginePlayer(Player):
         self._interrupt: threading.Event | None = None
         self._batch_seconds: dict[int, float] = {}  # board size -> seconds one search batch takes (measured)
         self._warned_unlimited = False
+        self._handicap_play = _HandicapPlay()
 
     # ------------------------------------------------------------------------------------------ decisions
     def genmove(
@@ -100,7 +102,9 @@ class EnginePlayer(Player):
         root = _root_for(state, color, fresh_passes=cleanup)
         seconds = self._move_seconds(root, color, start)
         calls_before = self.search.stats().get("eval_batches", 0)
+        self._set_playout_advantage(root, self._handicap_play.advantage(root, self.config.player))
         snapshot = self._search(root, self._interrupt, analysis, emit, seconds)
+        self._handicap_play.record(root, snapshot)
         if analysis is not None and emit is not None:
             # KataGo prints the final analysis before ``play``, however short the search was: a GUI always sees
             # the figures of the move it is shown.
@@ -125,6 +129,7 @@ class EnginePlayer(Player):
         """Search until ``stop`` is set, emitting a snapshot every ``request.interval_cs``."""
         self.stop_pondering()
         root = _root_for(state, color)
+        self._set_playout_advantage(root, 0.0)  # analysis shows the position as it is (KataGo's analysis params)
         final = self._search(root, stop, request, emit, None)
         emit(self._analysis_snapshot(final, root, request))
 
@@ -238,6 +243,13 @@ class EnginePlayer(Player):
         self.evaluator.evaluate(positions)
         self._batch_seconds[size] = time.monotonic() - begin
 
+    def _set_playout_advantage(self, root: GameState, value: float) -> None:
+        """Give the side to move at ``root`` the playout doubling advantage ``value`` (its opponent ``-value``); the
+        graph is searched afresh when that changes, since every evaluation in it was made with the old one."""
+        if set_playout_advantage(self.evaluator, int(root.to_play), value) and value != self._handicap_play.applied:
+            self.search.clear()
+        self._handicap_play.applied = value
+
     def on_state_changed(self, state: GameState) -> None:
         """A new board size is warmed up now, before any genmove's clock runs."""
         self.warm_up(state)
@@ -286,6 +298,7 @@ class EnginePlayer(Player):
     def _black_ownership(self, state: GameState) -> np.ndarray | None:
         """Ownership from Black's view after a short search (the net's, averaged over the graph)."""
         root = _root_for(state, state.to_play, fresh_passes=True)
+        self._set_playout_advantage(root, 0.0)  # KataGo: "no playoutDoublingAdvantage to avoid bias"
         self.search.set_root(root)
         snapshot = self.search.run(None, None, max_visits=min(_STATUS_VISITS, self.config.search.max_visits or
                                                               _STATUS_VISITS), max_playouts=0, max_time=0.0)
@@ -442,3 +455,31 @@ def _allowed_moves(request: AnalyzeRequest, color: Color, size: int) -> set[int]
     for r in avoid:
         moves -= set(r.moves)
     return moves
+
+
+class _HandicapPlay:
+    """The dynamic playout doubling advantage across one game's genmoves (miai.engine.handicap): the root win-loss
+    values of the game's searches so far, the advantage last chosen, and the one the evaluator has now."""
+
+    def __init__(self) -> None:
+        self.game: tuple[Any, ...] | None = None
+        self.moves = 0
+        self.white_values: list[float] = []
+        self.for_white = 0.0
+        self.applied = 0.0  # from the side to move's view, as last given to the evaluator
+
+    def advantage(self, root: GameState, config: PlayerConfig) -> float:
+        """The advantage of the side to move at ``root`` for this genmove."""
+        game = (root.size, root.komi, root.rules, root.setup)
+        if game != self.game or len(root.moves) < self.moves:  # a new game, other rules, or an undo
+            self.game, self.white_values, self.for_white = game, [], 0.0
+        self.moves = len(root.moves)
+        self.for_white = dynamic_pda_for_white(root, config.dynamic_pda_cap_per_opp_lead, self.white_values,
+                                               self.for_white)
+        return self.for_white if root.to_play == Color.WHITE else -self.for_white
+
+    def record(self, root: GameState, snapshot: Snapshot) -> None:
+        """Keep the search's root win-loss value, from White's view."""
+        if snapshot.root.visits > 0:
+            value = 2.0 * snapshot.root.winrate - 1.0
+            self.white_values.append(value if root.to_play == Color.WHITE else -value)

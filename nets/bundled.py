@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from miai.nets import features
-from miai.nets.evaluator import CachedEvaluator, Evaluation, Evaluator, EvaluatorError
+from miai.nets.evaluator import CachedEvaluator, Evaluation, Evaluator, EvaluatorError, set_playout_advantage
 
 if TYPE_CHECKING:
     from miai.go.state import GameState
@@ -75,6 +75,7 @@ class SizeRoutedEvaluator:
         self._load = load
         self._loaded: dict[Path, Evaluator] = {}
         self._lock = threading.Lock()  # a GTP thread (kata-raw-nn) and the search may both load
+        self._advantage: tuple[int, float] = (0, 0.0)
 
     def route(self, size: int) -> Evaluator:
         """The evaluator for ``size``x``size`` boards.
@@ -87,8 +88,16 @@ class SizeRoutedEvaluator:
             raise EvaluatorError(f"no bundled net plays {size}x{size}; pass one with --model")
         with self._lock:
             if net.path not in self._loaded:
-                self._loaded[net.path] = self._load(net.path)
+                loaded = self._loaded[net.path] = self._load(net.path)
+                set_playout_advantage(loaded, *self._advantage)
             return self._loaded[net.path]
+
+    def set_playout_advantage(self, color: int, value: float) -> None:
+        """See ``AdvantageEvaluator``: every net loaded now or later."""
+        with self._lock:
+            self._advantage = (color, value)
+            for evaluator in self._loaded.values():
+                set_playout_advantage(evaluator, color, value)
 
     def evaluator_for(self, size: int) -> Evaluator:
         """See ``WrappingEvaluator``: the net chosen for ``size`` (``route``)."""

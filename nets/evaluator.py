@@ -97,6 +97,31 @@ class WrappingEvaluator(Protocol):
 
 
 @runtime_checkable
+class AdvantageEvaluator(Protocol):
+    """An evaluator that can play handicap games as KataGo does: the net is told that one side searches with
+    ``value`` doublings of playouts more than the other (playoutDoublingAdvantage, net inputs 15-16)."""
+
+    max_batch: int
+
+    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
+        """See ``Evaluator.evaluate``."""
+        ...
+
+    def set_playout_advantage(self, color: int, value: float) -> None:
+        """From now on ``color`` to move is evaluated with advantage ``value``, the other colour with ``-value``
+        (0 = none). Evaluations kept from before a change are forgotten."""
+        ...
+
+
+def set_playout_advantage(evaluator: Evaluator, color: int, value: float) -> bool:
+    """Tell ``evaluator`` about a playout advantage if it can use one; returns whether it can."""
+    if isinstance(evaluator, AdvantageEvaluator):
+        evaluator.set_playout_advantage(color, value)
+        return True
+    return False
+
+
+@runtime_checkable
 class CachingEvaluator(Protocol):
     """An evaluator that keeps evaluations: it counts the positions it answered from memory and can forget them."""
 
@@ -243,6 +268,7 @@ class OnnxEvaluator:
         self.info = _read_net_info(self.session)
         self._rng = np.random.default_rng(self.config.seed)
         self._outputs = [o.name for o in self.session.get_outputs()]
+        self._advantage: tuple[int, float] = (0, 0.0)  # (colour, playout doubling advantage): see AdvantageEvaluator
 
     def _new_session(self) -> Any:
         """An onnxruntime session on the net with miai's settings (measured in docs/benchmarks.md)."""
@@ -273,11 +299,17 @@ class OnnxEvaluator:
             plan = [[int(self._rng.integers(symmetry.NUM_SYMMETRIES))] for _ in states]
         else:
             plan = [list(range(symmetry.NUM_SYMMETRIES)) for _ in states]
-        return self.evaluate_with(states, plan, self.config.policy_optimism, self.config.passing_hacks)
+        color, value = self._advantage
+        advantages = [value if int(s.to_play) == color else -value for s in states] if value else None
+        return self.evaluate_with(states, plan, self.config.policy_optimism, self.config.passing_hacks, advantages)
+
+    def set_playout_advantage(self, color: int, value: float) -> None:
+        """See ``AdvantageEvaluator``."""
+        self._advantage = (int(color), float(value))
 
     def evaluate_with(
         self, states: Sequence[GameState], symmetries: Sequence[Sequence[int]], optimism: float,
-        passing_hacks: bool = False,
+        passing_hacks: bool = False, advantages: Sequence[float] | None = None,
     ) -> list[Evaluation]:
         """Evaluate each state under the given symmetries (averaged when several), optimism and passing hacks
         (off: the net's plain view, as KataGo's kata-raw-nn).
@@ -288,7 +320,8 @@ class OnnxEvaluator:
         if len(symmetries) != len(states) or not all(symmetries):
             raise ValueError("evaluate_with needs a non-empty list of symmetries for every state")
         rows = [(i, symmetry.check_symmetry(sym)) for i, syms in enumerate(symmetries) for sym in syms]
-        encoded = [_Encoded(s, passing_hacks) for s in states]
+        pdas = advantages if advantages is not None else [0.0] * len(states)
+        encoded = [_Encoded(s, passing_hacks, pda) for s, pda in zip(states, pdas)]
         decoded = self._run_rows(encoded, rows, optimism)
         per_state: list[list[Evaluation]] = [[] for _ in states]
         for (i, _), evaluation in zip(rows, decoded):
@@ -390,10 +423,10 @@ class _Encoded:
 
     __slots__ = ("size", "spatial", "global_", "legal", "allow_no_result", "passing_hacks")
 
-    def __init__(self, state: GameState, passing_hacks: bool) -> None:
+    def __init__(self, state: GameState, passing_hacks: bool, playout_advantage: float = 0.0) -> None:
         self.size = int(state.size)
         self.passing_hacks = passing_hacks
-        self.spatial, self.global_ = features.encode(state, passing_hacks)
+        self.spatial, self.global_ = features.encode(state, passing_hacks, playout_advantage)
         self.legal = legal_mask(state)
         self.allow_no_result = features.allows_no_result(state.rules)
 
@@ -531,6 +564,7 @@ class CachedEvaluator:
             raise ValueError("capacity must be at least 1")
         self.inner = inner
         self.key = key
+        self._advantage: tuple[int, float] = (0, 0.0)
         self.capacity = capacity
         self.max_batch = inner.max_batch
         self.hits = 0
@@ -547,6 +581,13 @@ class CachedEvaluator:
         """Forget every entry (e.g. after komi or rules change the meaning of a position)."""
         with self._lock:
             self._entries.clear()
+
+    def set_playout_advantage(self, color: int, value: float) -> None:
+        """See ``AdvantageEvaluator``: passed on to the evaluator behind, and the entries forgotten when it changes
+        (KataGo hashes the advantage into its NN cache key instead)."""
+        if set_playout_advantage(self.inner, color, value) and (color, value) != self._advantage:
+            self.clear()
+        self._advantage = (color, value)
 
     def evaluator_for(self, size: int) -> Evaluator:
         """See ``WrappingEvaluator``: the evaluator behind the cache, for every size."""

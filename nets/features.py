@@ -11,7 +11,7 @@ that ladder-capture an opp chain with 2 liberties; 18-19 area of pla, opp; 20-21
 
 Global planes: 0-4 which of the last five moves were passes; 5 komi from pla's view / 20; 6-7 ko
 rule; 8 multi-stone suicide; 9 territory scoring; 10-11 tax; 12-13 encore (0); 14 a pass now
-ends the game; 15-16 playout doubling (0); 17 the button is still available; 18 the komi parity wave.
+ends the game; 15-16 playout doubling (handicap play); 17 the button is still available; 18 the komi parity wave.
 
 How much history the net sees follows KataGo 1.17.2's ``fillRowV7`` (cpp/neuralnet/nninputs.cpp;
 docs/nets.md): none at all, and plane 14 off, when a pass would end an area-scored game whose rules
@@ -60,6 +60,7 @@ class Position:
 
     state: GameState
     passing_hacks: bool = False  # KataGo's enablePassingHacks (its search turns it on; kata-raw-nn does not)
+    playout_advantage: float = 0.0  # playout doubling advantage of the side to move (handicap play; 0 = none)
 
     @property
     def size(self) -> int:
@@ -374,6 +375,14 @@ def pass_would_end_phase(pos: Position) -> bool:
     return not pos.game_end_hidden and pos.state.pass_ends_game()
 
 
+def _playout_doubling(pos: Position, out: np.ndarray) -> None:
+    # KataGo (fillRowV7): "used for handicap play"; the flag plane is there because training behaves differently as
+    # soon as the advantage is nonzero, however slightly.
+    if pos.playout_advantage != 0.0:
+        out[0] = 1.0
+        out[1] = 0.5 * pos.playout_advantage
+
+
 def _button(pos: Position, out: np.ndarray) -> None:
     out[0] = float(pos.state.button_available)
 
@@ -425,7 +434,7 @@ GLOBAL_V7: tuple[PlaneFamily, ...] = (
     PlaneFamily("tax", 2, _tax),
     PlaneFamily("encore_phase", 2, _nothing),
     PlaneFamily("pass_ends_game", 1, _pass_ends_game),
-    PlaneFamily("playout_doubling", 2, _nothing),
+    PlaneFamily("playout_doubling", 2, _playout_doubling),
     PlaneFamily("button", 1, _button),
     PlaneFamily("komi_parity_wave", 1, _komi_wave),
 )
@@ -455,13 +464,15 @@ def _run(families: Sequence[PlaneFamily], pos: Position, out: np.ndarray) -> Non
         start += family.count
 
 
-def encode(state: GameState, passing_hacks: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def encode(state: GameState, passing_hacks: bool = False, playout_advantage: float = 0.0) -> tuple[np.ndarray,
+                                                                                                  np.ndarray]:
     """The net inputs of one position at its own size; ``passing_hacks`` as KataGo's search sees them
-    (``Position.game_end_hidden``), off as kata-raw-nn sees them.
+    (``Position.game_end_hidden``), off as kata-raw-nn sees them; ``playout_advantage``: the playout doubling
+    advantage of the side to move (globals 15-16; KataGo's playoutDoublingAdvantage as its search passes it).
 
     Returns ``(spatial, global)``: float32 ``[22, size, size]`` and ``[19]``.
     """
-    pos = Position(state, passing_hacks)
+    pos = Position(state, passing_hacks, playout_advantage)
     spatial = np.zeros((NUM_SPATIAL, pos.area), dtype=np.float32)
     global_ = np.zeros(NUM_GLOBAL, dtype=np.float32)
     _run(SPATIAL_V7, pos, spatial)

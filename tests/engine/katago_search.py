@@ -10,9 +10,10 @@ from typing import Any
 from miai.engine.cli.compose import build_evaluator
 from miai.engine.config import Config, set_option
 from miai.engine.search import Search
-from miai.go.coords import to_gtp
+from miai.engine.handicap import dynamic_pda_for_white
+from miai.go.coords import Color, to_gtp
 from miai.go.state import GameState
-from miai.nets.evaluator import CachingEvaluator
+from miai.nets.evaluator import CachingEvaluator, set_playout_advantage
 from tests.nets.reference_cases import load_records, state_from_record
 
 # KataGo's search is deterministic with one thread and nnRandomize = false; so is miai's with these settings.
@@ -49,6 +50,9 @@ def miai_search(net: Path, state: GameState, visits: int, sets: Sequence[str] = 
     evaluator, config = _evaluator(net, tuple(sets))
     if isinstance(evaluator, CachingEvaluator):
         evaluator.clear()
+    # As KataGo's genmove-like searches: the dynamic playout doubling advantage of a fresh position (the cap).
+    for_white = dynamic_pda_for_white(state, config.player.dynamic_pda_cap_per_opp_lead, [], 0.0)
+    set_playout_advantage(evaluator, int(Color.WHITE), for_white)
     search = Search(evaluator, config.search)
     search.set_root(state)
     snapshot = search.run(None, None, max_visits=visits, max_playouts=0, max_time=0)

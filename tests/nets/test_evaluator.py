@@ -247,6 +247,24 @@ def test_a_situation_keyed_cache_shares_transpositions_as_katago(dynamic_net: Pa
     assert (cache.hits, cache.misses) == (1, 1) and rb is ra
 
 
+def test_a_playout_advantage_is_the_side_to_moves_and_clears_the_cache(dynamic_net: Path) -> None:
+    net = OnnxEvaluator(str(dynamic_net))
+    black, white = game(moves="b C3"), game(moves="b C3 w D4")  # White, then Black to move
+    plain = net.evaluate([black, white])
+    net.set_playout_advantage(int(Color.WHITE), 1.0)
+    got = net.evaluate([black, white])
+    wanted = net.evaluate_with([black, white], [[0], [0]], 0.0, advantages=[1.0, -1.0])
+    assert got[0].win == wanted[0].win and got[1].win == wanted[1].win
+    assert got[0].win != plain[0].win and got[1].win != plain[1].win
+    cache = CachedEvaluator(net, capacity=10)
+    cache.evaluate([black])
+    cache.set_playout_advantage(int(Color.WHITE), 2.0)
+    assert len(cache) == 0  # made with the old advantage: forgotten
+    cache.evaluate([black])
+    cache.set_playout_advantage(int(Color.WHITE), 2.0)
+    assert len(cache) == 1  # unchanged: kept
+
+
 def test_empty_batches(dynamic_net: Path) -> None:
     assert OnnxEvaluator(str(dynamic_net)).evaluate([]) == []
     assert CachedEvaluator(UniformEvaluator()).evaluate([]) == []

@@ -317,3 +317,11 @@ def test_passing_hacks_count_the_group_tax_under_all_tax_area_rules() -> None:
     assert encode(state, passing_hacks=True)[1][14] == 0.0  # 81 - 2 - 80 < 0
     state.komi = 78.5
     assert encode(state, passing_hacks=True)[1][14] == 1.0  # 81 - 2 - 78.5 > 0
+
+
+def test_the_playout_doubling_advantage_fills_globals_15_and_16() -> None:
+    """fillRowV7: plane 15 flags any nonzero advantage, plane 16 holds half of it (the side to move's)."""
+    state = game()
+    assert encode(state)[1][15:17].tolist() == [0.0, 0.0]
+    assert encode(state, playout_advantage=1.5)[1][15:17].tolist() == [1.0, 0.75]
+    assert encode(state, playout_advantage=-0.125)[1][15:17].tolist() == [1.0, -0.0625]

@@ -12,11 +12,11 @@ Usage (paths are the user's; nothing is assumed about where KataGo lives):
 
     python tests/tools/gen_search_reference.py --katago PATH/katago --model PATH/net.bin.gz \\
         --config PATH/gtp.cfg --visits 200 --out tests/engine/data/katago_search_b6.jsonl \\
-        --override ",dynamicPlayoutDoublingAdvantageCapPerOppLead=0,rootSymmetryPruning=false" \\
-        PATH/pub_b6.jsonl PATH/pub_rules.jsonl
+        --override ",rootSymmetryPruning=false" PATH/pub_b6.jsonl PATH/pub_rules.jsonl
 
-The committed file was made so: those two are features of KataGo's GTP front end that miai does not have
-(docs/search.md, "Parity with KataGo, visit by visit"); the passing hacks are on, as in KataGo's GTP and miai.
+The committed file was made so: root symmetry pruning is the one feature of KataGo's GTP front end that miai does
+not have (docs/search.md, "Parity with KataGo, visit by visit"); everything else is KataGo's GTP default, the passing
+hacks and the dynamic playout doubling advantage included.
 """
 
 from __future__ import annotations
