@@ -226,6 +226,9 @@ class SearchConfig:
     root_noise_concentration: float = option(10.83, "rootDirichletNoiseTotalConcentration", min=0.01, katago="rootDirichletNoiseTotalConcentration")
     root_noise_weight: float = option(0.25, "rootDirichletNoiseWeight", min=0.0, max=1.0, katago="rootDirichletNoiseWeight")
     # Pass and eye handling.
+    root_symmetry_pruning: bool = option(True, "on a root position that board symmetries leave unchanged (an empty "
+                                         "board, symmetric handicap stones), search one move of each symmetric set",
+                                         katago="rootSymmetryPruning")
     more_passing_hacks: bool = option(True, "where a pass would end the game, look at both passing and playing on "
                                       "once each, without counting the visit (enableMorePassingHacks)",
                                       katago="enableMorePassingHacks")

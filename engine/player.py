@@ -32,7 +32,8 @@ import numpy as np
 
 from miai.engine.config import Config, ConfigError, PlayerConfig, SearchConfig, get_option, katago_names, set_option
 from miai.engine.search import Search
-from miai.engine.snapshot import Snapshot, average_ownership, ownership_moments, pv_visits
+from miai.engine.snapshot import (Snapshot, average_ownership, ownership_moments, pv_visits,
+                                  with_symmetric_copies)
 from miai.engine.timecontrol import budget
 from miai.go.clock import Clock, TimeControl
 from miai.go.coords import PASS, Color, to_gtp
@@ -262,7 +263,10 @@ class EnginePlayer(Player):
         """The search's snapshot as the GTP layer prints it: the same records (already from the root player's
         view), cut to the moves ``request`` allows and to ``maxmoves``, with the extras it asked for."""
         allowed = _allowed_moves(request, root.to_play, root.size)
-        moves = [m for m in snapshot.moves if allowed is None or m.move in allowed]
+        moves = [self._with_extras(m, request) for m in snapshot.moves if allowed is None or m.move in allowed]
+        if self.config.search.root_symmetry_pruning:  # the moves symmetry pruning left out, shown as KataGo does
+            copies = with_symmetric_copies(moves, root.size, root.symmetries())
+            moves = [m for m in copies if allowed is None or m.move in allowed]
         if request.max_moves > 0:
             moves = moves[: request.max_moves]
         ownership = stdev = None
@@ -272,7 +276,7 @@ class EnginePlayer(Player):
         if request.ownership_stdev and node is not None and node.visits > 0:
             moments = ownership_moments(node)
             stdev = None if moments is None else [float(x) for x in moments[1]]
-        return AnalysisSnapshot(moves=tuple(self._with_extras(m, request) for m in moves),
+        return AnalysisSnapshot(moves=tuple(moves),
                                 root=snapshot.reported or snapshot.root,
                                 ownership=ownership, ownership_stdev=stdev)
 

@@ -36,6 +36,7 @@ from miai.engine.graph import (
     revalue,
 )
 from miai.go.coords import Color
+from miai.go.geometry import symmetric_points
 from miai.go.rules import KoRule, Rules
 from miai.go.state import GameState
 from miai.nets.evaluator import CachingEvaluator
@@ -84,6 +85,7 @@ class SearchState(Protocol):
     def is_legal(self, move: int) -> bool: ...
     def is_over(self) -> bool: ...
     def pass_ends_game(self) -> bool: ...
+    def symmetries(self) -> list[int]: ...
     def score(self) -> float: ...
     def copy(self) -> Self: ...
 
@@ -300,7 +302,7 @@ class Search:
             self._prepare_root()
             self._trans = _Transpositions()
             self._permitted = _move_filter(avoid, allow)
-            blocked = self._block_root_moves(self._permitted)
+            blocked = self._block_root_moves(_without(self._permitted, self._symmetric_duplicates()))
             try:
                 playouts = self._loop(start, stop, on_progress, visits_cap, playouts_cap, time_cap,
                                       progress_interval)
@@ -313,6 +315,17 @@ class Search:
             snapshot = self._snapshot(playouts, elapsed)
             self._permitted = None
             return snapshot
+
+    def _symmetric_duplicates(self) -> frozenset[int]:
+        """KataGo's rootSymmetryPruning: on a root position that some board symmetries leave unchanged, every move
+        but one of each set of symmetric moves (``symmetric_duplicates``), unless the user's filter bans that one."""
+        state = self._root_state
+        if not self.config.root_symmetry_pruning or state is None:
+            return frozenset()
+        symmetries = state.symmetries()
+        if len(symmetries) < 2:
+            return frozenset()
+        return symmetric_duplicates(state.size, state.to_play, symmetries, self._permitted)
 
     def _block_root_moves(self, permitted: Callable[[int], bool] | None) -> list[Edge]:
         """Mark the root's forbidden moves as illegal edges for this run (untouched ones are touched first, out of
@@ -968,6 +981,34 @@ def _move_filter(avoid: Collection[int], allow: Collection[int] | None) -> Calla
     avoided = frozenset(avoid)
     allowed = None if allow is None else frozenset(allow)
     return lambda move: move not in avoided and (allowed is None or move in allowed)
+
+
+def _without(permitted: Callable[[int], bool] | None, banned: frozenset[int]) -> Callable[[int], bool] | None:
+    """``permitted`` with the moves of ``banned`` taken out."""
+    if not banned:
+        return permitted
+    return lambda move: move not in banned and (permitted is None or permitted(move))
+
+
+def symmetric_duplicates(size: int, to_play: int, symmetries: Sequence[int],
+                         permitted: Callable[[int], bool] | None = None) -> frozenset[int]:
+    """The points that are symmetric copies of a point kept for the search (``markDuplicateMoveLocs``,
+    nninputs.cpp). The points are walked in KataGo's order, so that the kept ones are the first move in the upper
+    right for Black and the lower left for White ("natural openings result in white on the left and black on the
+    right"): for Black columns right to left, each top to bottom; for White columns left to right, each bottom to
+    top. A point ``permitted`` refuses does not keep its copies out."""
+    images = symmetric_points(size)
+    black = to_play == int(Color.BLACK)
+    columns = range(size - 1, -1, -1) if black else range(size)
+    rows = range(size) if black else range(size - 1, -1, -1)
+    duplicate: set[int] = set()
+    for x in columns:
+        for y in rows:
+            point = y * size + x
+            if point in duplicate or (permitted is not None and not permitted(point)):
+                continue
+            duplicate.update(images[s][point] for s in symmetries if images[s][point] != point)
+    return frozenset(duplicate)
 
 
 def _same_game(old: SearchState, new: SearchState) -> bool:

@@ -7,9 +7,10 @@ says who that is, so the GTP layer can convert to White's or Black's view.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NotRequired, TypedDict
 
@@ -19,6 +20,7 @@ from miai.engine.config import SearchConfig
 from miai.engine.graph import Edge, Node
 from miai.engine.selection import puct_exploration, utility_stdev_factor
 from miai.go.coords import PASS
+from miai.go.geometry import symmetric_points
 from miai.gtp.player import MoveInfo, RootInfo
 
 __all__ = ["Snapshot", "build_snapshot", "choose_move", "move_temperature", "PASS",
@@ -360,3 +362,34 @@ def average_ownership(root: Node) -> np.ndarray:
     result = average(root, 0)
     assert result is not None
     return result
+
+
+def with_symmetric_copies(moves: Sequence[MoveInfo], size: int, symmetries: Sequence[int]) -> list[MoveInfo]:
+    """The analysis of a root searched with symmetry pruning, as KataGo shows it (``getAnalysisData`` with
+    ``duplicateForSymmetries``, searchresults.cpp): each move followed by its copies under ``symmetries`` (the
+    board symmetries the root has) that are not listed yet, each with the move's figures and its PV and per-move
+    ownership carried over by the same symmetry."""
+    if len(symmetries) < 2:
+        return list(moves)
+    images = symmetric_points(size)
+    listed: set[int] = set()
+    out = []
+    for info in moves:
+        for symmetry in symmetries:
+            image = images[symmetry]
+            move = image[info.move] if info.move >= 0 else info.move
+            if move in listed:
+                continue
+            listed.add(move)
+            if symmetry == 0:
+                out.append(info)
+                continue
+            ownership = None
+            if info.ownership is not None:
+                moved = [0.0] * len(info.ownership)
+                for point, value in enumerate(info.ownership):
+                    moved[image[point]] = value
+                ownership = moved
+            out.append(dataclasses.replace(info, move=move, pv=tuple(image[p] if p >= 0 else p for p in info.pv),
+                                           ownership=ownership))
+    return out

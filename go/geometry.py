@@ -86,6 +86,30 @@ def board_geometry(size: int, height: int | None = None) -> BoardGeometry:
     )
 
 
+@lru_cache(maxsize=32)
+def symmetric_points(size: int) -> tuple[tuple[int, ...], ...]:
+    """For each of the 8 symmetries of a ``size`` x ``size`` board, where every flat point lands: KataGo's numbering,
+    bit 1 flips the rows, bit 2 the columns, bit 4 transposes after the flips (nets/symmetry.py says more).
+
+    >>> symmetric_points(3)[5][1]  # (y=0, x=1): flip rows to (2, 1), transpose to (1, 2)
+    5
+    """
+    table = []
+    for symmetry in range(8):
+        images = []
+        for move in range(size * size):
+            y, x = divmod(move, size)
+            if symmetry & 1:
+                y = size - 1 - y
+            if symmetry & 2:
+                x = size - 1 - x
+            if symmetry & 4:
+                y, x = x, y
+            images.append(y * size + x)
+        table.append(tuple(images))
+    return tuple(table)
+
+
 def neighbor_table(size: int) -> tuple[tuple[int, ...], ...]:
     """Orthogonal neighbours of every flat point of a ``size`` x ``size`` board (up, left, right, down).
 

@@ -33,6 +33,7 @@ import numpy as np
 from miai.go import scoring, zobrist
 from miai.go.board import NO_POINT, Board
 from miai.go.coords import PASS, Color, check_size
+from miai.go.geometry import symmetric_points
 from miai.go.errors import IllegalMoveError, IllegalReason, InvalidMoveError, SetupError
 from miai.go.rules import KoRule, Rules, Scoring
 
@@ -314,6 +315,16 @@ class GameState:
         if c == self._to_play:
             return [m for m in moves if m not in self._bans] if self._bans else moves
         return [m for m in moves if not self.repeats_history(m, c)]
+
+    def symmetries(self) -> list[int]:
+        """The board symmetries (``geometry.symmetric_points``) that leave the stones where they are, 0 first; only
+        0 while a point is banned by ko or superko (KataGo's ``markDuplicateMoveLocs``: such a board is never taken
+        for symmetric). The history is not looked at, as in KataGo."""
+        if self.banned_points():
+            return [0]
+        stones = self.stones().tolist()
+        images = symmetric_points(self.size)
+        return [0] + [s for s in range(1, 8) if all(stones[images[s][p]] == c for p, c in enumerate(stones))]
 
     def banned_points(self) -> list[int]:
         """Empty points the player to move may not play because of ko or superko (KataGo plane 6)."""

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from miai.go.geometry import symmetric_points
+
 NUM_SYMMETRIES = 8
 
 # Symmetry -> its inverse; only the two "transpose plus one flip" elements are not involutions.
@@ -87,12 +89,4 @@ def map_point(move: int, size: int, symmetry: int) -> int:
     """Where the point ``move`` (flat index, or a negative pass) lands under ``symmetry``."""
     if move < 0:
         return move
-    y, x = divmod(move, size)
-    symmetry = check_symmetry(symmetry)
-    if symmetry & 1:
-        y = size - 1 - y
-    if symmetry & 2:
-        x = size - 1 - x
-    if symmetry & 4:
-        y, x = x, y
-    return y * size + x
+    return symmetric_points(size)[check_symmetry(symmetry)][move]

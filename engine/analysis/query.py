@@ -425,3 +425,11 @@ def _play_tolerant(state: GameState, color: Color, move: int, turn: int, size: i
         from miai.go.coords import to_gtp
 
         raise QueryError("moves", f"Illegal move {turn}: {to_gtp(move, size)}")
+
+
+def root_filters(job: Job, to_play: Color, size: int) -> tuple[list[int], list[int] | None]:
+    """avoidMoves / allowMoves entries for the player at the root, as the search's root move filter."""
+    avoid = [move for entry in job.avoid if entry.color == to_play for move in entry.moves]
+    allowed = [entry for entry in job.allow if entry.color == to_play]
+    allow = [move for entry in allowed for move in entry.moves] if allowed else None
+    return avoid, allow

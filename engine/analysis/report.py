@@ -12,14 +12,16 @@ with weight 1 plus its children weighted by edge visits (KataGo's getAverageTree
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from miai.engine.analysis.query import Job
+from miai.engine.analysis.query import Job, root_filters
 from miai.engine.snapshot import Snapshot
 from miai.go import zobrist
-from miai.go.coords import PASS, Color, to_gtp
+from miai.go.coords import PASS, Color, parse_gtp, to_gtp
+from miai.go.geometry import symmetric_points
 from miai.gtp.player import MoveInfo
 
 __all__ = ["build_response", "no_results", "position_hashes", "OwnershipStats"]
@@ -131,6 +133,8 @@ def build_response(job: Job, snapshot: Snapshot, root: Any, root_eval: Any, hash
     stats = OwnershipStats()
     pv_cap = job.settings.pv_len + 1
     infos = [_move_info(info, order, root, view, stats, job, pv_cap) for order, info in enumerate(snapshot.moves)]
+    if job.settings.config.search.root_symmetry_pruning:
+        infos = _with_symmetric_copies(infos, snapshot.moves, job)
     out: dict[str, Any] = {"id": job.id, "isDuringSearch": during, "turnNumber": job.turn, "moveInfos": infos,
                            "rootInfo": _root_info(snapshot, root, root_eval, view, state.to_play, hashes)}
     flags = job.flags
@@ -161,6 +165,44 @@ def policy_list(policy: np.ndarray, state: Any) -> list[float]:
 
     mask = legal_mask(state)
     return [rounded(float(p)) if legal else -1.0 for p, legal in zip(np.asarray(policy, dtype=np.float64), mask)]
+
+
+def _with_symmetric_copies(infos: list[dict[str, Any]], moves: Sequence[MoveInfo], job: Job) -> list[dict[str, Any]]:
+    """The moves symmetry pruning left out, as KataGo's analysis engine shows them (``duplicateForSymmetries``):
+    after each move its copies under the root's symmetries, with ``isSymmetryOf`` naming the move searched and the
+    PV and ownership carried over; copies the query avoids are left out."""
+    state = job.state
+    symmetries = state.symmetries()
+    if len(symmetries) < 2:
+        return infos
+    size = state.size
+    images = symmetric_points(size)
+    avoided, allowed = root_filters(job, state.to_play, size)
+    out: list[dict[str, Any]] = []
+    listed: set[int] = set()
+    for entry, info in zip(infos, moves):
+        for symmetry in symmetries:
+            image = images[symmetry]
+            move = image[info.move] if info.move >= 0 else info.move
+            if move in listed or (symmetry and (move in avoided or (allowed is not None and move not in allowed))):
+                continue
+            listed.add(move)
+            if not symmetry:
+                out.append(entry)
+                continue
+            copy = dict(entry, move=to_gtp(move, size), isSymmetryOf=entry["move"],
+                        pv=[to_gtp(image[parse_gtp(v, size)] if v.lower() != "pass" else PASS, size)
+                            for v in entry["pv"]])
+            for key in ("ownership", "ownershipStdev"):
+                if key in entry:
+                    moved = [0.0] * len(entry[key])
+                    for point, value in enumerate(entry[key]):
+                        moved[image[point]] = value
+                    copy[key] = moved
+            out.append(copy)
+    for order, entry in enumerate(out):
+        entry["order"] = order
+    return out
 
 
 def _move_info(info: MoveInfo, order: int, root: Any, view: Viewpoint, stats: OwnershipStats, job: Job,

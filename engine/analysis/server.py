@@ -30,7 +30,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from miai.engine.analysis.query import Job, ParsedQuery, QueryError, parse_query
+from miai.engine.analysis.query import Job, ParsedQuery, QueryError, parse_query, root_filters
 from miai.engine.analysis.report import build_response, no_results, position_hashes
 from miai.engine.analysis.settings import AnalysisSettings
 from miai.engine.search import Search
@@ -336,14 +336,6 @@ def searchable(state: GameState) -> GameState:
                      [int(p) for p in np.flatnonzero(stones == int(Color.WHITE))])
     fresh.set_to_play(state.to_play)
     return fresh
-
-
-def root_filters(job: Job, to_play: Color, size: int) -> tuple[list[int], list[int] | None]:
-    """avoidMoves / allowMoves entries for the player at the root, as the search's root move filter."""
-    avoid = [move for entry in job.avoid if entry.color == to_play for move in entry.moves]
-    allowed = [entry for entry in job.allow if entry.color == to_play]
-    allow = [move for entry in allowed for move in entry.moves] if allowed else None
-    return avoid, allow
 
 
 def _model_version(evaluator: Evaluator) -> int:

@@ -225,3 +225,21 @@ def test_warnings_come_first_with_the_query_id() -> None:
     assert [r.get("field") for r in responses[:2]] == ["overrideSettings", "colour"]
     assert all(r["id"] == "q" and "warning" in r for r in responses[:2])
     assert finals(responses)
+
+
+def test_a_symmetric_root_lists_the_copies_of_its_searched_moves() -> None:
+    """KataGo's rootSymmetryPruning with duplicateForSymmetries: on the empty board each searched move is followed by
+    its symmetric copies, marked isSymmetryOf, with the same figures."""
+    (result,) = finals(serve([query(maxVisits=40)], evaluator=UniformEvaluator()))
+    infos = result["moveInfos"]
+    moves = [m["move"] for m in infos]
+    assert len(moves) == len(set(moves)) and [m["order"] for m in infos] == list(range(len(infos)))
+    by_move = {m["move"]: m for m in infos}
+    copies = [m for m in infos if "isSymmetryOf" in m]
+    assert copies
+    for copy in copies:
+        original = by_move[copy["isSymmetryOf"]]
+        assert "isSymmetryOf" not in original and copy["visits"] == original["visits"]
+    (plain,) = finals(serve([query(maxVisits=40, overrideSettings={"rootSymmetryPruning": False})],
+                            evaluator=UniformEvaluator()))
+    assert not any("isSymmetryOf" in m for m in plain["moveInfos"])

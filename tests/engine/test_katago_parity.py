@@ -3,15 +3,14 @@
 tests/engine/data/katago_search_b6.jsonl holds KataGo 1.17.2's root edge visits after 200-visit searches of the
 shared reference positions (pub_b6.jsonl, pub_rules.jsonl: sizes 7-19, every rule preset, half of pub_rules
 right after a pass), made by tests/tools/gen_search_reference.py with one search thread and nnRandomize = false,
-so that KataGo's search is deterministic, and with the one feature of KataGo's GTP front end that miai does not
-have switched off (rootSymmetryPruning = false); its passing hacks and its dynamic playout doubling advantage (a net
-input for the side that starts behind: here the komi 0.5 positions of pub_rules) are on, as in its GTP. miai
-searching the same way (one leaf per batch, symmetry 0, the advantage its genmove would give) must choose every
-single visit as KataGo did: the same utilities (score value table, dynamic score centre), weights, PUCT,
-first-play urgency, subtree value bias, passing hacks, playout advantage, graph and an evaluation cache keyed by
-the situation as KataGo's. 89 of the 100 searches agree
-(tests/tools/compare_search.py); the positions here are 25 of them, six of each board size and b6-0026, a root
-right after a pass that the passing hacks decide; for 23 of them miai's reported root figures are also KataGo's
+so that KataGo's search is deterministic, and otherwise on KataGo's GTP defaults (root symmetry pruning, passing
+hacks and the dynamic playout doubling advantage for the side that starts behind included). miai searching the same
+way (one leaf per batch, symmetry 0, the advantage its genmove would give) must choose every single visit as KataGo
+did: the same utilities (score value table, dynamic score centre), weights, PUCT, first-play urgency, subtree value
+bias, passing hacks, playout advantage, symmetry pruning, graph and an evaluation cache keyed by the situation as
+KataGo's. 88 of the 100 searches agree (tests/tools/compare_search.py); the positions here are 25 of them, six of
+each board size (b6-0030, an empty 19x19 board, is decided by the symmetry pruning) and b6-0026, a root right after
+a pass that the passing hacks decide; for 23 of them miai's reported root figures are also KataGo's
 rootInfo (its pruned root values) to the printed digits.
 """
 

@@ -63,8 +63,9 @@ def test_ucb_tuned_playout_search_in_every_child_visits_mode(mode: str) -> None:
     # resets after each move and move orders transpose freely (KATAGO.md section 1).
     state = GameState(5, Rules.preset("chinese"), 0.5)
     state.set_stones(list(range(10)), list(range(15, 25)))
+    # (The position is symmetric left to right: without symmetry pruning every root move is searched.)
     config = SearchConfig(selection="ucb1-tuned", child_visits_exceed_edge=mode, leak_probability=0.5,
-                          max_visits=400, seed=11, use_lcb=False, max_time=0.0)
+                          max_visits=400, seed=11, use_lcb=False, max_time=0.0, root_symmetry_pruning=False)
     search = Search(PlayoutEvaluator(seed=11), config)
     search.set_root(state)
     snapshot = search.run()

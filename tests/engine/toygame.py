@@ -76,6 +76,9 @@ class ToyState:
         self.path.pop()
         return self.moves.pop()
 
+    def symmetries(self) -> list[int]:
+        return [0]  # toy positions have no board
+
     def pass_ends_game(self) -> bool:
         return False  # toy games have no passes
 

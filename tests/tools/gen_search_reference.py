@@ -12,11 +12,11 @@ Usage (paths are the user's; nothing is assumed about where KataGo lives):
 
     python tests/tools/gen_search_reference.py --katago PATH/katago --model PATH/net.bin.gz \\
         --config PATH/gtp.cfg --visits 200 --out tests/engine/data/katago_search_b6.jsonl \\
-        --override ",rootSymmetryPruning=false" PATH/pub_b6.jsonl PATH/pub_rules.jsonl
+        PATH/pub_b6.jsonl PATH/pub_rules.jsonl
 
-The committed file was made so: root symmetry pruning is the one feature of KataGo's GTP front end that miai does
-not have (docs/search.md, "Parity with KataGo, visit by visit"); everything else is KataGo's GTP default, the passing
-hacks and the dynamic playout doubling advantage included.
+The committed file was made without ``--override``: every setting is KataGo's GTP default (root symmetry pruning,
+the passing hacks and the dynamic playout doubling advantage included; docs/search.md, "Parity with KataGo, visit by
+visit"). The copies KataGo prints of the moves symmetry pruning left out (``isSymmetryOf``) are not recorded.
 """
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ def edge_visits(analysis: str) -> dict[str, int]:
     visits: dict[str, int] = {}
     for part in (lines[-1].split("info ")[1:] if lines else []):
         tokens = part.split()
+        if "isSymmetryOf" in tokens:
+            continue  # a copy KataGo prints of a symmetric move it searched (root symmetry pruning): never searched
         fields = dict(zip(tokens[0::2], tokens[1::2]))
         visits[fields["move"].upper()] = int(fields["edgeVisits"])
     return visits
