@@ -503,13 +503,7 @@ def independent_life_region_balance(stones: Sequence[int] | np.ndarray, size: in
         if area_owner == EMPTY or seen[point]:
             continue
         balance += 1 if area_owner == WHITE else -1
-        seen[point] = True
-        stack = [point]
-        while stack:
-            for adj in nbrs[stack.pop()]:
-                if owner[adj] == area_owner and not seen[adj]:
-                    seen[adj] = True
-                    stack.append(adj)
+        _mark_area(owner, nbrs, point, seen)
     return balance
 
 
@@ -524,14 +518,19 @@ def _seki_marks(colors: list[int], owner: list[int], nbrs: tuple[tuple[int, ...]
         in_atari = colors[point] == area_owner and liberties[point] == 1
         touches_dame = any(colors[adj] == EMPTY and owner[adj] == EMPTY for adj in nbrs[point])
         if in_atari or touches_dame:
-            seki[point] = True
-            stack = [point]
-            while stack:
-                for adj in nbrs[stack.pop()]:
-                    if owner[adj] == area_owner and not seki[adj]:
-                        seki[adj] = True
-                        stack.append(adj)
+            _mark_area(owner, nbrs, point, seki)
     return seki
+
+
+def _mark_area(owner: list[int], nbrs: tuple[tuple[int, ...], ...], start: int, marks: list[bool]) -> None:
+    """Mark ``start`` and every point connected to it through points of the same owner."""
+    marks[start] = True
+    stack = [start]
+    while stack:
+        for adj in nbrs[stack.pop()]:
+            if owner[adj] == owner[start] and not marks[adj]:
+                marks[adj] = True
+                stack.append(adj)
 
 
 def _liberty_counts(colors: list[int], nbrs: tuple[tuple[int, ...], ...]) -> list[int]:
