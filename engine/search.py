@@ -1027,7 +1027,7 @@ def _passing_hack_edge(node: Node, state: Any, chosen: Edge) -> Edge | None:
     not for pass tries pass once, and one that has made a child only for pass tries the best new move once, so that
     both ways of ending (or not ending) the game are looked at. Returns the edge to take instead of ``chosen``
     (without an edge visit), or None."""
-    if sum(e.visits for e in node.edges) < 2 or not state.pass_ends_game():
+    if not state.pass_ends_game() or sum(e.visits for e in node.edges) < 2:
         return None
     made = [e for e in node.edges if e.child is not None]
     has_pass = any(e.move == PASS for e in made)
