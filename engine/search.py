@@ -39,7 +39,7 @@ from miai.go.coords import Color
 from miai.go.geometry import symmetric_points
 from miai.go.rules import KoRule, Rules
 from miai.go.state import GameState
-from miai.nets.evaluator import CachingEvaluator
+from miai.nets.evaluator import CachingEvaluator, RootEvaluator, evaluate_root
 from miai.engine.leaves import Valuation, candidate_moves, own_eye_mask
 from miai.engine.selection import (
     SelectionConfig, SelectionRule, puct_exploration, selection_scores, utility_stdev_factor)
@@ -460,11 +460,14 @@ class Search:
             self._count.nodes_created += 1
         root = self.root
         if not root.expanded:
-            (evaluation,) = self.evaluator.evaluate([state])
-            self._count.net_evals += 1
-            self._count.eval_batches += 1
-            self._expand(root, state, evaluation)
+            self._expand(root, state, self._evaluate_root(state))
             root.recompute(self._weighting)
+        elif isinstance(self.evaluator, RootEvaluator):
+            # A root kept from the last search was evaluated as an inner node: KataGo evaluates it again as a root
+            # (maybeRecomputeExistingNNOutput), for the root's own policy optimism.
+            moves, priors = candidate_moves(self._evaluate_root(state).policy, state, self.config.forbid_eye_filling)
+            root.replace_priors(dict(zip(moves.tolist(), priors.tolist())))
+            self._noised = None  # (the new priors need their noise again)
         # KataGo centres the dynamic score utility on the root's expected score, pulled a little towards 0.
         expected = root.q[2]
         centre = expected * (1.0 - self.config.dynamic_score_center_zero_weight)
@@ -480,6 +483,11 @@ class Search:
         if self.config.root_noise and self._noised is not root:
             self._add_root_noise(root)
             self._noised = root
+
+    def _evaluate_root(self, state: Any) -> Evaluation:
+        self._count.net_evals += 1
+        self._count.eval_batches += 1
+        return evaluate_root(self.evaluator, state)
 
     def _add_root_noise(self, root: Node) -> None:
         moves = list(root.all_priors())

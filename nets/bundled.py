@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from miai.nets import features
-from miai.nets.evaluator import CachedEvaluator, Evaluation, Evaluator, EvaluatorError, set_playout_advantage
+from miai.nets.evaluator import (CachedEvaluator, Evaluation, Evaluator, EvaluatorError, evaluate_root,
+                                 set_playout_advantage)
 
 if TYPE_CHECKING:
     from miai.go.state import GameState
@@ -91,6 +92,10 @@ class SizeRoutedEvaluator:
                 loaded = self._loaded[net.path] = self._load(net.path)
                 set_playout_advantage(loaded, *self._advantage)
             return self._loaded[net.path]
+
+    def evaluate_root(self, state: GameState) -> Evaluation:
+        """See ``RootEvaluator``: by the net for the board's size."""
+        return evaluate_root(self.route(int(state.size)), state)
 
     def set_playout_advantage(self, color: int, value: float) -> None:
         """See ``AdvantageEvaluator``: every net loaded now or later."""

@@ -14,6 +14,7 @@ row ``i`` of every array belongs to position ``i``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -29,8 +30,8 @@ class PostProcess:
     score_stdev: float = 20.0  # scoreStdev = score_stdev * softplus(s1)
     lead: float = 20.0  # lead = lead * s2
     variance_time: float = 40.0  # varTimeLeft = variance_time * softplus(s3)
-    shortterm_value_error: float = 0.25  # v9+: shorttermWinlossError = m * softplus(s4)
-    shortterm_score_error: float = 30.0  # v9+: shorttermScoreError = m * softplus(s5)
+    shortterm_value_error: float = 0.25  # v10+: shorttermWinlossError from s4 (``shortterm_errors``)
+    shortterm_score_error: float = 30.0  # v10+: shorttermScoreError from s5
 
     def __post_init__(self) -> None:
         for name, value in self.__dict__.items():
@@ -128,6 +129,24 @@ def cap_pass_prior(policy: NDArray[np.float64]) -> NDArray[np.float64]:
     return policy
 
 
+def shortterm_errors(misc: NDArray[np.float64], post: PostProcess,
+                     model_version: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The predicted short-term win/loss and score errors (misc heads 4 and 5) as KataGo reads them (nneval.cpp):
+    from model version 14 on ``sqrt(m) * softplus(s / 2)``; versions 10-13 ``sqrt(m * softplus(s))``; version 9
+    ``softplus(s)`` and ``10 * softplus(s)``. -1 (no such output) before version 9, where KataGo's
+    ``supportsShorttermError`` is false, or when the heads are missing."""
+    n = misc.shape[0]
+    if model_version < 9 or misc.shape[1] <= 5:
+        return np.full(n, -1.0), np.full(n, -1.0)
+    wl, score = misc[:, 4], misc[:, 5]
+    if model_version >= 14:
+        return (softplus(wl * 0.5) * math.sqrt(post.shortterm_value_error),
+                softplus(score * 0.5) * math.sqrt(post.shortterm_score_error))
+    if model_version >= 10:
+        return np.sqrt(softplus(wl) * post.shortterm_value_error), np.sqrt(softplus(score) * post.shortterm_score_error)
+    return softplus(wl), softplus(score) * 10.0
+
+
 def decode_value(value_logits: NDArray[np.floating], allow_no_result: NDArray[np.bool_]) -> NDArray[np.float64]:
     """Softmax of [N, 3] (win, loss, no result) logits; rows where ``allow_no_result`` is False
     get a no-result probability of exactly 0. Returns float64 [N, 3]."""
@@ -149,6 +168,7 @@ def decode_batch(
     post: PostProcess,
     optimism: float = 0.0,
     cap_pass: bool = False,
+    model_version: int = 0,
 ) -> DecodedBatch:
     """Decode one batch of raw outputs already cut to the board and brought back to its frame.
 
@@ -162,6 +182,7 @@ def decode_batch(
         post: the model's post-process multipliers.
         optimism: policy optimism (0 = normal policy, 1 = optimistic channel).
         cap_pass: KataGo's passing hack: the pass prior is at most ``PASS_PRIOR_CAP``.
+        model_version: the net's KataGo model version, which decides how the short-term error heads read.
     """
     policy = masked_softmax(combine_policy(policy_logits, optimism), legal)
     if cap_pass:
@@ -178,6 +199,7 @@ def decode_batch(
         raw = misc[:, index]
         return scale * (softplus(raw) if spread else raw)
 
+    shortterm = shortterm_errors(misc, post, model_version)
     ownership = None
     if ownership_raw is not None:
         ownership = np.tanh(np.asarray(ownership_raw, dtype=np.float64)).astype(np.float32)
@@ -190,7 +212,7 @@ def decode_batch(
         score_stdev=head(1, post.score_stdev, True),
         lead=head(2, post.lead, False) * survive,
         var_time_left=head(3, post.variance_time, True),
-        shortterm_winloss_error=head(4, post.shortterm_value_error, True),
-        shortterm_score_error=head(5, post.shortterm_score_error, True),
+        shortterm_winloss_error=shortterm[0],
+        shortterm_score_error=shortterm[1],
         ownership=ownership,
     )

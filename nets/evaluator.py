@@ -113,6 +113,30 @@ class AdvantageEvaluator(Protocol):
         ...
 
 
+@runtime_checkable
+class RootEvaluator(Protocol):
+    """An evaluator that evaluates a search's root its own way: KataGo's rootPolicyOptimism (the root's policy with
+    less of the optimistic head than the rest of the search)."""
+
+    max_batch: int
+
+    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
+        """See ``Evaluator.evaluate``."""
+        ...
+
+    def evaluate_root(self, state: GameState) -> Evaluation:
+        """``state`` evaluated as a search's root."""
+        ...
+
+
+def evaluate_root(evaluator: Evaluator, state: GameState) -> Evaluation:
+    """``state`` evaluated as a search's root: by ``evaluate_root`` where the evaluator has one, else as any
+    position."""
+    if isinstance(evaluator, RootEvaluator):
+        return evaluator.evaluate_root(state)
+    return evaluator.evaluate([state])[0]
+
+
 def set_playout_advantage(evaluator: Evaluator, color: int, value: float) -> bool:
     """Tell ``evaluator`` about a playout advantage if it can use one; returns whether it can."""
     if isinstance(evaluator, AdvantageEvaluator):
@@ -210,6 +234,7 @@ class OnnxConfig:
     max_batch: int = 16  # positions per onnxruntime call (average mode runs 8 rows per position)
     intra_op_threads: int = 1  # onnxruntime threads inside one operator (see docs/nets.md)
     policy_optimism: float = 0.0  # 0 = normal policy, 1 = the optimistic policy head
+    root_policy_optimism: float = 0.0  # the same for a search's root (evaluate_root; KataGo's rootPolicyOptimism)
     seed: int | None = None  # random symmetries' seed
     with_ownership: bool = True
     # onnxruntime execution providers in order of preference (see PROVIDER_PACKAGES and README "GPU").
@@ -227,8 +252,8 @@ class OnnxConfig:
             raise ValueError("max_batch must be at least 1")
         if self.intra_op_threads < 0:
             raise ValueError("intra_op_threads must be >= 0 (0 = onnxruntime's default)")
-        if not 0.0 <= self.policy_optimism <= 1.0:
-            raise ValueError("policy_optimism must be in [0, 1]")
+        if not 0.0 <= self.policy_optimism <= 1.0 or not 0.0 <= self.root_policy_optimism <= 1.0:
+            raise ValueError("policy_optimism and root_policy_optimism must be in [0, 1]")
         if not self.providers:
             raise ValueError("providers must name at least one onnxruntime execution provider")
 
@@ -292,6 +317,13 @@ class OnnxEvaluator:
 
     def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
         """See ``Evaluator.evaluate``; symmetries follow ``config.symmetry_mode``."""
+        return self._evaluate(states, self.config.policy_optimism)
+
+    def evaluate_root(self, state: GameState) -> Evaluation:
+        """See ``RootEvaluator``: with ``config.root_policy_optimism``."""
+        return self._evaluate([state], self.config.root_policy_optimism)[0]
+
+    def _evaluate(self, states: Sequence[GameState], optimism: float) -> list[Evaluation]:
         mode = self.config.symmetry_mode
         if mode == "fixed":
             plan = [[self.config.symmetry] for _ in states]
@@ -301,7 +333,7 @@ class OnnxEvaluator:
             plan = [list(range(symmetry.NUM_SYMMETRIES)) for _ in states]
         color, value = self._advantage
         advantages = [value if int(s.to_play) == color else -value for s in states] if value else None
-        return self.evaluate_with(states, plan, self.config.policy_optimism, self.config.passing_hacks, advantages)
+        return self.evaluate_with(states, plan, optimism, self.config.passing_hacks, advantages)
 
     def set_playout_advantage(self, color: int, value: float) -> None:
         """See ``AdvantageEvaluator``."""
@@ -390,6 +422,7 @@ class OnnxEvaluator:
             self.info.post,
             optimism,
             cap_pass=positions[0].passing_hacks,
+            model_version=self.info.model_version,
         )
 
     def _decode_row(
@@ -415,6 +448,7 @@ class OnnxEvaluator:
             self.info.post,
             optimism,
             cap_pass=position.passing_hacks,
+            model_version=self.info.model_version,
         )
 
 
@@ -581,6 +615,13 @@ class CachedEvaluator:
         """Forget every entry (e.g. after komi or rules change the meaning of a position)."""
         with self._lock:
             self._entries.clear()
+
+    def evaluate_root(self, state: GameState) -> Evaluation:
+        """See ``RootEvaluator``: past the cache when the evaluator behind evaluates roots its own way (a root is
+        evaluated once a search, and differently from the same position inside one), else through it."""
+        if isinstance(self.inner, RootEvaluator):
+            return self.inner.evaluate_root(state)
+        return self.evaluate([state])[0]
 
     def set_playout_advantage(self, color: int, value: float) -> None:
         """See ``AdvantageEvaluator``: passed on to the evaluator behind, and the entries forgotten when it changes

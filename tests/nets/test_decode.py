@@ -142,3 +142,22 @@ def test_passing_hack_caps_the_pass_prior_at_95_percent() -> None:
     hacked = decode_batch(logits, np.zeros((1, 3)), np.zeros((1, 4)), None, legal, np.array([True]), PostProcess(),
                           cap_pass=True)
     assert plain.policy[0, 2] > 0.99 and hacked.policy[0, 2] == pytest.approx(0.95)
+
+
+def test_shortterm_errors_read_as_katago_reads_each_model_version() -> None:
+    """nneval.cpp: v14+ sqrt(m) * softplus(s / 2); v10-13 sqrt(m * softplus(s)); v9 softplus(s) and 10 softplus(s);
+    none before v9 (supportsShorttermError). Worked by hand for s = 0 (softplus 0 = ln 2) and the default
+    multipliers 0.25 and 30."""
+    from miai.nets.decode import shortterm_errors
+
+    misc = np.zeros((1, 6))
+    post = PostProcess()
+    ln2 = math.log(2.0)
+    wl, score = shortterm_errors(misc, post, 17)
+    assert wl[0] == pytest.approx(0.5 * ln2) and score[0] == pytest.approx(math.sqrt(30.0) * ln2)
+    wl, score = shortterm_errors(misc, post, 11)
+    assert wl[0] == pytest.approx(math.sqrt(0.25 * ln2)) and score[0] == pytest.approx(math.sqrt(30.0 * ln2))
+    wl, score = shortterm_errors(misc, post, 9)
+    assert wl[0] == pytest.approx(ln2) and score[0] == pytest.approx(10.0 * ln2)
+    assert shortterm_errors(misc, post, 8)[0][0] == -1.0
+    assert shortterm_errors(np.zeros((1, 4)), post, 17)[0][0] == -1.0
