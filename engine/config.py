@@ -330,8 +330,8 @@ class NetConfig:
                                     min=0.0, max=1.0, katago="policyOptimism")
     # KataGo's GTP evaluates the root with less of the optimistic policy (min(policyOptimism, 0.2)): the moves tried
     # first at the root follow the plain policy more, while the rest of the search hunts for refutations.
-    root_policy_optimism: float = option(0.2, "the same blend at a search's root, at most policy_optimism (rootPolicyOptimism)", min=0.0,
-                                         max=1.0, katago="rootPolicyOptimism")
+    root_policy_optimism: float = option(0.2, "the same blend at a search's root, at most policy_optimism "
+                                         "(rootPolicyOptimism)", min=0.0, max=1.0, katago="rootPolicyOptimism")
     passing_hacks: bool = option(True, "KataGo's passing hacks in the search's evaluations: the pass prior capped at "
                                  "95%, and a pass that would end the game without a win hidden from the net",
                                  katago="enablePassingHacks")

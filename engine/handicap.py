@@ -10,11 +10,11 @@ behind it starts and adjusted move by move to keep its winrate between about 5% 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
 
+from miai.engine.scorevalue import round_half_away
 from miai.go.coords import PASS, Color
 from miai.go.rules import Scoring
 from miai.go.state import GameState
@@ -84,7 +84,7 @@ def dynamic_pda_for_white(state: GameState, cap_per_opp_lead: float, recent_whit
         return 0.0
     scaling = board_size_scaling(state.size)
     cap = min(PDA_HARD_CAP, cap_per_opp_lead * (points - handicap_threshold(state.size)) * scaling)
-    cap = _round_half_away(cap / PDA_STEP) * PDA_STEP
+    cap = round_half_away(cap / PDA_STEP) * PDA_STEP
     sign = 1.0 if behind == Color.WHITE else -1.0
     if not recent_white_values or not (np.asarray(state.stones()) == int(Color.WHITE)).any():
         desired = cap  # a new game or a newly set position: just the cap
@@ -98,7 +98,3 @@ def dynamic_pda_for_white(state: GameState, cap_per_opp_lead: float, recent_whit
         desired = min(max(desired, 0.0), cap)
     return sign * desired
 
-
-def _round_half_away(x: float) -> float:
-    """C's ``round``: halves away from zero (Python's ``round`` goes to even)."""
-    return math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)

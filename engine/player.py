@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from miai.engine.config import Config, ConfigError, PlayerConfig, SearchConfig, get_option, katago_names, set_option
+from miai.engine.handicap import dynamic_pda_for_white
 from miai.engine.search import Search
 from miai.engine.snapshot import (Snapshot, average_ownership, ownership_moments, pv_visits,
                                   with_symmetric_copies)
@@ -39,7 +40,6 @@ from miai.go.clock import Clock, TimeControl
 from miai.go.coords import PASS, Color, to_gtp
 from miai.go.geometry import neighbor_table
 from miai.go.state import GameState
-from miai.engine.handicap import dynamic_pda_for_white
 from miai.nets.evaluator import CachingEvaluator, Evaluator, onnx_net, set_playout_advantage
 from miai.gtp.player import (
     RESIGN,

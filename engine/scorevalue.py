@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-__all__ = ["expected_score_value"]
+__all__ = ["expected_score_value", "round_half_away"]
 
 _TABLE_SIDE = 19  # KataGo's Board::MAX_LEN in its standard build: the table's assumed board side
 _EXTRA_RADIUS = 60  # KataGo's NNPos::EXTRA_SCORE_DISTR_RADIUS
@@ -58,7 +58,7 @@ def _column(stdev_index: int) -> np.ndarray:
     return column
 
 
-def _round_half_away(x: float) -> float:
+def round_half_away(x: float) -> float:
     """C's round(): halves go away from zero (Python's round() goes to the even neighbour)."""
     return math.floor(x + 0.5) if x >= 0.0 else -math.floor(-x + 0.5)
 
@@ -69,7 +69,7 @@ def expected_score_value(mean: float, stdev: float, center: float, scale: float,
     units = _TABLE_SIDE / (scale * sqrt_area)
     mean_scaled = (mean - center) * units
     stdev_scaled = max(0.0, stdev) * units
-    mean_rounded = _round_half_away(mean_scaled)
+    mean_rounded = round_half_away(mean_scaled)
     stdev_floored = math.floor(stdev_scaled)
     m0 = int(mean_rounded) + _MEAN_RADIUS
     s0 = int(stdev_floored)

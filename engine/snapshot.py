@@ -364,32 +364,46 @@ def average_ownership(root: Node) -> np.ndarray:
     return result
 
 
-def with_symmetric_copies(moves: Sequence[MoveInfo], size: int, symmetries: Sequence[int]) -> list[MoveInfo]:
-    """The analysis of a root searched with symmetry pruning, as KataGo shows it (``getAnalysisData`` with
-    ``duplicateForSymmetries``, searchresults.cpp): each move followed by its copies under ``symmetries`` (the
-    board symmetries the root has) that are not listed yet, each with the move's figures and its PV and per-move
-    ownership carried over by the same symmetry."""
-    if len(symmetries) < 2:
-        return list(moves)
+def symmetric_copies(moves: Sequence[int], size: int, symmetries: Sequence[int]) -> list[tuple[int, int, int]]:
+    """KataGo's ``duplicateForSymmetries`` order (``getAnalysisData``, searchresults.cpp) for the root moves of an
+    analysis searched with symmetry pruning: ``(index in moves, symmetry, move)`` for each move followed by its
+    images under ``symmetries`` (the board symmetries the root has) not listed yet; symmetry 0 is the move itself."""
     images = symmetric_points(size)
     listed: set[int] = set()
     out = []
-    for info in moves:
+    for index, move in enumerate(moves):
         for symmetry in symmetries:
-            image = images[symmetry]
-            move = image[info.move] if info.move >= 0 else info.move
-            if move in listed:
-                continue
-            listed.add(move)
-            if symmetry == 0:
-                out.append(info)
-                continue
-            ownership = None
-            if info.ownership is not None:
-                moved = [0.0] * len(info.ownership)
-                for point, value in enumerate(info.ownership):
-                    moved[image[point]] = value
-                ownership = moved
-            out.append(dataclasses.replace(info, move=move, pv=tuple(image[p] if p >= 0 else p for p in info.pv),
-                                           ownership=ownership))
+            image = images[symmetry][move] if move >= 0 else move
+            if image not in listed:
+                listed.add(image)
+                out.append((index, symmetry, image))
+    return out
+
+
+def carried(values: Sequence[float], size: int, symmetry: int) -> list[float]:
+    """Per-point ``values`` (ownership) moved along by ``symmetry``."""
+    image = symmetric_points(size)[symmetry]
+    moved = [0.0] * len(values)
+    for point, value in enumerate(values):
+        moved[image[point]] = value
+    return moved
+
+
+def with_symmetric_copies(moves: Sequence[MoveInfo], size: int, symmetries: Sequence[int]) -> list[MoveInfo]:
+    """The analysis of a root searched with symmetry pruning, as KataGo shows it (``symmetric_copies``): each move
+    followed by its copies, each with the move's figures and its PV and per-move ownership carried over by the same
+    symmetry."""
+    if len(symmetries) < 2:
+        return list(moves)
+    images = symmetric_points(size)
+    out = []
+    for index, symmetry, move in symmetric_copies([m.move for m in moves], size, symmetries):
+        info = moves[index]
+        if symmetry == 0:
+            out.append(info)
+            continue
+        image = images[symmetry]
+        out.append(dataclasses.replace(
+            info, move=move, pv=tuple(image[p] if p >= 0 else p for p in info.pv),
+            ownership=None if info.ownership is None else carried(info.ownership, size, symmetry)))
     return out

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from miai.engine.analysis.query import Job, root_filters
-from miai.engine.snapshot import Snapshot
+from miai.engine.snapshot import Snapshot, carried, symmetric_copies
 from miai.go import zobrist
 from miai.go.coords import PASS, Color, parse_gtp, to_gtp
 from miai.go.geometry import symmetric_points
@@ -168,9 +168,9 @@ def policy_list(policy: np.ndarray, state: Any) -> list[float]:
 
 
 def _with_symmetric_copies(infos: list[dict[str, Any]], moves: Sequence[MoveInfo], job: Job) -> list[dict[str, Any]]:
-    """The moves symmetry pruning left out, as KataGo's analysis engine shows them (``duplicateForSymmetries``):
-    after each move its copies under the root's symmetries, with ``isSymmetryOf`` naming the move searched and the
-    PV and ownership carried over; copies the query avoids are left out."""
+    """The moves symmetry pruning left out, as KataGo's analysis engine shows them (``symmetric_copies``): after
+    each move its copies under the root's symmetries, with ``isSymmetryOf`` naming the move searched and the PV and
+    ownership carried over; copies the query avoids are left out."""
     state = job.state
     symmetries = state.symmetries()
     if len(symmetries) < 2:
@@ -179,27 +179,20 @@ def _with_symmetric_copies(infos: list[dict[str, Any]], moves: Sequence[MoveInfo
     images = symmetric_points(size)
     avoided, allowed = root_filters(job, state.to_play, size)
     out: list[dict[str, Any]] = []
-    listed: set[int] = set()
-    for entry, info in zip(infos, moves):
-        for symmetry in symmetries:
-            image = images[symmetry]
-            move = image[info.move] if info.move >= 0 else info.move
-            if move in listed or (symmetry and (move in avoided or (allowed is not None and move not in allowed))):
-                continue
-            listed.add(move)
-            if not symmetry:
-                out.append(entry)
-                continue
-            copy = dict(entry, move=to_gtp(move, size), isSymmetryOf=entry["move"],
-                        pv=[to_gtp(image[parse_gtp(v, size)] if v.lower() != "pass" else PASS, size)
-                            for v in entry["pv"]])
-            for key in ("ownership", "ownershipStdev"):
-                if key in entry:
-                    moved = [0.0] * len(entry[key])
-                    for point, value in enumerate(entry[key]):
-                        moved[image[point]] = value
-                    copy[key] = moved
-            out.append(copy)
+    for index, symmetry, move in symmetric_copies([m.move for m in moves], size, symmetries):
+        entry = infos[index]
+        if not symmetry:
+            out.append(entry)
+            continue
+        if move in avoided or (allowed is not None and move not in allowed):
+            continue
+        image = images[symmetry]
+        copy = dict(entry, move=to_gtp(move, size), isSymmetryOf=entry["move"],
+                    pv=[to_gtp(image[parse_gtp(v, size)] if v.lower() != "pass" else PASS, size) for v in entry["pv"]])
+        for key in ("ownership", "ownershipStdev"):
+            if key in entry:
+                copy[key] = carried(entry[key], size, symmetry)
+        out.append(copy)
     for order, entry in enumerate(out):
         entry["order"] = order
     return out

@@ -92,7 +92,8 @@ def net_options(config: Config) -> dict[str, Any]:
     net = config.net
     return {"intra_op_threads": net_threads(config), "symmetry_mode": net.symmetry,
             "policy_optimism": net.policy_optimism,
-            "root_policy_optimism": min(net.root_policy_optimism, net.policy_optimism), "passing_hacks": net.passing_hacks, "seed": config.search.seed or None,
+            "root_policy_optimism": min(net.root_policy_optimism, net.policy_optimism),
+            "passing_hacks": net.passing_hacks, "seed": config.search.seed or None,
             "providers": net.providers, "allow_cpu_fallback": net.allow_cpu_fallback, "precision": net.precision}
 
 
