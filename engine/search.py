@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import random
+import sys
 import threading
 import time
 from collections import deque
@@ -113,6 +114,7 @@ class _Collision(Enum):
 
 
 _COLLISION: Final = _Collision.COLLISION  # a playout that hit a leaf already waiting in this batch
+_OVERLAP_SWITCH_INTERVAL: Final = 0.0005  # seconds; see Search._loop_overlapped
 
 
 @dataclass
@@ -407,6 +409,10 @@ class Search:
         pending: tuple[list[_Leaf], Any] | None = None  # the batch being evaluated and its future
         leaves: list[_Leaf] = []  # the batch just collected, not yet submitted
         turn = 0
+        # The worker needs the GIL back the moment onnxruntime returns; with CPython's default switch interval
+        # (5 ms, about half a b6c96 batch on 9x9) it waits that long for the collecting thread to yield.
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(interval, _OVERLAP_SWITCH_INTERVAL))
         with ThreadPoolExecutor(max_workers=1) as pool:
             try:
                 while True:
@@ -430,6 +436,8 @@ class Search:
                     self._abort_leaves(pending[0])
                 self._abort_leaves(leaves)
                 raise
+            finally:
+                sys.setswitchinterval(interval)
         return playouts
 
     def _raw_evaluate(self, states: list[Any]) -> list[Evaluation]:
