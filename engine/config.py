@@ -232,6 +232,14 @@ class SearchConfig:
     more_passing_hacks: bool = option(True, "where a pass would end the game, look at both passing and playing on "
                                       "once each, without counting the visit (enableMorePassingHacks)",
                                       katago="enableMorePassingHacks")
+    conservative_pass: bool = option(True, "a pass from the root that would end the game is searched on instead of "
+                                     "scored, and the root's net evaluation is shown no game about to end "
+                                     "(conservativePass; on in KataGo's GTP and analysis engine)",
+                                     katago="conservativePass")
+    root_ending_bonus_points: float = option(0.5, "points a root move loses for doing nothing at the end of a game: "
+                                             "filling sure own territory, playing into the opponent's, passing "
+                                             "under territory scoring (engine/ending.py)", min=-1.0, max=1.0,
+                                             katago="rootEndingBonusPoints")
     forbid_eye_filling: bool = option(True, "never fill one's own single-point true eye (unless nothing else but pass)")
     # Move choice.
     final_choice: str = option(

@@ -101,6 +101,18 @@ class Valuation:
         return (cfg.win_loss_utility_factor * winloss + cfg.static_score_utility_factor * static
                 + cfg.dynamic_score_utility_factor * dynamic)
 
+    def score_utility_diff(self, mean: float, mean_sq: float, delta: float, size: int) -> float:
+        """How much the score part of the utility (White's view) changes when a score of mean ``mean`` and mean
+        square ``mean_sq`` moves by ``delta`` points for White, its spread kept (KataGo's getScoreUtilityDiff)."""
+        cfg = self.config
+        variance = mean_sq - mean * mean
+        stdev = math.sqrt(variance) if variance > 0.0 else 0.0
+        static = (expected_score_value(mean + delta, stdev, 0.0, cfg.static_score_scale, size)
+                  - expected_score_value(mean, stdev, 0.0, cfg.static_score_scale, size))
+        dynamic = (expected_score_value(mean + delta, stdev, self.score_center, cfg.dynamic_score_center_scale, size)
+                   - expected_score_value(mean, stdev, self.score_center, cfg.dynamic_score_center_scale, size))
+        return cfg.static_score_utility_factor * static + cfg.dynamic_score_utility_factor * dynamic
+
     def refreshed(self, own: tuple[float, ...], size: int) -> tuple[float, ...]:
         """``own`` (a node's own statistics, as :meth:`evaluated` or :meth:`terminal` made them) with its utility
         worked out again under this valuation's score centre: what KataGo does to every node of a reused tree

@@ -32,13 +32,14 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, Self
 import numpy as np
 
 from miai.engine.config import SearchConfig
+from miai.engine.ending import ending_bonus
 from miai.engine.graph import (
     BiasEntry, Edge, Node, NodeTable, Weighting, link, reachable_ids, refresh_ancestors, refresh_parents, relink,
     revalue,
 )
 from miai.go.coords import Color
 from miai.go.geometry import symmetric_points
-from miai.go.rules import KoRule, Rules
+from miai.go.rules import KoRule, Rules, Scoring
 from miai.go.state import GameState
 from miai.nets.evaluator import CachingEvaluator, RootEvaluator, evaluate_root
 from miai.engine.leaves import Valuation, candidate_moves, own_eye_mask
@@ -115,6 +116,8 @@ class _Collision(Enum):
 
 _COLLISION: Final = _Collision.COLLISION  # a playout that hit a leaf already waiting in this batch
 _OVERLAP_SWITCH_INTERVAL: Final = 0.0005  # seconds; see Search._loop_overlapped
+# Keys of game-ending passes searched on (KataGo's forceNonTerminal): apart from the scored node of the same position.
+_FORCE_NON_TERMINAL: Final = 0x5F0C3E2B_9A6D41F7_C2E8B05D_7134A9E6
 
 
 @dataclass
@@ -173,6 +176,7 @@ class Search:
         self._lock = threading.RLock()  # one run at a time (pondering thread vs. GTP thread); re-entrant for callbacks
         # Subtree value bias entries by local pattern (KataGo's SubtreeValueBiasTable), shared by the whole graph.
         self._bias_table: dict[tuple[Any, ...], BiasEntry] = {}
+        self._ending: dict[int, float] = {}  # the root moves' ending bonus, White's points (engine/ending.py)
 
     # ------------------------------------------------------------------------------------------- root and reuse
     @property
@@ -251,6 +255,9 @@ class Search:
         old = self._root_state
         if old is None or self.root is None or not _same_game(old, state):
             return None
+        if self.config.conservative_pass and _pass_ends_game(state):
+            # As KataGo: the graph scored this root's game-ending pass deeper down; searched on from the root now.
+            return None
         node: Node | None = self.root
         for color, move in list(state.moves)[len(old.moves):]:
             if node is None or node.sign != (1 if color == WHITE else -1):
@@ -299,8 +306,8 @@ class Search:
         time_cap = cfg.max_time if max_time is None else max_time
         with self._lock:
             start = time.monotonic()
-            if self._root_state.is_over():
-                return self._snapshot(0, 0.0)
+            if self._root_state.is_over() and not isinstance(self._root_state, GameState):
+                return self._snapshot(0, 0.0)  # a toy game's end has no moves (a finished Go game is searched on)
             self._prepare_root()
             self._trans = _Transpositions()
             self._permitted = _move_filter(avoid, allow)
@@ -467,15 +474,19 @@ class Search:
             self.root = Node(self._key(state), 1 if state.to_play == WHITE else -1)
             self._count.nodes_created += 1
         root = self.root
+        evaluation = None
         if not root.expanded:
-            self._expand(root, state, self._evaluate_root(state))
+            evaluation = self._evaluate_root(state)
+            self._expand(root, state, evaluation)
             root.recompute(self._weighting)
         elif isinstance(self.evaluator, RootEvaluator):
             # A root kept from the last search was evaluated as an inner node: KataGo evaluates it again as a root
             # (maybeRecomputeExistingNNOutput), for the root's own policy optimism.
-            moves, priors = candidate_moves(self._evaluate_root(state).policy, state, self.config.forbid_eye_filling)
+            evaluation = self._evaluate_root(state)
+            moves, priors = candidate_moves(evaluation.policy, state, self.config.forbid_eye_filling)
             root.replace_priors(dict(zip(moves.tolist(), priors.tolist())))
             self._noised = None  # (the new priors need their noise again)
+        self._ending = self._ending_bonus(state, evaluation)
         # KataGo centres the dynamic score utility on the root's expected score, pulled a little towards 0.
         expected = root.q[2]
         centre = expected * (1.0 - self.config.dynamic_score_center_zero_weight)
@@ -495,7 +506,26 @@ class Search:
     def _evaluate_root(self, state: Any) -> Evaluation:
         self._count.net_evals += 1
         self._count.eval_batches += 1
-        return evaluate_root(self.evaluator, state)
+        return evaluate_root(self.evaluator, state, self.config.conservative_pass)
+
+    def _ending_bonus(self, state: Any, evaluation: Evaluation | None) -> dict[int, float]:
+        """KataGo's root ending bonus of each root move (engine/ending.py), from the root's own net ownership
+        (evaluated again if the kept root has none at hand, as KataGo does for it)."""
+        points = self.config.root_ending_bonus_points
+        if not points or not isinstance(state, GameState):
+            return {}
+        if evaluation is None or evaluation.ownership is None:
+            evaluation = self._evaluate_root(state)
+        if evaluation.ownership is None:
+            return {}
+        return ending_bonus(state, evaluation.ownership, points)
+
+    def _ending_utility(self, move: int, stats: tuple[float, ...]) -> float:
+        """The utility (White's view) a root child with statistics ``stats`` gains from ``move``'s ending bonus."""
+        bonus = self._ending.get(move)
+        if not bonus:
+            return 0.0
+        return self._valuation.score_utility_diff(stats[2], stats[3], bonus, self._root_state.size)
 
     def _add_root_noise(self, root: Node) -> None:
         moves = list(root.all_priors())
@@ -583,10 +613,15 @@ class Search:
                 self._count.illegal_edges += 1
                 continue
             bias_key = self._bias_key(state, move) if edge.child is None else None
+            # KataGo's forceNonTerminal: a pass that ends the game is searched on, not scored, from the root under
+            # conservativePass and anywhere as a friendly pass (tested before the move, as KataGo does).
+            searched_on = edge.child is None and move == PASS and isinstance(state, GameState) and (
+                (node is self.root and self.config.conservative_pass and _pass_ends_game(state))
+                or state.pass_is_friendly())
             state.play_unchecked(move)
             child = edge.child
             if child is None:
-                child = edge.child = self._child_for(state, bias_key, len(path))
+                child = edge.child = self._child_for(state, bias_key, len(path), searched_on)
                 link(node, child, self._keep_parents)
                 node.visited_mass += edge.prior  # (KataGo: the policy of every child made so far, in flight too)
             elif child.in_edges > 1:
@@ -629,6 +664,7 @@ class Search:
                    * self._stdev_factor(node))
         fpu = self._fpu(node, is_root)
         wide = self.config.wide_root_noise if is_root else 0.0
+        ending = self._ending if is_root else None
         best: Edge | None = None
         best_value = -math.inf
         for edge, child_weight in zip(node.edges, weights):
@@ -639,6 +675,8 @@ class Search:
                 q = fpu
             else:
                 q = sign * child.q[0]
+                if ending and edge.move in ending:
+                    q += sign * self._ending_utility(edge.move, child.q)
             if child is not None and child.virtual_loss:
                 vl = float(child.virtual_loss)
                 q += (loss - q) * vl / (vl + max(0.25, child_weight))
@@ -765,16 +803,17 @@ class Search:
             return None
         return (int(state.to_play), state.moves[-1][1], move, state.local_pattern(move))
 
-    def _child_for(self, state: Any, bias_key: tuple[Any, ...] | None = None, depth: int = 0) -> Node:
+    def _child_for(self, state: Any, bias_key: tuple[Any, ...] | None = None, depth: int = 0,
+                   searched_on: bool = False) -> Node:
         """The node for the position just reached: looked up by graph hash first, else created (with its subtree
         value bias entry when ``bias_key`` is given).
 
-        A game ended by two passes is scored exactly, friendly pass or not. (KataGo searches on past a friendly
-        game-ending pass, but pairs that with its rootEndingBonusPoints, which keeps it from filling territory
-        after the opponent passes; without that bonus, searching on made miai wander after a pass and lose games:
-        docs/benchmarks.md.)"""
+        A finished game is scored exactly, unless ``searched_on`` (a game-ending pass the search goes on past,
+        KataGo's forceNonTerminal): then the node is evaluated by the net like any other, and keyed apart from the
+        scored node of the same position, as KataGo keys it."""
+        forced = searched_on and state.is_over()
         if self.config.graph:
-            key = int(state.graph_hash)
+            key = int(state.graph_hash) ^ (_FORCE_NON_TERMINAL if forced else 0)
             found = self.table.get(key)
             if found is not None:
                 self._count.transposition_hits += 1
@@ -785,7 +824,7 @@ class Search:
         else:
             key = self._key(state)
         node = Node(key, 1 if state.to_play == WHITE else -1)
-        if state.is_over():
+        if state.is_over() and not forced:
             node.terminal = node.expanded = True
             node.own = node.q = self._valuation.terminal(float(state.score()), state.size)
         elif bias_key is not None:
@@ -853,7 +892,8 @@ class Search:
             return self._snapshot(0, 0.0)
 
     def _snapshot(self, playouts: int, elapsed: float) -> Snapshot:
-        return build_snapshot(self.root, self._root_state, self.config, playouts, elapsed, self._permitted)
+        return build_snapshot(self.root, self._root_state, self.config, playouts, elapsed, self._permitted,
+                              self._ending_utility if self._ending else None)
 
     # ------------------------------------------------------------------------------------------ move choice
     def best_move(self, snapshot: Snapshot) -> int:
@@ -1035,6 +1075,12 @@ def _same_game(old: SearchState, new: SearchState) -> bool:
         return False
     old_moves, new_moves = list(old.moves), list(new.moves)
     return len(new_moves) >= len(old_moves) and new_moves[:len(old_moves)] == old_moves
+
+
+def _pass_ends_game(state: Any) -> bool:
+    """KataGo's passWouldEndGame: a pass would end the game itself, not only a phase. Under territory scoring two
+    passes end KataGo's main phase and its search goes on into the encore; miai plays no encore and scores there."""
+    return isinstance(state, GameState) and state.rules.scoring == Scoring.AREA and state.pass_ends_game()
 
 
 def _passing_hack_edge(node: Node, state: Any, chosen: Edge) -> Edge | None:

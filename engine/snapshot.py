@@ -91,9 +91,12 @@ def choose_move(snapshot: Snapshot, temperature: float, rng: random.Random) -> i
 
 
 def build_snapshot(root: Node | None, state: Any, config: SearchConfig, playouts: int, elapsed: float,
-                   permitted: Callable[[int], bool] | None = None) -> Snapshot:
+                   permitted: Callable[[int], bool] | None = None,
+                   ending: Callable[[int, tuple[float, ...]], float] | None = None) -> Snapshot:
     """Read the analysis off the graph: root statistics and the root moves (only ``permitted`` ones if given),
-    converted from the graph's White view to the view of the side to move at the root."""
+    converted from the graph's White view to the view of the side to move at the root. ``ending`` gives a root
+    move's ending bonus as a utility (White's view) from the move and its child's statistics: it steers the move
+    choice (play values and LCB, as KataGo's) but not the figures shown."""
     to_play = int(state.to_play)
     move_number = len(state.moves)
     if root is None or root.visits == 0:
@@ -103,7 +106,7 @@ def build_snapshot(root: Node | None, state: Any, config: SearchConfig, playouts
     q = root.q
     ownership = average_ownership(root) if root.ownership is not None else None
     info = _root_info(root.visits, sign, q)
-    rows = _rows(root, config, permitted)
+    rows = _rows(root, config, permitted, ending)
     reported = None
     if config.final_choice == "katago":
         # KataGo's getPlaySelectionValues: weights cut back in hindsight, then the best LCB raised. The reported
@@ -111,7 +114,7 @@ def build_snapshot(root: Node | None, state: Any, config: SearchConfig, playouts
         _hindsight_play_values(root, rows, config)
         every = rows
         if permitted is not None:
-            every = _rows(root, config, None)
+            every = _rows(root, config, None, ending)
             _hindsight_play_values(root, every, config)
         reported = _pruned_root(root, every)
         _raise_best_lcb(rows, config)
@@ -159,10 +162,12 @@ class _Row(TypedDict):
     radius: float
     pv: tuple[int, ...]
     stats: tuple[float, ...]  # the child's statistics, White's view (miai.engine.graph.STAT_NAMES)
+    bonus: float  # the ending bonus's utility, side to move's view (0 for most moves): only the choice sees it
     play_value: NotRequired[float]  # set once every row is known
 
 
-def _rows(root: Node, config: SearchConfig, permitted: Callable[[int], bool] | None) -> list[_Row]:
+def _rows(root: Node, config: SearchConfig, permitted: Callable[[int], bool] | None,
+          ending: Callable[[int, tuple[float, ...]], float] | None = None) -> list[_Row]:
     """One row per searched root move (only ``permitted`` ones if given), without play values yet."""
     sign = root.sign
     utility_radius = (config.win_loss_utility_factor + config.static_score_utility_factor
@@ -184,6 +189,7 @@ def _rows(root: Node, config: SearchConfig, permitted: Callable[[int], bool] | N
             score_lead=sign * q[4], score_mean=sign * q[2], score_stdev=math.sqrt(max(0.0, q[3] - q[2] * q[2])),
             prior=edge.prior, lcb=winrate - 0.5 * radius / max(utility_radius, 1e-9), utility=utility,
             utility_lcb=utility - radius, weight=weight, radius=radius, stats=q,
+            bonus=sign * ending(edge.move, q) if ending is not None else 0.0,
             pv=principal_variation(root, edge, config.pv_length)))
     return rows
 
@@ -231,10 +237,10 @@ def _hindsight_play_values(root: Node, rows: list[_Row], config: SearchConfig) -
                                       config.cpuct_utility_stdev_prior_weight, config.cpuct_utility_stdev_scale)
     explore = (puct_exploration(total, config.cpuct_exploration, config.cpuct_exploration_log,
                                 config.cpuct_exploration_base) * math.sqrt(total + 0.01) * factor)
-    best_value = best["utility"] + explore * best["prior"] / (1.0 + best_weight)
+    best_value = best["utility"] + best["bonus"] + explore * best["prior"] / (1.0 + best_weight)
     for r in rows:
         if r is not best:
-            gap = best_value - r["utility"]
+            gap = best_value - (r["utility"] + r["bonus"])
             wanted = 1e100 if gap <= 0.0 else max(0.0, explore * r["prior"] / gap - 1.0)
             r["play_value"] = math.ceil(min(r["weight"], wanted))
 
@@ -254,10 +260,10 @@ def _raise_best_lcb(rows: list[_Row], config: SearchConfig) -> None:
     eligible = [r for r in rows if r["play_value"] > 0 and r["play_value"] >= config.min_visit_prop_for_lcb * best_weight]
     if not eligible:
         return
-    chosen = max(eligible, key=lambda r: r["utility_lcb"])
+    chosen = max(eligible, key=lambda r: r["utility_lcb"] + r["bonus"])
     adjusted = chosen["play_value"]
     for r in rows:
-        excess = chosen["utility_lcb"] - r["utility_lcb"]
+        excess = chosen["utility_lcb"] + chosen["bonus"] - (r["utility_lcb"] + r["bonus"])
         if r is chosen or excess < 0.0:
             continue
         # How much wider r's radius would have to be for its LCB to fall below the chosen one's, squared: the

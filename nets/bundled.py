@@ -93,9 +93,9 @@ class SizeRoutedEvaluator:
                 set_playout_advantage(loaded, *self._advantage)
             return self._loaded[net.path]
 
-    def evaluate_root(self, state: GameState) -> Evaluation:
+    def evaluate_root(self, state: GameState, conservative_pass: bool = False) -> Evaluation:
         """See ``RootEvaluator``: by the net for the board's size."""
-        return evaluate_root(self.route(int(state.size)), state)
+        return evaluate_root(self.route(int(state.size)), state, conservative_pass)
 
     def set_playout_advantage(self, color: int, value: float) -> None:
         """See ``AdvantageEvaluator``: every net loaded now or later."""

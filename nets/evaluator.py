@@ -124,16 +124,17 @@ class RootEvaluator(Protocol):
         """See ``Evaluator.evaluate``."""
         ...
 
-    def evaluate_root(self, state: GameState) -> Evaluation:
-        """``state`` evaluated as a search's root."""
+    def evaluate_root(self, state: GameState, conservative_pass: bool = False) -> Evaluation:
+        """``state`` evaluated as a search's root; ``conservative_pass``: the search goes on past a pass that would
+        end the game (KataGo's conservativePass), so the net is not shown a game about to end."""
         ...
 
 
-def evaluate_root(evaluator: Evaluator, state: GameState) -> Evaluation:
+def evaluate_root(evaluator: Evaluator, state: GameState, conservative_pass: bool = False) -> Evaluation:
     """``state`` evaluated as a search's root: by ``evaluate_root`` where the evaluator has one, else as any
     position."""
     if isinstance(evaluator, RootEvaluator):
-        return evaluator.evaluate_root(state)
+        return evaluator.evaluate_root(state, conservative_pass)
     return evaluator.evaluate([state])[0]
 
 
@@ -319,11 +320,12 @@ class OnnxEvaluator:
         """See ``Evaluator.evaluate``; symmetries follow ``config.symmetry_mode``."""
         return self._evaluate(states, self.config.policy_optimism)
 
-    def evaluate_root(self, state: GameState) -> Evaluation:
+    def evaluate_root(self, state: GameState, conservative_pass: bool = False) -> Evaluation:
         """See ``RootEvaluator``: with ``config.root_policy_optimism``."""
-        return self._evaluate([state], self.config.root_policy_optimism)[0]
+        return self._evaluate([state], self.config.root_policy_optimism, conservative_pass)[0]
 
-    def _evaluate(self, states: Sequence[GameState], optimism: float) -> list[Evaluation]:
+    def _evaluate(self, states: Sequence[GameState], optimism: float, conservative_root: bool = False
+                  ) -> list[Evaluation]:
         mode = self.config.symmetry_mode
         if mode == "fixed":
             plan = [[self.config.symmetry] for _ in states]
@@ -333,7 +335,7 @@ class OnnxEvaluator:
             plan = [list(range(symmetry.NUM_SYMMETRIES)) for _ in states]
         color, value = self._advantage
         advantages = [value if int(s.to_play) == color else -value for s in states] if value else None
-        return self.evaluate_with(states, plan, optimism, self.config.passing_hacks, advantages)
+        return self.evaluate_with(states, plan, optimism, self.config.passing_hacks, advantages, conservative_root)
 
     def set_playout_advantage(self, color: int, value: float) -> None:
         """See ``AdvantageEvaluator``."""
@@ -341,10 +343,10 @@ class OnnxEvaluator:
 
     def evaluate_with(
         self, states: Sequence[GameState], symmetries: Sequence[Sequence[int]], optimism: float,
-        passing_hacks: bool = False, advantages: Sequence[float] | None = None,
+        passing_hacks: bool = False, advantages: Sequence[float] | None = None, conservative_root: bool = False,
     ) -> list[Evaluation]:
         """Evaluate each state under the given symmetries (averaged when several), optimism and passing hacks
-        (off: the net's plain view, as KataGo's kata-raw-nn).
+        (off: the net's plain view, as KataGo's kata-raw-nn); ``conservative_root`` as ``features.encode``.
 
         Raises:
             ValueError: ``symmetries`` does not give a non-empty list of valid symmetries per state.
@@ -353,7 +355,7 @@ class OnnxEvaluator:
             raise ValueError("evaluate_with needs a non-empty list of symmetries for every state")
         rows = [(i, symmetry.check_symmetry(sym)) for i, syms in enumerate(symmetries) for sym in syms]
         pdas = advantages if advantages is not None else [0.0] * len(states)
-        encoded = [_Encoded(s, passing_hacks, pda) for s, pda in zip(states, pdas)]
+        encoded = [_Encoded(s, passing_hacks, pda, conservative_root) for s, pda in zip(states, pdas)]
         decoded = self._run_rows(encoded, rows, optimism)
         per_state: list[list[Evaluation]] = [[] for _ in states]
         for (i, _), evaluation in zip(rows, decoded):
@@ -457,10 +459,11 @@ class _Encoded:
 
     __slots__ = ("size", "spatial", "global_", "legal", "allow_no_result", "passing_hacks")
 
-    def __init__(self, state: GameState, passing_hacks: bool, playout_advantage: float = 0.0) -> None:
+    def __init__(self, state: GameState, passing_hacks: bool, playout_advantage: float = 0.0,
+                 conservative_root: bool = False) -> None:
         self.size = int(state.size)
         self.passing_hacks = passing_hacks
-        self.spatial, self.global_ = features.encode(state, passing_hacks, playout_advantage)
+        self.spatial, self.global_ = features.encode(state, passing_hacks, playout_advantage, conservative_root)
         self.legal = legal_mask(state)
         self.allow_no_result = features.allows_no_result(state.rules)
 
@@ -616,11 +619,11 @@ class CachedEvaluator:
         with self._lock:
             self._entries.clear()
 
-    def evaluate_root(self, state: GameState) -> Evaluation:
+    def evaluate_root(self, state: GameState, conservative_pass: bool = False) -> Evaluation:
         """See ``RootEvaluator``: past the cache when the evaluator behind evaluates roots its own way (a root is
         evaluated once a search, and differently from the same position inside one), else through it."""
         if isinstance(self.inner, RootEvaluator):
-            return self.inner.evaluate_root(state)
+            return self.inner.evaluate_root(state, conservative_pass)
         return self.evaluate([state])[0]
 
     def set_playout_advantage(self, color: int, value: float) -> None:

@@ -61,6 +61,7 @@ class Position:
     state: GameState
     passing_hacks: bool = False  # KataGo's enablePassingHacks (its search turns it on; kata-raw-nn does not)
     playout_advantage: float = 0.0  # playout doubling advantage of the side to move (handicap play; 0 = none)
+    conservative_root: bool = False  # a search's root under KataGo's conservativePass (``game_end_hidden``)
 
     @property
     def size(self) -> int:
@@ -118,8 +119,12 @@ class Position:
         """A pass now would end the game, but the net is shown a game that goes on (no history, plane 14 off):
         a friendly pass, or, with KataGo's passing hacks, a pass that would end the game without a win for the
         side to move ("suppress the net to end the game when losing if it thinks a premature pass will lose
-        by less", nninputs.cpp)."""
-        if self.friendly_pass_hidden:
+        by less", nninputs.cpp); or, at a search's root under KataGo's conservativePass, any pass that would end the
+        game under area scoring (passWouldEndGame; the search goes on past that pass, so the net must not see a game
+        about to end: conservativePassAndIsRoot)."""
+        state = self.state
+        if self.friendly_pass_hidden or (self.conservative_root and state.rules.scoring == Scoring.AREA
+                                         and state.pass_ends_game()):
             return True
         return self.passing_hacks and self.state.pass_ends_game() and self.ending_now_would_not_win
 
@@ -464,15 +469,16 @@ def _run(families: Sequence[PlaneFamily], pos: Position, out: np.ndarray) -> Non
         start += family.count
 
 
-def encode(state: GameState, passing_hacks: bool = False, playout_advantage: float = 0.0) -> tuple[np.ndarray,
-                                                                                                  np.ndarray]:
+def encode(state: GameState, passing_hacks: bool = False, playout_advantage: float = 0.0,
+           conservative_root: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """The net inputs of one position at its own size; ``passing_hacks`` as KataGo's search sees them
     (``Position.game_end_hidden``), off as kata-raw-nn sees them; ``playout_advantage``: the playout doubling
-    advantage of the side to move (globals 15-16; KataGo's playoutDoublingAdvantage as its search passes it).
+    advantage of the side to move (globals 15-16; KataGo's playoutDoublingAdvantage as its search passes it);
+    ``conservative_root``: the position is a search's root under KataGo's conservativePass.
 
     Returns ``(spatial, global)``: float32 ``[22, size, size]`` and ``[19]``.
     """
-    pos = Position(state, passing_hacks, playout_advantage)
+    pos = Position(state, passing_hacks, playout_advantage, conservative_root)
     spatial = np.zeros((NUM_SPATIAL, pos.area), dtype=np.float32)
     global_ = np.zeros(NUM_GLOBAL, dtype=np.float32)
     _run(SPATIAL_V7, pos, spatial)

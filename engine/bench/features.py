@@ -144,11 +144,11 @@ def search_split(size: int, net: Path, seconds: float) -> list[BenchResult]:
         finally:
             spent["net"] += time.perf_counter() - start
 
-    def timed_encode(state: GameState, passing_hacks: bool = False,
-                     playout_advantage: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    def timed_encode(state: GameState, passing_hacks: bool = False, playout_advantage: float = 0.0,
+                     conservative_root: bool = False) -> tuple[np.ndarray, np.ndarray]:
         start = time.thread_time()  # the evaluator encodes in a worker thread
         try:
-            return encode(state, passing_hacks, playout_advantage)
+            return encode(state, passing_hacks, playout_advantage, conservative_root)
         finally:
             spent["encode"] += time.thread_time() - start
 

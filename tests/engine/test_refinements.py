@@ -188,9 +188,13 @@ def test_tree_reuse_keeps_the_bias_entries_of_the_nodes_it_keeps() -> None:
     assert kept and kept == {id(e) for e in search._bias_table.values()}
 
 
-@pytest.mark.parametrize("rules", ["tromp-taylor", "chinese"])
-def test_a_pass_answering_a_pass_is_scored_exactly_inside_the_search(rules: str) -> None:
-    # Friendly pass or not: without KataGo's ending bonus, searching on past the game's end made miai wander.
+@pytest.mark.parametrize("rules, conservative, scored", [
+    ("tromp-taylor", True, False),  # conservativePass: the root's game-ending pass is searched on
+    ("tromp-taylor", False, True),  # without it, scored
+    ("chinese", False, False),  # a friendly pass is searched on anywhere (shouldSuppressEndGameFromFriendlyPass)
+    ("japanese", True, True),  # territory scoring: KataGo goes into its encore there; miai, without one, scores
+])
+def test_a_pass_answering_a_pass_at_the_root(rules: str, conservative: bool, scored: bool) -> None:
     from miai.go.rules import Rules
     from miai.go.state import GameState
     from miai.nets.evaluator import UniformEvaluator
@@ -198,11 +202,12 @@ def test_a_pass_answering_a_pass_is_scored_exactly_inside_the_search(rules: str)
     state = GameState(5, Rules.preset(rules), 0.5)
     state.push(12)
     state.push(-1)
-    search = Search(UniformEvaluator(), SearchConfig(max_visits=20, max_time=0.0, seed=1))
+    config = SearchConfig(max_visits=20, max_time=0.0, seed=1, conservative_pass=conservative)
+    search = Search(UniformEvaluator(), config)
     search.set_root(state)
     search.run(allow=[-1])
     edge = search.root.edge_for(-1)  # type: ignore[union-attr]
-    assert edge is not None and edge.child is not None and edge.child.terminal
+    assert edge is not None and edge.child is not None and edge.child.terminal == scored
 
 
 def test_wide_root_noise_spreads_the_root_visits() -> None:

@@ -101,9 +101,31 @@ def test_passes_to_win_when_the_opponent_passed_and_the_count_wins() -> None:
     ]
     state = board(rows, komi=7.5, black_move="D1", white_passed=True)  # Black 20 - White 5 - 7.5
     assert state.tromp_taylor_score() < 0
-    search, move = run(state, UniformEvaluator())
+    # (Without conservativePass the root's game-ending pass is scored like any other: see the test below for it.)
+    search, move = run(state, UniformEvaluator(), conservative_pass=False)
     assert move == PASS
     assert search.snapshot().moves[0].winrate == 1.0
+
+
+def test_conservative_pass_searches_on_past_the_roots_game_ending_pass() -> None:
+    """KataGo's conservativePass: the root's pass that would end the game is evaluated by the net and searched on, not
+    scored (so a net that misjudges the final count does not end a game it loses), and keyed apart from the scored
+    node of the same position; a game-ending pass deeper down is scored as before."""
+    rows = [". . . X O", ". . . X O", ". . . X O", ". . . X O", ". . . . O"]
+    state = board(rows, komi=7.5, black_move="D1", white_passed=True)
+    search = Search(UniformEvaluator(), SearchConfig(max_visits=30, max_time=0.0, batch_size=1, seed=5))
+    search.set_root(state)
+    search.run(allow=[PASS])
+    passed = search.root.edge_for(PASS) if search.root is not None else None
+    assert passed is not None and passed.child is not None and not passed.child.terminal
+    assert passed.child.expanded and passed.child.edges  # evaluated, and White's replies searched
+    after = state.copy()
+    after.push(PASS)
+    assert after.is_over() and passed.child.key != after.graph_hash
+    search, _ = run(state, UniformEvaluator(), max_visits=200, batch_size=1)
+    passed = search.root.edge_for(PASS) if search.root is not None else None
+    assert passed is not None and passed.child is not None and not passed.child.terminal
+    assert any(n.terminal for n in search.table)  # White's pass answering it (the passing hack tries it): scored
 
 
 def test_does_not_pass_into_a_lost_count() -> None:
@@ -116,7 +138,7 @@ def test_does_not_pass_into_a_lost_count() -> None:
     ]
     state = board(rows, komi=7.5, black_move="B1", white_passed=True)  # White 15 + 7.5 vs Black 10
     assert state.tromp_taylor_score() > 0
-    search, move = run(state, UniformEvaluator())
+    search, move = run(state, UniformEvaluator(), conservative_pass=False)
     assert move != PASS
     by_move = {m.move: m for m in search.snapshot().moves}
     if PASS in by_move:
@@ -279,7 +301,7 @@ def test_passing_hack_tries_pass_once_without_counting_it() -> None:
     """KataGo's enableMorePassingHacks: after White's pass, once the root's edges have two visits and pass still has
     no child, one playout goes to pass; it adds no edge visit and does not count against the visit limit."""
     state = board([". . . . . . . . ."] * 9, komi=7.5, black_move="E5", white_passed=True)
-    with_hack, _ = run(state, UniformEvaluator(), max_visits=20, batch_size=1)
+    with_hack, _ = run(state, UniformEvaluator(), max_visits=20, batch_size=1, conservative_pass=False)
     root = with_hack.root
     assert root is not None and root.visits == 20
     passed = root.edge_for(PASS)
@@ -295,12 +317,13 @@ def test_passing_hack_tries_a_move_once_when_only_pass_was_searched() -> None:
     # Black is far ahead (komi -50): passing after White's pass wins, and the policy says pass. After two visits of
     # pass the hack sends one playout to the best other move, again without an edge visit.
     state = board([". . . . . . . . ."] * 9, komi=-50, black_move="E5", white_passed=True)
-    search, move = run(state, PassHeavyEvaluator(), max_visits=10, batch_size=1)
+    search, move = run(state, PassHeavyEvaluator(), max_visits=10, batch_size=1, conservative_pass=False)
     root = search.root
     assert move == PASS and root is not None and root.visits == 10
     assert search.stats()["passing_hack_playouts"] == 1
     other = [e for e in root.edges if e.move != PASS and e.child is not None]
     assert len(other) >= 1 and other[0].child is not None and other[0].child.visits >= 1
-    without, _ = run(state, PassHeavyEvaluator(), max_visits=10, batch_size=1, more_passing_hacks=False)
+    without, _ = run(state, PassHeavyEvaluator(), max_visits=10, batch_size=1, more_passing_hacks=False,
+                     conservative_pass=False)
     assert without.root is not None
     assert [e.move for e in without.root.edges if e.child is not None] == [PASS]

@@ -307,6 +307,20 @@ def test_passing_hacks_hide_a_game_end_that_would_not_be_a_win() -> None:
         assert (a == b).all()
 
 
+def test_a_conservative_root_hides_a_game_end_under_area_scoring() -> None:
+    """KataGo's conservativePassAndIsRoot (nninputs.cpp): at a search's root whose pass would end the game (area
+    scoring: passWouldEndGame), the net sees no history and no "a pass ends the game" flag, win or not; a pass that
+    only ends a phase (territory scoring) and a root no pass can end are shown as they are."""
+    winning = game(rules="tromp-taylor", komi=7.5, moves="b D4 w pass")
+    plain_spatial, plain_global = encode(winning)
+    assert plain_global[14] == 1.0 and plain_spatial[9:14].any()
+    spatial, global_ = encode(winning, conservative_root=True)
+    assert global_[14] == 0.0 and not global_[:5].any() and not spatial[9:14].any()
+    for quiet in (game(rules="japanese", komi=6.5, moves="b D4 w pass"), game(rules="tromp-taylor", moves="b D4 w E5")):
+        for a, b in zip(encode(quiet), encode(quiet, conservative_root=True)):
+            assert (a == b).all()
+
+
 def test_passing_hacks_count_the_group_tax_under_all_tax_area_rules() -> None:
     # Area scoring with an "all" tax and no friendly pass: Black's one independent region costs it two points.
     rules = '{"ko":"SIMPLE","scoring":"AREA","tax":"ALL","suicide":false,"hasButton":false,"friendlyPassOk":false}'
