@@ -240,6 +240,9 @@ class SearchConfig:
                                              "filling sure own territory, playing into the opponent's, passing "
                                              "under territory scoring (engine/ending.py)", min=-1.0, max=1.0,
                                              katago="rootEndingBonusPoints")
+    fill_dame_before_pass: bool = option(True, "under territory scoring, do not pass while a move that is not in the "
+                                         "opponent's sure area does as well (fill the dame first; "
+                                         "fillDameBeforePass, on in KataGo's GTP)", katago="fillDameBeforePass")
     forbid_eye_filling: bool = option(True, "never fill one's own single-point true eye (unless nothing else but pass)")
     # Move choice.
     final_choice: str = option(

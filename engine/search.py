@@ -177,6 +177,7 @@ class Search:
         # Subtree value bias entries by local pattern (KataGo's SubtreeValueBiasTable), shared by the whole graph.
         self._bias_table: dict[tuple[Any, ...], BiasEntry] = {}
         self._ending: dict[int, float] = {}  # the root moves' ending bonus, White's points (engine/ending.py)
+        self._root_ownership: np.ndarray | None = None  # the root's net ownership, its mover's view
 
     # ------------------------------------------------------------------------------------------- root and reuse
     @property
@@ -486,7 +487,7 @@ class Search:
             moves, priors = candidate_moves(evaluation.policy, state, self.config.forbid_eye_filling)
             root.replace_priors(dict(zip(moves.tolist(), priors.tolist())))
             self._noised = None  # (the new priors need their noise again)
-        self._ending = self._ending_bonus(state, evaluation)
+        self._ending, self._root_ownership = self._ending_bonus(state, evaluation)
         # KataGo centres the dynamic score utility on the root's expected score, pulled a little towards 0.
         expected = root.q[2]
         centre = expected * (1.0 - self.config.dynamic_score_center_zero_weight)
@@ -508,17 +509,20 @@ class Search:
         self._count.eval_batches += 1
         return evaluate_root(self.evaluator, state, self.config.conservative_pass)
 
-    def _ending_bonus(self, state: Any, evaluation: Evaluation | None) -> dict[int, float]:
-        """KataGo's root ending bonus of each root move (engine/ending.py), from the root's own net ownership
-        (evaluated again if the kept root has none at hand, as KataGo does for it)."""
-        points = self.config.root_ending_bonus_points
-        if not points or not isinstance(state, GameState):
-            return {}
+    def _ending_bonus(self, state: Any, evaluation: Evaluation | None) -> tuple[dict[int, float], np.ndarray | None]:
+        """KataGo's root ending bonus of each root move (engine/ending.py) and the root's own net ownership it is read
+        from (evaluated again if the kept root has none at hand, as KataGo does for it), which the dame rule of the
+        move choice reads too."""
+        cfg = self.config
+        wanted = cfg.root_ending_bonus_points or (cfg.fill_dame_before_pass and _territory(state))
+        if not wanted or not isinstance(state, GameState):
+            return {}, None
         if evaluation is None or evaluation.ownership is None:
             evaluation = self._evaluate_root(state)
         if evaluation.ownership is None:
-            return {}
-        return ending_bonus(state, evaluation.ownership, points)
+            return {}, None
+        ownership = np.asarray(evaluation.ownership, dtype=np.float64)
+        return ending_bonus(state, ownership, cfg.root_ending_bonus_points), ownership
 
     def _ending_utility(self, move: int, stats: tuple[float, ...]) -> float:
         """The utility (White's view) a root child with statistics ``stats`` gains from ``move``'s ending bonus."""
@@ -892,8 +896,9 @@ class Search:
             return self._snapshot(0, 0.0)
 
     def _snapshot(self, playouts: int, elapsed: float) -> Snapshot:
+        dame = self._root_ownership if self.config.fill_dame_before_pass and _territory(self._root_state) else None
         return build_snapshot(self.root, self._root_state, self.config, playouts, elapsed, self._permitted,
-                              self._ending_utility if self._ending else None)
+                              self._ending_utility if self._ending else None, dame)
 
     # ------------------------------------------------------------------------------------------ move choice
     def best_move(self, snapshot: Snapshot) -> int:
@@ -1075,6 +1080,10 @@ def _same_game(old: SearchState, new: SearchState) -> bool:
         return False
     old_moves, new_moves = list(old.moves), list(new.moves)
     return len(new_moves) >= len(old_moves) and new_moves[:len(old_moves)] == old_moves
+
+
+def _territory(state: Any) -> bool:
+    return isinstance(state, GameState) and state.rules.scoring == Scoring.TERRITORY
 
 
 def _pass_ends_game(state: Any) -> bool:

@@ -20,7 +20,7 @@ from miai.engine.config import SearchConfig
 from miai.engine.graph import Edge, Node
 from miai.engine.selection import puct_exploration, utility_stdev_factor
 from miai.go.coords import PASS
-from miai.go.geometry import symmetric_points
+from miai.go.geometry import neighbor_table, symmetric_points
 from miai.gtp.player import MoveInfo, RootInfo
 
 __all__ = ["Snapshot", "build_snapshot", "choose_move", "move_temperature", "PASS",
@@ -92,11 +92,14 @@ def choose_move(snapshot: Snapshot, temperature: float, rng: random.Random) -> i
 
 def build_snapshot(root: Node | None, state: Any, config: SearchConfig, playouts: int, elapsed: float,
                    permitted: Callable[[int], bool] | None = None,
-                   ending: Callable[[int, tuple[float, ...]], float] | None = None) -> Snapshot:
+                   ending: Callable[[int, tuple[float, ...]], float] | None = None,
+                   dame: np.ndarray | None = None) -> Snapshot:
     """Read the analysis off the graph: root statistics and the root moves (only ``permitted`` ones if given),
     converted from the graph's White view to the view of the side to move at the root. ``ending`` gives a root
     move's ending bonus as a utility (White's view) from the move and its child's statistics: it steers the move
-    choice (play values and LCB, as KataGo's) but not the figures shown."""
+    choice (play values and LCB, as KataGo's) but not the figures shown. ``dame``: the root's net ownership (the
+    mover's view) when KataGo's fillDameBeforePass applies (territory scoring): then a pass that some other move
+    matches is not chosen (``_pass_suppressed``)."""
     to_play = int(state.to_play)
     move_number = len(state.moves)
     if root is None or root.visits == 0:
@@ -111,11 +114,11 @@ def build_snapshot(root: Node | None, state: Any, config: SearchConfig, playouts
     if config.final_choice == "katago":
         # KataGo's getPlaySelectionValues: weights cut back in hindsight, then the best LCB raised. The reported
         # root reads every searched move's hindsight value, whatever the analysis was allowed to show.
-        _hindsight_play_values(root, rows, config)
-        every = rows
-        if permitted is not None:
-            every = _rows(root, config, None, ending)
-            _hindsight_play_values(root, every, config)
+        every = rows if permitted is None else _rows(root, config, None, ending)
+        for table in (rows,) if every is rows else (rows, every):
+            if dame is not None:
+                _suppress_pass(table, dame, int(state.size))
+            _hindsight_play_values(root, table, config)
         reported = _pruned_root(root, every)
         _raise_best_lcb(rows, config)
     else:  # the classic rules: most visits, or most wins (visits times winrate)
@@ -243,6 +246,40 @@ def _hindsight_play_values(root: Node, rows: list[_Row], config: SearchConfig) -
             gap = best_value - (r["utility"] + r["bonus"])
             wanted = 1e100 if gap <= 0.0 else max(0.0, explore * r["prior"] / gap - 1.0)
             r["play_value"] = math.ceil(min(r["weight"], wanted))
+
+
+def _suppress_pass(rows: list[_Row], ownership: np.ndarray, size: int) -> None:
+    """The pass's weight set to 0 where ``_pass_suppressed`` (KataGo: its play selection value is 0 from the start)."""
+    if _pass_suppressed(rows, ownership, size):
+        for r in rows:
+            if r["move"] == PASS:
+                r["weight"] = 0.0
+
+
+def _pass_suppressed(rows: list[_Row], ownership: np.ndarray, size: int) -> bool:
+    """KataGo's fillDameBeforePass (``Search::shouldSuppressPass``, searchhelpers.cpp): under territory scoring, the
+    root's pass is not played while a searched move that is not on the opponent's sure area (or touches the mover's
+    sure area) does about as well: utility within 0.1, score and lead within half a point, and enough weight (above
+    twice the square root of the pass's, or more than 500 edge visits). ``ownership`` is the root's net ownership
+    from the mover's view."""
+    passed = next((r for r in rows if r["move"] == PASS), None)
+    if passed is None or passed["weight"] <= 1e-10:
+        return False
+    neighbours = neighbor_table(size)
+    for r in rows:
+        move = r["move"]
+        if move == PASS:
+            continue
+        opponents = ownership[move] < -0.95
+        touches_own = any(ownership[n] > 0.95 for n in neighbours[move])
+        if opponents and not touches_own:
+            continue
+        if (r["edge_visits"] <= 500 and r["weight"] <= 2.0 * math.sqrt(passed["weight"])) or r["weight"] <= 1e-10:
+            continue
+        if (r["utility"] > passed["utility"] - 0.1 and r["score_mean"] > passed["score_mean"] - 0.5
+                and r["score_lead"] > passed["score_lead"] - 0.5):
+            return True
+    return False
 
 
 def _most_stable(rows: list[_Row]) -> _Row:

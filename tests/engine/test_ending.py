@@ -103,3 +103,29 @@ def test_the_score_utility_diff_is_the_difference_of_the_two_expected_values() -
                    - expected_score_value(4.0, 2.5, 3.0, config.dynamic_score_center_scale, 9)))
     assert valuation.score_utility_diff(mean, mean_sq, delta, 9) == pytest.approx(expected, abs=1e-12)
     assert valuation.score_utility_diff(mean, mean_sq, 0.0, 9) == 0.0
+
+
+def _row(move: int, weight: float, utility: float, score: float, edge_visits: int = 100) -> dict[str, object]:
+    return {"move": move, "weight": weight, "edge_visits": edge_visits, "utility": utility, "score_mean": score,
+            "score_lead": score}
+
+
+def test_fill_dame_before_pass_suppresses_a_pass_that_a_dame_move_matches() -> None:
+    """KataGo's fillDameBeforePass (shouldSuppressPass): under territory scoring the root's pass is not chosen while
+    a well-searched move, not inside the opponent's sure area, does within 0.1 utility and half a point."""
+    from miai.engine.snapshot import _pass_suppressed
+
+    ownership = np.zeros(25)
+    ownership[parse_gtp("E5", 5)] = -1.0  # White's sure point, no sure point of the mover's next to it
+    dame = parse_gtp("C3", 5)
+    rows = [_row(PASS, 100.0, 0.30, 2.0), _row(dame, 50.0, 0.25, 1.6)]
+    assert _pass_suppressed(rows, ownership, 5)  # type: ignore[arg-type]
+    worse = [_row(PASS, 100.0, 0.30, 2.0), _row(dame, 50.0, 0.15, 1.6)]  # 0.15 below the pass's utility
+    assert not _pass_suppressed(worse, ownership, 5)  # type: ignore[arg-type]
+    thin = [_row(PASS, 100.0, 0.30, 2.0), _row(dame, 19.0, 0.30, 2.0)]  # weight below 2 * sqrt(100)
+    assert not _pass_suppressed(thin, ownership, 5)  # type: ignore[arg-type]
+    inside = [_row(PASS, 100.0, 0.30, 2.0), _row(parse_gtp("E5", 5), 50.0, 0.30, 2.0)]
+    assert not _pass_suppressed(inside, ownership, 5)  # type: ignore[arg-type]
+    ownership[parse_gtp("D5", 5)] = 1.0  # ... unless it touches the mover's own sure area
+    assert _pass_suppressed(inside, ownership, 5)  # type: ignore[arg-type]
+
