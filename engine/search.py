@@ -256,7 +256,7 @@ class Search:
         old = self._root_state
         if old is None or self.root is None or not _same_game(old, state):
             return None
-        if self.config.conservative_pass and _pass_ends_game(state):
+        if self.config.conservative_pass and isinstance(state, GameState) and state.pass_ends_game_outright():
             # As KataGo: the graph scored this root's game-ending pass deeper down; searched on from the root now.
             return None
         node: Node | None = self.root
@@ -511,15 +511,15 @@ class Search:
 
     def _ending_bonus(self, state: Any, evaluation: Evaluation | None) -> tuple[dict[int, float], np.ndarray | None]:
         """KataGo's root ending bonus of each root move (engine/ending.py) and the root's own net ownership it is read
-        from (evaluated again if the kept root has none at hand, as KataGo does for it), which the dame rule of the
-        move choice reads too."""
+        from (the root evaluated again if a kept root has no evaluation at hand, as KataGo does for it), which the
+        dame rule of the move choice reads too."""
         cfg = self.config
         wanted = cfg.root_ending_bonus_points or (cfg.fill_dame_before_pass and _territory(state))
         if not wanted or not isinstance(state, GameState):
             return {}, None
-        if evaluation is None or evaluation.ownership is None:
+        if evaluation is None:
             evaluation = self._evaluate_root(state)
-        if evaluation.ownership is None:
+        if evaluation.ownership is None:  # (an evaluator without ownership: asking again would not help)
             return {}, None
         ownership = np.asarray(evaluation.ownership, dtype=np.float64)
         return ending_bonus(state, ownership, cfg.root_ending_bonus_points), ownership
@@ -620,7 +620,7 @@ class Search:
             # KataGo's forceNonTerminal: a pass that ends the game is searched on, not scored, from the root under
             # conservativePass and anywhere as a friendly pass (tested before the move, as KataGo does).
             searched_on = edge.child is None and move == PASS and isinstance(state, GameState) and (
-                (node is self.root and self.config.conservative_pass and _pass_ends_game(state))
+                (node is self.root and self.config.conservative_pass and state.pass_ends_game_outright())
                 or state.pass_is_friendly())
             state.play_unchecked(move)
             child = edge.child
@@ -1084,12 +1084,6 @@ def _same_game(old: SearchState, new: SearchState) -> bool:
 
 def _territory(state: Any) -> bool:
     return isinstance(state, GameState) and state.rules.scoring == Scoring.TERRITORY
-
-
-def _pass_ends_game(state: Any) -> bool:
-    """KataGo's passWouldEndGame: a pass would end the game itself, not only a phase. Under territory scoring two
-    passes end KataGo's main phase and its search goes on into the encore; miai plays no encore and scores there."""
-    return isinstance(state, GameState) and state.rules.scoring == Scoring.AREA and state.pass_ends_game()
 
 
 def _passing_hack_edge(node: Node, state: Any, chosen: Edge) -> Edge | None:

@@ -174,6 +174,12 @@ class GameState:
             return False  # that pass takes the button
         return self.consecutive_passes >= 1 or self.pass_repeats_position()
 
+    def pass_ends_game_outright(self) -> bool:
+        """KataGo's ``passWouldEndGame``: a pass would end the game itself, which needs area scoring. Under territory
+        scoring two passes end only KataGo's main phase (its encore follows, which miai does not play; miai ends the
+        game there: ``pass_ends_game`` is KataGo's passWouldEndPhase)."""
+        return self._rules.scoring == Scoring.AREA and self.pass_ends_game()
+
     def pass_is_friendly(self) -> bool:
         """Would a pass now end the game only as a friendly pass (KataGo's shouldSuppressEndGameFromFriendlyPass):
         the rules allow friendly passes under area scoring, the opponent has just passed, and the pass does not

@@ -116,7 +116,7 @@ class AdvantageEvaluator(Protocol):
 @runtime_checkable
 class RootEvaluator(Protocol):
     """An evaluator that evaluates a search's root its own way: KataGo's rootPolicyOptimism (the root's policy with
-    less of the optimistic head than the rest of the search)."""
+    less of the optimistic head than the rest of the search) and conservativePass (the end of the game hidden)."""
 
     max_batch: int
 

@@ -122,9 +122,7 @@ class Position:
         by less", nninputs.cpp); or, at a search's root under KataGo's conservativePass, any pass that would end the
         game under area scoring (passWouldEndGame; the search goes on past that pass, so the net must not see a game
         about to end: conservativePassAndIsRoot)."""
-        state = self.state
-        if self.friendly_pass_hidden or (self.conservative_root and state.rules.scoring == Scoring.AREA
-                                         and state.pass_ends_game()):
+        if self.friendly_pass_hidden or (self.conservative_root and self.state.pass_ends_game_outright()):
             return True
         return self.passing_hacks and self.state.pass_ends_game() and self.ending_now_would_not_win
 
