@@ -331,7 +331,8 @@ class NetConfig:
     cache_key: str = option("situation", "what the evaluation cache keys a position by: situation (stones, player, "
                             "ko, rules, komi, pass state; as KataGo) or input (every net input, history included)",
                             choices=("situation", "input"))
-    threads: int = option(0, "onnxruntime threads per net call (0 = one per CPU core, at most 4)", min=0)
+    threads: int = option(0, "onnxruntime threads per net call (0 = one per CPU core, at most 4), or playout "
+                             "processes sharing a batch with --model playouts (0 = one)", min=0)
     # KataGo evaluates each position under one random symmetry of the board (its nnRandomize), so that the net's
     # small asymmetries average out over the search instead of biasing it one way.
     symmetry: str = option("random", "board symmetry the net sees: random (one per evaluation, as KataGo), "

@@ -881,6 +881,11 @@ class Search:
         """Give a leaf its moves and priors (minus own true eyes) and its own value from the evaluation."""
         moves, priors = candidate_moves(evaluation.policy, state, self.config.forbid_eye_filling)
         node.set_moves(moves, priors)
+        amaf = evaluation.amaf
+        if (amaf is not None and amaf.prior_n is not None and amaf.prior_w is not None and node.amaf_n is None
+                and self.config.rave_equivalence > 0):
+            # Gelly and Silver's prior knowledge: the heuristics' imaginary playouts start the RAVE statistics.
+            node.amaf_n, node.amaf_w = amaf.prior_n.copy(), amaf.prior_w.copy()
         sign = 1 if state.to_play == WHITE else -1
         own = self._valuation.evaluated(evaluation, sign, state.size)
         node.set_value(own, self._valuation.weight(evaluation, own[2], state.size),

@@ -45,6 +45,10 @@ class Amaf:
     white_wins: np.ndarray  # float64 [2, size*size]
     playouts: int
     white_win_total: float
+    # Prior knowledge (miai.nets.playouts.knowledge): imaginary playouts and wins of the side to move per flat point,
+    # which start a new node's AMAF statistics.
+    prior_n: np.ndarray | None = None  # float64 [size*size]
+    prior_w: np.ndarray | None = None  # float64 [size*size]
 
 
 @dataclass(frozen=True)

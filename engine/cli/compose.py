@@ -67,7 +67,7 @@ def build_evaluator(model: str, config: Config, *, progress: bool = True) -> Any
             return load_bundled(folder, **cache, **options)
         if PlayoutEvaluator.is_spec(model):
             return PlayoutEvaluator.from_spec(model, seed=config.search.seed or None,
-                                              amaf=config.search.rave_equivalence > 0)
+                                              amaf=config.search.rave_equivalence > 0, workers=config.net.threads or 1)
         return load_evaluator(model, progress=bar, **cache, **options)
     except (OSError, EvaluatorError, PlayoutError, ValueError) as exc:
         raise click.ClickException(f"cannot load model {model}: {problem(exc, model)}") from exc

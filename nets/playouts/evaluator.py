@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import random
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -13,6 +16,7 @@ from miai.go.coords import PASS, Color
 from miai.go.rules import Scoring, Tax
 from miai.nets.evaluator import Amaf, Evaluation
 from miai.nets.playouts.board import PlayoutBoard, PlayoutError
+from miai.nets.playouts.knowledge import prior_knowledge
 from miai.nets.playouts.simulate import PlayoutPosition, PlayoutStats, board_from_position, run_playouts
 
 if TYPE_CHECKING:
@@ -133,7 +137,7 @@ def position_from_state(state: GameState) -> PlayoutPosition:
     )
 
 
-_SPEC_FLAGS = ("priors", "tactical", "noselfatari", "patterns")
+_SPEC_FLAGS = ("priors", "tactical", "noselfatari", "patterns", "knowledge")
 
 
 class PlayoutEvaluator:
@@ -151,6 +155,10 @@ class PlayoutEvaluator:
         amaf: also report all-moves-as-first statistics (``Evaluation.amaf``) for RAVE (``search.rave_equivalence``).
         patterns: playouts play MoGo's 3x3 patterns around the previous move before a random move
             (:meth:`PlayoutBoard.pattern_moves`; after the tactical answers when both are on).
+        knowledge: with ``amaf``, also give each evaluated position Go heuristics as imaginary playouts
+            (:func:`miai.nets.playouts.knowledge.prior_knowledge`), which start a new node's RAVE statistics.
+        workers: processes that share a batch of states (1 = all in this process). Their playouts are not
+            reproducible from ``seed``; :meth:`close` stops them (they also stop with this process).
     """
 
     def __init__(
@@ -161,6 +169,8 @@ class PlayoutEvaluator:
         tactical: bool = False,
         no_self_atari: bool = False,
         patterns: bool = False,
+        knowledge: bool = False,
+        workers: int = 1,
         seed: int | None = None,
         max_batch: int = 64,
         max_moves: int | None = None,
@@ -170,15 +180,35 @@ class PlayoutEvaluator:
             raise PlayoutError(f"playouts must be >= 1, got {playouts}")
         if max_batch < 1:
             raise PlayoutError(f"max_batch must be >= 1, got {max_batch}")
+        if workers < 1:
+            raise PlayoutError(f"workers must be >= 1, got {workers}")
         self.playouts = playouts
         self.priors = priors
         self.tactical = tactical
         self.no_self_atari = no_self_atari
         self.patterns = patterns
+        self.knowledge = knowledge
         self.max_batch = max_batch
         self.max_moves = max_moves
         self.amaf = amaf
+        self.workers = workers
+        self._seed = seed
         self._rng = random.Random(seed)
+        # Spawned, not forked: the engine has threads (GTP reader, pondering) that a fork would copy mid-state.
+        self._pool = (ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+                      if workers > 1 else None)
+
+    def close(self) -> None:
+        """Stop the worker processes, if any (the evaluator then works in this process)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def _options(self) -> dict[str, Any]:
+        """What a worker's own evaluator needs to play the same playouts (read at each call: ``amaf`` may change)."""
+        return {"playouts": self.playouts, "tactical": self.tactical, "no_self_atari": self.no_self_atari,
+                "patterns": self.patterns, "knowledge": self.knowledge, "max_moves": self.max_moves,
+                "amaf": self.amaf}
 
     @staticmethod
     def is_spec(name: str) -> bool:
@@ -193,7 +223,7 @@ class PlayoutEvaluator:
         ``N`` is the number of playouts per evaluation (default 1), ``priors`` switches on the capture/escape
         priors, ``tactical`` the capture/escape playout policy, ``noselfatari`` the refusal of self-atari of chains
         of two or more stones in the playouts and ``patterns`` MoGo's 3x3 patterns in the playouts. ``options`` may
-        set ``seed``, ``max_batch``, ``max_moves`` and ``amaf``; other keys (meant for nets) are ignored.
+        set ``seed``, ``max_batch``, ``max_moves``, ``amaf`` and ``workers``; other keys (meant for nets) are ignored.
 
         Raises:
             PlayoutError: if ``name`` is not such a spec.
@@ -211,14 +241,23 @@ class PlayoutEvaluator:
             else:
                 raise PlayoutError(f"bad part {part!r} in {name!r} (expected a count or one of "
                                    f"{', '.join(_SPEC_FLAGS)})")
-        known = {key: options[key] for key in ("seed", "max_batch", "max_moves", "amaf") if key in options}
+        known = {key: options[key] for key in ("seed", "max_batch", "max_moves", "amaf", "workers") if key in options}
         count = 1 if playouts is None else playouts
         return cls(count, priors="priors" in flags, tactical="tactical" in flags,
-                   no_self_atari="noselfatari" in flags, patterns="patterns" in flags, **known)
+                   no_self_atari="noselfatari" in flags, patterns="patterns" in flags,
+                   knowledge="knowledge" in flags, **known)
 
     def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
         """One ``Evaluation`` per state, from the side to move's view (see the module docstring)."""
-        return [self.evaluate_position(position_from_state(state)) for state in states]
+        positions = [position_from_state(state) for state in states]
+        if self._pool is None or len(positions) < 2:
+            return [self.evaluate_position(position) for position in positions]
+        share = -(-len(positions) // self.workers)
+        chunks = [positions[i:i + share] for i in range(0, len(positions), share)]
+        options = self._options()
+        return [evaluation for part in self._pool.map(_evaluate_in_worker, [options] * len(chunks),
+                                                      [self._seed] * len(chunks), chunks)
+                for evaluation in part]
 
     def evaluate_position(self, position: PlayoutPosition) -> Evaluation:
         """The ``Evaluation`` of a :class:`PlayoutPosition` (the same numbers :meth:`evaluate` gives a state)."""
@@ -241,11 +280,30 @@ class PlayoutEvaluator:
             score_stdev=stats.score_stdev,
             lead=stats.score_mean,
             ownership=stats.ownership(),
-            amaf=_amaf(stats),
+            amaf=self._amaf(stats, board, position, legal),
         )
 
+    def _amaf(self, stats: PlayoutStats, board: PlayoutBoard, position: PlayoutPosition,
+              legal: Sequence[int]) -> Amaf | None:
+        """The playouts' AMAF statistics, with the prior knowledge of the position when asked for."""
+        if stats.amaf_first is None or stats.amaf_white_wins is None:
+            return None
+        prior_n = prior_w = None
+        if self.knowledge:
+            last = PASS if position.last_move == PASS else board.geometry.points[position.last_move]
+            prior_n, prior_w = prior_knowledge(board, position.to_play, last, legal)
+        return Amaf(stats.amaf_first, stats.amaf_white_wins, stats.playouts, stats.white_win_total, prior_n, prior_w)
 
-def _amaf(stats: PlayoutStats) -> Amaf | None:
-    if stats.amaf_first is None or stats.amaf_white_wins is None:
-        return None
-    return Amaf(stats.amaf_first, stats.amaf_white_wins, stats.playouts, stats.white_win_total)
+
+_WORKER_EVALUATORS: dict[tuple[tuple[str, Any], ...], PlayoutEvaluator] = {}
+
+
+def _evaluate_in_worker(options: dict[str, Any], seed: int | None,
+                        positions: list[PlayoutPosition]) -> list[Evaluation]:
+    """A worker process's share of a batch: its own evaluator per set of options, seeded apart from the others."""
+    key = tuple(sorted(options.items()))
+    evaluator = _WORKER_EVALUATORS.get(key)
+    if evaluator is None:
+        worker_seed = None if seed is None else seed * 1_000_003 + os.getpid()
+        evaluator = _WORKER_EVALUATORS[key] = PlayoutEvaluator(**options, seed=worker_seed)
+    return [evaluator.evaluate_position(position) for position in positions]

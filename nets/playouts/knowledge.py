@@ -1,0 +1,139 @@
+"""Prior knowledge for new nodes of the classic search: Go heuristics as equivalent experience.
+
+Sources: S. Gelly and D. Silver, "Combining Online and Offline Knowledge in UCT" (ICML 2007), section 5: a new
+move starts with ``n_prior`` imaginary playouts won at the rate ``q_prior`` that a heuristic gives it, in its
+all-moves-as-first (RAVE) statistics, so that the first real playouts go to plausible moves instead of to whichever
+move a random ordering tries first. Fuego's even-game heuristic (SgUctPriorKnowledgeEven: every move 0.5 with a
+count of 50 on 9x9) is the base; Pachi and Fuego add local tactics on top: captures and escapes from atari are
+urged, self-atari of a chain and empty first-line moves discouraged, answers near the last move and MoGo's 3x3
+patterns (``miai.nets.playouts.patterns``) urged.
+
+:func:`prior_knowledge` gives, for the side to move, one imaginary playout count and one imaginary win count per
+flat point (pass has none: it is not in the AMAF statistics); the search adds them to a new node's AMAF arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from miai.go.coords import PASS
+from miai.go.geometry import board_geometry
+from miai.nets.playouts.board import BLACK, EMPTY, WHITE, PlayoutBoard
+from miai.nets.playouts.patterns import pattern_tables, rings
+
+
+@dataclass(frozen=True)
+class Knowledge:
+    """Imaginary playouts each heuristic gives a move (``docs/playouts.md``, "Prior knowledge"), and at what value.
+
+    ``even`` playouts at 0.5 for every legal move; then, each where it applies: ``capture`` won playouts for a move
+    that captures (plus ``per_stone`` per stone taken, up to four), ``escape`` won for one that saves a chain in
+    atari (leaving it two liberties or more), ``pattern`` won for a MoGo 3x3 pattern next to the last move,
+    ``near_last`` won for any point next to the last move (eight neighbours), ``self_atari`` lost for a move that
+    leaves a chain of two or more stones in atari without capturing, ``empty_edge`` lost for a first-line move with
+    no stone among its eight neighbours.
+    """
+
+    even: float = 10.0
+    capture: float = 20.0
+    per_stone: float = 5.0
+    escape: float = 20.0
+    pattern: float = 10.0
+    near_last: float = 5.0
+    self_atari: float = 20.0
+    empty_edge: float = 10.0
+
+
+def prior_knowledge(board: PlayoutBoard, color: int, last: int, legal: Sequence[int],
+                    knowledge: Knowledge = Knowledge()) -> tuple[np.ndarray, np.ndarray]:
+    """Imaginary (playouts, wins) per flat point for ``color`` to move on ``board``; ``last`` is the padded point
+    of the previous move (PASS if none), ``legal`` the flat legal moves. Points not in ``legal`` get nothing."""
+    geometry = board.geometry
+    area = geometry.size * geometry.size
+    n = np.zeros(area)
+    w = np.zeros(area)
+    if not legal:
+        return n, w
+    moves = np.asarray(legal, dtype=np.int64)
+    n[moves] = knowledge.even
+    w[moves] = 0.5 * knowledge.even
+    legal_set = set(int(m) for m in legal)
+    for move, won, lost in _tactics(board, color, legal_set, knowledge):
+        n[move] += won + lost
+        w[move] += won
+    if last != PASS:
+        _near_last(board, color, last, legal_set, knowledge, n, w)
+    if knowledge.empty_edge:
+        color_at = board.color
+        for move, ring in _first_line(geometry.size):
+            if move in legal_set and not any(color_at[q] == BLACK or color_at[q] == WHITE for q in ring):
+                n[move] += knowledge.empty_edge
+    return n, w
+
+
+@lru_cache(maxsize=32)
+def _first_line(size: int) -> tuple[tuple[int, tuple[int, ...]], ...]:
+    """(flat move, padded eight neighbours) of each first-line point of a ``size`` board."""
+    geometry = board_geometry(size)
+    ring = rings(size)
+    edge = (0, size - 1)
+    return tuple((move, ring[p]) for move, p in enumerate(geometry.points)
+                 if move % size in edge or move // size in edge)
+
+
+def _tactics(board: PlayoutBoard, color: int, legal: set[int], knowledge: Knowledge
+             ) -> list[tuple[int, float, float]]:
+    """(flat move, won, lost) imaginary playouts from captures, escapes and self-atari."""
+    geometry = board.geometry
+    flat = geometry.flat
+    head, color_at = board.head, board.color
+    libs: list[set[int]] = board.libs  # type: ignore[assignment]  # read at chain heads only
+    out: list[tuple[int, float, float]] = []
+    seen: set[int] = set()
+    for p in geometry.points:
+        c = color_at[p]
+        root = head[p]
+        if c == EMPTY or root in seen:
+            continue
+        seen.add(root)
+        chain_libs = libs[root]
+        if len(chain_libs) != 1:
+            continue
+        (liberty,) = chain_libs
+        move = flat[liberty]
+        if move not in legal:
+            continue
+        stones = len(board.members[root])  # type: ignore[arg-type]  # root heads a chain
+        if c != color:  # an opponent chain in atari: take it
+            out.append((move, knowledge.capture + knowledge.per_stone * min(4, stones), 0.0))
+        elif board._liberties_after(liberty, color) >= 2:  # our chain in atari: run
+            out.append((move, knowledge.escape, 0.0))
+    if knowledge.self_atari:
+        points = geometry.points
+        for move in legal:
+            if board.bad_self_atari(points[move], color):
+                out.append((move, 0.0, knowledge.self_atari))
+    return out
+
+
+def _near_last(board: PlayoutBoard, color: int, last: int, legal: set[int], knowledge: Knowledge,
+               n: np.ndarray, w: np.ndarray) -> None:
+    """Add the near-last-move and 3x3-pattern knowledge around ``last``."""
+    flat, color_at, ring = board.geometry.flat, board.color, board.ring
+    table = pattern_tables()[color]
+    for q in ring[last]:
+        move = flat[q]
+        if move not in legal:  # (off the board: -1)
+            continue
+        bonus = knowledge.near_last
+        a, b, c, d, e, f, g, h = ring[q]
+        code = (color_at[a] | color_at[b] << 2 | color_at[c] << 4 | color_at[d] << 6 | color_at[e] << 8
+                | color_at[f] << 10 | color_at[g] << 12 | color_at[h] << 14)
+        if table[code]:
+            bonus += knowledge.pattern
+        n[move] += bonus
+        w[move] += bonus
