@@ -218,7 +218,7 @@ class PlayoutEvaluator:
     @classmethod
     def from_spec(cls, name: str, **options: Any) -> PlayoutEvaluator:
         """Build from a model name as given to ``--model``:
-        ``playouts[:N][:priors][:tactical][:noselfatari][:patterns]`` (any order).
+        ``playouts[:N][:priors][:tactical][:noselfatari][:patterns][:knowledge]`` (any order).
 
         ``N`` is the number of playouts per evaluation (default 1), ``priors`` switches on the capture/escape
         priors, ``tactical`` the capture/escape playout policy, ``noselfatari`` the refusal of self-atari of chains

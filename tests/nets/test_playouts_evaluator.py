@@ -225,3 +225,25 @@ def test_playout_evaluator_satisfies_the_evaluator_protocol() -> None:
     from miai.nets.evaluator import Evaluator
 
     assert isinstance(PlayoutEvaluator(), Evaluator)
+
+
+def test_worker_processes_answer_each_state_in_order() -> None:
+    """Two worker processes share a batch: every answer belongs to its own state (board size, legal moves, the side
+    a huge komi favours), AMAF and prior knowledge included, and the evaluator works on after its workers close."""
+    from miai.go.rules import Rules
+    from miai.go.state import GameState
+
+    chinese = Rules.preset("chinese")
+    states = [GameState(9, chinese, 7.0), GameState(5, chinese, -40.5), GameState(5, chinese, 40.5),
+              GameState(7, Rules.preset("japanese"), 6.5)] * 3
+    evaluator = PlayoutEvaluator(4, amaf=True, knowledge=True, workers=2, seed=5)
+    try:
+        answers = evaluator.evaluate(states)
+    finally:
+        evaluator.close()
+    assert [len(a.policy) for a in answers] == [82, 26, 26, 50] * 3
+    assert [a.win for a in answers[1::4]] == [1.0] * 3 and [a.win for a in answers[2::4]] == [0.0] * 3
+    for state, answer in zip(states, answers):
+        assert answer.amaf is not None and answer.amaf.prior_n is not None
+        assert {int(m) for m in np.flatnonzero(answer.amaf.prior_n)} == set(state.legal_moves())
+    assert len(evaluator.evaluate(states[:2])) == 2  # closed: evaluated in this process
