@@ -137,7 +137,9 @@ def position_from_state(state: GameState) -> PlayoutPosition:
     )
 
 
-_SPEC_FLAGS = ("priors", "tactical", "noselfatari", "patterns", "knowledge")
+_SPEC_FLAGS = ("priors", "tactical", "noselfatari", "patterns", "knowledge", "light")
+# What ``playouts`` alone plays, the strongest measured combination (docs/playouts.md); ``light`` drops them.
+MODE_DEFAULTS = frozenset({"noselfatari", "knowledge"})
 
 
 class PlayoutEvaluator:
@@ -218,11 +220,13 @@ class PlayoutEvaluator:
     @classmethod
     def from_spec(cls, name: str, **options: Any) -> PlayoutEvaluator:
         """Build from a model name as given to ``--model``:
-        ``playouts[:N][:priors][:tactical][:noselfatari][:patterns][:knowledge]`` (any order).
+        ``playouts[:N][:priors][:tactical][:noselfatari][:patterns][:knowledge][:light]`` (any order).
 
         ``N`` is the number of playouts per evaluation (default 1), ``priors`` switches on the capture/escape
         priors, ``tactical`` the capture/escape playout policy, ``noselfatari`` the refusal of self-atari of chains
-        of two or more stones in the playouts and ``patterns`` MoGo's 3x3 patterns in the playouts. ``options`` may
+        of two or more stones in the playouts, ``patterns`` MoGo's 3x3 patterns in the playouts and ``knowledge``
+        the prior knowledge of new nodes. ``noselfatari`` and ``knowledge`` (:data:`MODE_DEFAULTS`) are on unless
+        ``light`` is named: ``playouts:light`` is the textbook light playout, flags named with it add to it. ``options`` may
         set ``seed``, ``max_batch``, ``max_moves``, ``amaf`` and ``workers``; other keys (meant for nets) are ignored.
 
         Raises:
@@ -242,6 +246,7 @@ class PlayoutEvaluator:
                 raise PlayoutError(f"bad part {part!r} in {name!r} (expected a count or one of "
                                    f"{', '.join(_SPEC_FLAGS)})")
         known = {key: options[key] for key in ("seed", "max_batch", "max_moves", "amaf", "workers") if key in options}
+        flags = flags - {"light"} if "light" in flags else flags | MODE_DEFAULTS
         count = 1 if playouts is None else playouts
         return cls(count, priors="priors" in flags, tactical="tactical" in flags,
                    no_self_atari="noselfatari" in flags, patterns="patterns" in flags,

@@ -274,7 +274,7 @@ def test_rave_finds_the_capture_more_often_at_few_playouts() -> None:
             config = apply_overrides(Config(), [f"search.seed={seed}", "search.max_visits=100", "search.max_time=0",
                                                 "search.selection=ucb1-tuned", "search.use_lcb=false",
                                                 f"search.rave_equivalence={rave}"])
-            player = EnginePlayer(PlayoutEvaluator.from_spec("playouts", seed=seed, amaf=rave > 0), config)
+            player = EnginePlayer(PlayoutEvaluator.from_spec("playouts:light", seed=seed, amaf=rave > 0), config)
             hits += player.genmove(state, Color.BLACK) == parse_gtp("C4", 5)
         found[rave] = hits
     assert found[1000] >= 6 and found[1000] > found[0], found

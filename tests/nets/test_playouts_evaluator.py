@@ -216,6 +216,12 @@ def test_model_name_spec() -> None:
     both = PlayoutEvaluator.from_spec("playouts:tactical:4:priors")
     assert both.tactical and both.priors and both.playouts == 4
     assert not plain.tactical
+    # The mode's defaults (no self-atari, prior knowledge) unless "light" is named; flags named with it add to it.
+    assert plain.no_self_atari and plain.knowledge and not plain.patterns
+    light = PlayoutEvaluator.from_spec("playouts:light")
+    assert not (light.no_self_atari or light.knowledge or light.tactical or light.patterns or light.priors)
+    light_tactical = PlayoutEvaluator.from_spec("playouts:light:tactical")
+    assert light_tactical.tactical and not light_tactical.no_self_atari
     for bad in ("playout", "playouts:x", "playouts:0", "playouts:1:2", "playouts:priors:priors", "playouts:2:a:b:c"):
         with pytest.raises(PlayoutError):
             PlayoutEvaluator.from_spec(bad)

@@ -110,7 +110,7 @@ def test_search_with_knowledge_finds_the_capture_sooner() -> None:
     for colour, vertex in (("b", "B3"), ("w", "C3"), ("b", "D3"), ("w", "pass"), ("b", "C2"), ("w", "pass")):
         state.push(parse_gtp(vertex, 5), Color.BLACK if colour == "b" else Color.WHITE)
     found = {}
-    for spec in ("playouts", "playouts:knowledge"):
+    for spec in ("playouts:light", "playouts:light:knowledge"):
         hits = 0
         for seed in range(1, 11):
             config = apply_overrides(Config(), [f"search.seed={seed}", "search.max_visits=30", "search.max_time=0",
@@ -119,4 +119,4 @@ def test_search_with_knowledge_finds_the_capture_sooner() -> None:
             player = EnginePlayer(PlayoutEvaluator.from_spec(spec, seed=seed, amaf=True), config)
             hits += player.genmove(state, Color.BLACK) == parse_gtp("C4", 5)
         found[spec] = hits
-    assert found["playouts:knowledge"] >= 9 and found["playouts:knowledge"] > found["playouts"], found
+    assert found["playouts:light:knowledge"] >= 9 and found["playouts:light:knowledge"] > found["playouts:light"], found
