@@ -120,3 +120,26 @@ def test_search_with_knowledge_finds_the_capture_sooner() -> None:
             hits += player.genmove(state, Color.BLACK) == parse_gtp("C4", 5)
         found[spec] = hits
     assert found["playouts:light:knowledge"] >= 9 and found["playouts:light:knowledge"] > found["playouts:light"], found
+
+
+def test_the_search_starts_a_new_node_s_amaf_statistics_with_the_knowledge() -> None:
+    from miai.engine.config import SearchConfig
+    from miai.engine.search import Search
+    from miai.go.rules import Rules
+    from miai.go.state import GameState
+
+    state = GameState(5, Rules.preset("chinese"), 7.0)
+    search = Search(PlayoutEvaluator(amaf=True, knowledge=True, seed=1),
+                    SearchConfig(selection="ucb1-tuned", rave_equivalence=1000.0, max_visits=1, max_time=0.0))
+    search.set_root(state)
+    search.run()
+    root = search.root
+    assert root is not None and root.amaf_n is not None and root.amaf_w is not None
+    board = PlayoutBoard.from_stones([0] * 25, 5)
+    n, w = prior_knowledge(board, BLACK, PASS, state.legal_moves())
+    assert np.array_equal(root.amaf_n, n) and np.array_equal(root.amaf_w, w)  # the root's own playout is not AMAF
+    off = Search(PlayoutEvaluator(amaf=True, knowledge=True, seed=1),
+                 SearchConfig(selection="ucb1-tuned", rave_equivalence=0.0, max_visits=1, max_time=0.0))
+    off.set_root(state)
+    off.run()
+    assert off.root is not None and off.root.amaf_n is None  # RAVE off: nothing to start
