@@ -23,7 +23,7 @@ import numpy as np
 from miai.go.coords import PASS
 from miai.go.geometry import board_geometry
 from miai.nets.playouts.board import EMPTY, PlayoutBoard
-from miai.nets.playouts.patterns import pattern_tables, rings
+from miai.nets.playouts.patterns import neighbourhood_code, pattern_tables, rings
 
 
 @dataclass(frozen=True)
@@ -134,10 +134,7 @@ def _near_last(board: PlayoutBoard, color: int, last: int, legal: set[int], know
         if move not in legal:  # (off the board: -1)
             continue
         bonus = knowledge.near_last
-        a, b, c, d, e, f, g, h = ring[q]
-        code = (color_at[a] | color_at[b] << 2 | color_at[c] << 4 | color_at[d] << 6 | color_at[e] << 8
-                | color_at[f] << 10 | color_at[g] << 12 | color_at[h] << 14)
-        if table[code]:
+        if table[neighbourhood_code(color_at, ring[q])]:
             bonus += knowledge.pattern
         n[move] += bonus
         w[move] += bonus
