@@ -40,7 +40,7 @@ def default_net() -> Path | None:
 
 
 def build_evaluator(model: str, config: Config, *, progress: bool = True) -> Any:
-    """An evaluator for ``model``: ``default``, ``playouts[:N][:priors]``, ``uniform``, an .onnx or KataGo file, or a
+    """An evaluator for ``model``: ``default``, a playout spec (``PlayoutEvaluator.from_spec``), ``uniform``, an .onnx or KataGo file, or a
     folder of nets with manifests (as ``nets/default``).
 
     Raises:
