@@ -40,8 +40,8 @@ def default_net() -> Path | None:
 
 
 def build_evaluator(model: str, config: Config, *, progress: bool = True) -> Any:
-    """An evaluator for ``model``: ``default``, a playout spec (``PlayoutEvaluator.from_spec``), ``uniform``, an .onnx or KataGo file, or a
-    folder of nets with manifests (as ``nets/default``).
+    """An evaluator for ``model``: ``default``, a playout spec (``PlayoutEvaluator.from_spec``), ``uniform``, an
+    .onnx or KataGo file, or a folder of nets with manifests (as ``nets/default``).
 
     Raises:
         click.ClickException: the model cannot be loaded (the message names the file and the problem).
