@@ -226,8 +226,8 @@ class PlayoutEvaluator:
         priors, ``tactical`` the capture/escape playout policy, ``noselfatari`` the refusal of self-atari of chains
         of two or more stones in the playouts, ``patterns`` MoGo's 3x3 patterns in the playouts and ``knowledge``
         the prior knowledge of new nodes. ``noselfatari`` and ``knowledge`` (:data:`MODE_DEFAULTS`) are on unless
-        ``light`` is named: ``playouts:light`` is the textbook light playout, flags named with it add to it. ``options`` may
-        set ``seed``, ``max_batch``, ``max_moves``, ``amaf`` and ``workers``; other keys (meant for nets) are ignored.
+        ``light`` is named: ``playouts:light`` is the textbook light playout, flags named with it add to it.
+        ``options`` may set ``seed``, ``max_batch``, ``max_moves``, ``amaf`` and ``workers``; other keys (meant for nets) are ignored.
 
         Raises:
             PlayoutError: if ``name`` is not such a spec.
