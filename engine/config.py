@@ -270,10 +270,18 @@ class PlayerConfig:
     """How the GTP player uses the search: resignation, the clock's lag reserve, pondering (they were in [search]
     before, and ``search.<name>`` still works)."""
 
-    resign_threshold: float = option(0.0, "resign when the winrate stays below this (0 = never resign)",
+    # KataGo's GTP resigns by default (allowResignation, resignThreshold -0.90 as a win-loss value); so does miai,
+    # by the same rule (engine/resign.py).
+    resign_threshold: float = option(0.05, "resign when the winrate stays below this (0 = never resign)",
                                      min=0.0, max=0.5, katago="resignThreshold", formerly="search")
     resign_consecutive: int = option(3, "moves in a row below resign_threshold before resigning", min=1,
                                      katago="resignConsecTurns", formerly="search")
+    resign_min_score_difference: float = option(
+        0.0, "never resign while behind by fewer points than this (0 = the score does not matter)", min=0.0,
+        katago="resignMinScoreDifference")
+    resign_min_moves_per_board_area: float = option(
+        0.0, "never resign before this many moves per point of the board (0.25: move 90 on 19x19)", min=0.0,
+        max=1.0, katago="resignMinMovesPerBoardArea")
     dynamic_pda_cap_per_opp_lead: float = option(
         0.045, "handicap play: the side that starts behind searches with a playout doubling advantage of up to this "
         "much per point behind, adjusted to keep its winrate near 5-25% (genmove only; 0 = off; docs/search.md)",

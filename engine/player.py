@@ -10,7 +10,9 @@ Move choice on top of the search:
   so it does not pass into a lost count and it captures dead stones before passing (what CGOS's Tromp-Taylor
   scoring needs);
 - ``kgs-genmove_cleanup`` forbids passing while the opponent still has stones the engine thinks are dead;
-- resignation needs ``player.resign_threshold`` > 0 and that many consecutive low-winrate moves.
+- resignation follows KataGo's GTP rule (``miai.engine.resign``): ``player.resign_consecutive`` searches of this
+  game in a row below ``player.resign_threshold``, unless the game is young, close, or a handicap game White may
+  still catch up in (0 turns it off).
 
 Time: a move's clock starts when ``genmove`` is called, so the net's first run on a new board size (done early
 by :meth:`EnginePlayer.warm_up`) and tree reuse are charged to it; a clock's budget is met by stopping one batch
@@ -32,6 +34,7 @@ import numpy as np
 
 from miai.engine.config import Config, ConfigError, PlayerConfig, SearchConfig, get_option, katago_names, set_option
 from miai.engine.handicap import dynamic_pda_for_white
+from miai.engine.resign import should_resign
 from miai.engine.search import Search
 from miai.engine.snapshot import (Snapshot, average_ownership, ownership_moments, pv_visits,
                                   with_symmetric_copies)
@@ -78,13 +81,12 @@ class EnginePlayer(Player):
         self.search = Search(evaluator, self.config.search)
         self._time_control = TimeControl()
         self._clocks: dict[Color, Clock] = {}
-        self._low_winrate_streak = 0
         self._ponder_thread: threading.Thread | None = None
         self._ponder_stop = threading.Event()
         self._interrupt: threading.Event | None = None
         self._batch_seconds: dict[int, float] = {}  # board size -> seconds one search batch takes (measured)
         self._warned_unlimited = False
-        self._handicap_play = _HandicapPlay()
+        self._game = _GameValues()
 
     # ------------------------------------------------------------------------------------------ decisions
     def genmove(
@@ -103,16 +105,17 @@ class EnginePlayer(Player):
         root = _root_for(state, color, fresh_passes=cleanup)
         seconds = self._move_seconds(root, color, start)
         calls_before = self.search.stats().get("eval_batches", 0)
-        self._set_playout_advantage(root, self._handicap_play.advantage(root, self.config.player))
+        self._set_playout_advantage(root, self._game.advantage(root, self.config.player))
         snapshot = self._search(root, self._interrupt, analysis, emit, seconds)
-        self._handicap_play.record(root, snapshot)
+        self._game.record(root, snapshot)
         if analysis is not None and emit is not None:
             # KataGo prints the final analysis before ``play``, however short the search was: a GUI always sees
             # the figures of the move it is shown.
             emit(self._analysis_snapshot(snapshot, root, analysis))
         self._note_batch_time(root.size, snapshot, self.search.stats().get("eval_batches", 0) - calls_before)
         self._clock(color).charge(time.monotonic() - start)
-        if self._should_resign(snapshot):
+        if snapshot.root.visits > 0 and should_resign(root, self._game.white_values, self._game.white_lead,
+                                                      self.config.player):
             return RESIGN
         move = self.search.best_move(snapshot)  # with one visit: the policy's top move
         if move == PASS and cleanup:
@@ -247,9 +250,9 @@ class EnginePlayer(Player):
     def _set_playout_advantage(self, root: GameState, value: float) -> None:
         """Give the side to move at ``root`` the playout doubling advantage ``value`` (its opponent ``-value``); the
         graph is searched afresh when that changes, since every evaluation in it was made with the old one."""
-        if set_playout_advantage(self.evaluator, int(root.to_play), value) and value != self._handicap_play.applied:
+        if set_playout_advantage(self.evaluator, int(root.to_play), value) and value != self._game.applied:
             self.search.clear()
-        self._handicap_play.applied = value
+        self._game.applied = value
 
     def on_state_changed(self, state: GameState) -> None:
         """A new board size is warmed up now, before any genmove's clock runs."""
@@ -326,13 +329,6 @@ class EnginePlayer(Player):
                 if root.is_legal(liberty):
                     return liberty
         return PASS
-
-    def _should_resign(self, snapshot: Snapshot) -> bool:
-        threshold = self.config.player.resign_threshold
-        if threshold <= 0 or snapshot.root.visits == 0:
-            return False
-        self._low_winrate_streak = self._low_winrate_streak + 1 if snapshot.root.winrate < threshold else 0
-        return self._low_winrate_streak >= self.config.player.resign_consecutive
 
     # ------------------------------------------------------------------------------------------ clocks
     def _clock(self, color: Color) -> Clock:
@@ -461,14 +457,17 @@ def _allowed_moves(request: AnalyzeRequest, color: Color, size: int) -> set[int]
     return moves
 
 
-class _HandicapPlay:
-    """The dynamic playout doubling advantage across one game's genmoves (miai.engine.handicap): the root win-loss
-    values of the game's searches so far, the advantage last chosen, and the one the evaluator has now."""
+class _GameValues:
+    """What one game's genmoves remember (KataGo's recentWinLossValues): the root win-loss values of the game's
+    searches so far, which resignation (miai.engine.resign) and the dynamic playout doubling advantage
+    (miai.engine.handicap) read, the latest root score lead, the advantage last chosen, and the one the evaluator
+    has now."""
 
     def __init__(self) -> None:
         self.game: tuple[Any, ...] | None = None
         self.moves = 0
         self.white_values: list[float] = []
+        self.white_lead = 0.0
         self.for_white = 0.0
         self.applied = 0.0  # from the side to move's view, as last given to the evaluator
 
@@ -483,7 +482,8 @@ class _HandicapPlay:
         return self.for_white if root.to_play == Color.WHITE else -self.for_white
 
     def record(self, root: GameState, snapshot: Snapshot) -> None:
-        """Keep the search's root win-loss value, from White's view."""
+        """Keep the search's root win-loss value and score lead, from White's view."""
         if snapshot.root.visits > 0:
-            value = 2.0 * snapshot.root.winrate - 1.0
-            self.white_values.append(value if root.to_play == Color.WHITE else -value)
+            sign = 1.0 if root.to_play == Color.WHITE else -1.0
+            self.white_values.append(sign * (2.0 * snapshot.root.winrate - 1.0))
+            self.white_lead = sign * snapshot.root.score_lead
