@@ -137,7 +137,7 @@ def position_from_state(state: GameState) -> PlayoutPosition:
     )
 
 
-_SPEC_FLAGS = ("priors", "tactical", "noselfatari", "patterns", "knowledge", "light")
+_SPEC_FLAGS = ("priors", "tactical", "noselfatari", "patterns", "knowledge", "light", "python")
 # What ``playouts`` alone plays, the strongest measured combination (docs/playouts.md); ``light`` drops them.
 MODE_DEFAULTS = frozenset({"noselfatari", "knowledge"})
 
@@ -161,6 +161,8 @@ class PlayoutEvaluator:
             (:func:`miai.nets.playouts.knowledge.prior_knowledge`), which start a new node's RAVE statistics.
         workers: processes that share a batch of states (1 = all in this process). Their playouts are not
             reproducible from ``seed``; :meth:`close` stops them (they also stop with this process).
+        compiled: play the playouts on the compiled board (:mod:`miai.nets.playouts.compiled`) where it can (numba
+            installed, neither ``tactical`` nor ``patterns``, no stone-scoring tax); False: always in Python.
     """
 
     def __init__(
@@ -173,6 +175,7 @@ class PlayoutEvaluator:
         patterns: bool = False,
         knowledge: bool = False,
         workers: int = 1,
+        compiled: bool = True,
         seed: int | None = None,
         max_batch: int = 64,
         max_moves: int | None = None,
@@ -194,6 +197,9 @@ class PlayoutEvaluator:
         self.max_moves = max_moves
         self.amaf = amaf
         self.workers = workers
+        self.compiled = compiled
+        if compiled:
+            _compiled().warm_up()
         self._seed = seed
         self._rng = random.Random(seed)
         # Spawned, not forked: the engine has threads (GTP reader, pondering) that a fork would copy mid-state.
@@ -210,7 +216,7 @@ class PlayoutEvaluator:
         """What a worker's own evaluator needs to play the same playouts (read at each call: ``amaf`` may change)."""
         return {"playouts": self.playouts, "tactical": self.tactical, "no_self_atari": self.no_self_atari,
                 "patterns": self.patterns, "knowledge": self.knowledge, "max_moves": self.max_moves,
-                "amaf": self.amaf}
+                "amaf": self.amaf, "compiled": self.compiled}
 
     @staticmethod
     def is_spec(name: str) -> bool:
@@ -220,13 +226,14 @@ class PlayoutEvaluator:
     @classmethod
     def from_spec(cls, name: str, **options: Any) -> PlayoutEvaluator:
         """Build from a model name as given to ``--model``:
-        ``playouts[:N][:priors][:tactical][:noselfatari][:patterns][:knowledge][:light]`` (any order).
+        ``playouts[:N][:priors][:tactical][:noselfatari][:patterns][:knowledge][:light][:python]`` (any order).
 
         ``N`` is the number of playouts per evaluation (default 1), ``priors`` switches on the capture/escape
         priors, ``tactical`` the capture/escape playout policy, ``noselfatari`` the refusal of self-atari of chains
         of two or more stones in the playouts, ``patterns`` MoGo's 3x3 patterns in the playouts and ``knowledge``
         the prior knowledge of new nodes. ``noselfatari`` and ``knowledge`` (:data:`MODE_DEFAULTS`) are on unless
         ``light`` is named: ``playouts:light`` is the textbook light playout, flags named with it add to it.
+        ``python`` plays the playouts in Python even where the compiled board could (for comparisons).
         ``options`` may set ``seed``, ``max_batch``, ``max_moves``, ``amaf`` and ``workers``; other keys (meant for nets) are ignored.
 
         Raises:
@@ -250,7 +257,7 @@ class PlayoutEvaluator:
         count = 1 if playouts is None else playouts
         return cls(count, priors="priors" in flags, tactical="tactical" in flags,
                    no_self_atari="noselfatari" in flags, patterns="patterns" in flags,
-                   knowledge="knowledge" in flags, **known)
+                   knowledge="knowledge" in flags, compiled="python" not in flags, **known)
 
     def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
         """One ``Evaluation`` per state, from the side to move's view (see the module docstring)."""
@@ -267,9 +274,7 @@ class PlayoutEvaluator:
     def evaluate_position(self, position: PlayoutPosition) -> Evaluation:
         """The ``Evaluation`` of a :class:`PlayoutPosition` (the same numbers :meth:`evaluate` gives a state)."""
         board = board_from_position(position)
-        stats = run_playouts(position, self.playouts, self._rng, max_moves=self.max_moves, template=board,
-                             tactical=self.tactical, amaf=self.amaf, no_self_atari=self.no_self_atari,
-                             patterns=self.patterns)
+        stats = self._playouts(position, board)
         legal = legal_board_moves(board, position)
         if self.priors:
             policy = move_priors(board, legal, position.to_play)
@@ -288,6 +293,19 @@ class PlayoutEvaluator:
             amaf=self._amaf(stats, board, position, legal),
         )
 
+    def _playouts(self, position: PlayoutPosition, board: PlayoutBoard) -> PlayoutStats:
+        """This evaluation's playouts: compiled where they can be, else on the Python ``board``."""
+        if self.compiled:
+            fast = _compiled()
+            if fast.supports(position, self.tactical, self.patterns):
+                stats: PlayoutStats = fast.run_playouts_compiled(position, self.playouts, self._rng,
+                                                                 max_moves=self.max_moves, amaf=self.amaf,
+                                                                 no_self_atari=self.no_self_atari)
+                return stats
+        return run_playouts(position, self.playouts, self._rng, max_moves=self.max_moves, template=board,
+                            tactical=self.tactical, amaf=self.amaf, no_self_atari=self.no_self_atari,
+                            patterns=self.patterns)
+
     def _amaf(self, stats: PlayoutStats, board: PlayoutBoard, position: PlayoutPosition,
               legal: Sequence[int]) -> Amaf | None:
         """The playouts' AMAF statistics, with the prior knowledge of the position when asked for."""
@@ -298,6 +316,14 @@ class PlayoutEvaluator:
             last = PASS if position.last_move == PASS else board.geometry.points[position.last_move]
             prior_n, prior_w = prior_knowledge(board, position.to_play, last, legal)
         return Amaf(stats.amaf_first, stats.amaf_white_wins, stats.playouts, stats.white_win_total, prior_n, prior_w)
+
+
+def _compiled() -> Any:
+    """The compiled playouts module, imported on first use: numba takes a while to import, and only the playout
+    mode needs it."""
+    from miai.nets.playouts import compiled
+
+    return compiled
 
 
 _WORKER_EVALUATORS: dict[tuple[tuple[str, Any], ...], PlayoutEvaluator] = {}

@@ -1,0 +1,489 @@
+"""Compiled playouts: the light playout (and ``noselfatari``) as machine code through numba, when it is installed.
+
+CPython spends most of a playout interpreting (``docs/playouts.md``, "Speed"); numba compiles these functions to
+machine code on first use (cached on disk afterwards), which plays the same playouts tens of times faster. numba is
+optional (``pip install 'miai[fast]'``): without it :data:`AVAILABLE` is False and the evaluator uses the Python
+board (``miai.nets.playouts.board``), which also keeps the playout rules this module lacks (``tactical``,
+``patterns``) and the stone-scoring tax.
+
+The rules are :class:`~miai.nets.playouts.board.PlayoutBoard`'s: a uniformly random legal move (simple ko, no
+suicide) that does not fill the mover's own true eye, drawn without replacement; with ``no_self_atari`` a move that
+leaves a chain of two or more stones in atari without capturing is refused; two passes end the playout, or three
+times the board area in moves. Chains keep pseudo-liberties (each stone-empty adjacency once) with the sum and the
+sum of squares of those points, so that a chain is in atari exactly when ``count * squares == sum * sum`` (all its
+pseudo-liberties are one point), as fast playout boards do; other counts walk the chain.
+
+Boards are padded: ``W = size + 2`` columns and rows, point ``(y + 1) * W + x + 1``, colour 3 off the board.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Callable, TypeVar
+
+import numpy as np
+
+from miai.nets.playouts.simulate import PlayoutPosition, PlayoutStats
+
+
+
+def _load_numba() -> Any:
+    try:
+        import numba
+    except ImportError:  # the optional extra is not installed: the Python playouts are used
+        return None
+    return numba
+
+
+_NUMBA = _load_numba()
+AVAILABLE = _NUMBA is not None
+"""True when numba is installed and the compiled playouts can run."""
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+_EMPTY, _BLACK, _WHITE, _OFF = 0, 1, 2, 3
+
+
+def _jit(function: _F) -> _F:
+    """Compiled (machine code cached in numba's cache directory) when numba is there, plain Python otherwise."""
+    if _NUMBA is None:
+        return function
+    compiled: _F = _NUMBA.njit(cache=True, nogil=True)(function)
+    return compiled
+
+
+@_jit
+def _in_atari(plib: Any, lsum: Any, lsq: Any, h: int) -> bool:
+    """The chain headed by ``h`` has exactly one liberty (all its pseudo-liberties are the same point)."""
+    return bool(plib[h] > 0 and plib[h] * lsq[h] == lsum[h] * lsum[h])
+
+
+@_jit
+def _add_liberty(plib: Any, lsum: Any, lsq: Any, h: int, p: int, sign: int) -> None:
+    plib[h] += sign
+    lsum[h] += sign * p
+    lsq[h] += sign * p * p
+
+
+@_jit
+def _build(stones: Any, size: int, color: Any, head: Any, nxt: Any, csize: Any, plib: Any, lsum: Any, lsq: Any,
+           empties: Any, where: Any) -> int:
+    """Set the board arrays from the flat ``stones`` (0/1/2); return the number of empty points."""
+    width = size + 2
+    color[:] = _OFF
+    head[:] = 0
+    plib[:] = 0
+    lsum[:] = 0
+    lsq[:] = 0
+    count = 0
+    for y in range(size):
+        for x in range(size):
+            p = (y + 1) * width + x + 1
+            color[p] = stones[y * size + x]
+            head[p] = p
+            nxt[p] = p
+            csize[p] = 1
+            if color[p] == _EMPTY:
+                empties[count] = p
+                where[p] = count
+                count += 1
+    steps = (-1, 1, -width, width)
+    for y in range(size):
+        for x in range(size):
+            p = (y + 1) * width + x + 1
+            if color[p] == _EMPTY:
+                continue
+            for d in steps:
+                n = p + d
+                if color[n] == color[p] and head[n] != head[p]:
+                    _merge(head, nxt, csize, plib, lsum, lsq, head[p], head[n])
+    for y in range(size):
+        for x in range(size):
+            p = (y + 1) * width + x + 1
+            if color[p] == _EMPTY:
+                continue
+            for d in steps:
+                if color[p + d] == _EMPTY:
+                    _add_liberty(plib, lsum, lsq, head[p], p + d, 1)
+    return count
+
+
+@_jit
+def _merge(head: Any, nxt: Any, csize: Any, plib: Any, lsum: Any, lsq: Any, a: int, b: int) -> int:
+    """Join the chains headed by ``a`` and ``b`` (the smaller relabelled into the larger); return the new head."""
+    if csize[a] < csize[b]:
+        a, b = b, a
+    q = b
+    while True:
+        head[q] = a
+        q = nxt[q]
+        if q == b:
+            break
+    nxt[a], nxt[b] = nxt[b], nxt[a]
+    csize[a] += csize[b]
+    plib[a] += plib[b]
+    lsum[a] += lsum[b]
+    lsq[a] += lsq[b]
+    return a
+
+
+@_jit
+def _place(p: int, c: int, width: int, color: Any, head: Any, nxt: Any, csize: Any, plib: Any, lsum: Any, lsq: Any,
+           empties: Any, where: Any, count: int, captures: Any) -> tuple[int, int]:
+    """Put a ``c`` stone on empty ``p`` (legal): merge, capture; return (empty points now, ko point or -1)."""
+    count -= 1  # take p off the empty list: the last entry fills its slot
+    last = empties[count]
+    empties[where[p]] = last
+    where[last] = where[p]
+    color[p] = c
+    head[p] = p
+    nxt[p] = p
+    csize[p] = 1
+    plib[p] = 0
+    lsum[p] = 0
+    lsq[p] = 0
+    steps = (-1, 1, -width, width)
+    for d in steps:
+        n = p + d
+        if color[n] == _EMPTY:
+            _add_liberty(plib, lsum, lsq, p, n, 1)
+        elif color[n] != _OFF and n != p:
+            _add_liberty(plib, lsum, lsq, head[n], p, -1)
+    root = p
+    for d in steps:
+        n = p + d
+        if color[n] == c and head[n] != root:
+            root = _merge(head, nxt, csize, plib, lsum, lsq, root, head[n])
+    opponent = 3 - c
+    taken, single = 0, -1
+    for d in steps:
+        n = p + d
+        if color[n] == opponent and plib[head[n]] == 0:
+            h = head[n]
+            removed = csize[h]
+            q = h
+            while True:  # off the board first, then the capturers gain the points as liberties
+                color[q] = _EMPTY
+                empties[count] = q
+                where[q] = count
+                count += 1
+                q = nxt[q]
+                if q == h:
+                    break
+            while True:
+                for e in steps:
+                    r = q + e
+                    if color[r] == _BLACK or color[r] == _WHITE:
+                        _add_liberty(plib, lsum, lsq, head[r], q, 1)
+                q = nxt[q]
+                if q == h:
+                    break
+            taken += removed
+            single = n
+    captures[c] += taken
+    root = head[p]
+    if taken == 1 and csize[root] == 1 and plib[root] == 1:
+        return count, single
+    return count, -1
+
+
+@_jit
+def _bad_self_atari(p: int, c: int, width: int, color: Any, head: Any, nxt: Any, plib: Any, lsum: Any, lsq: Any,
+                    mark: Any, stamp: int) -> bool:
+    """A ``c`` stone at empty ``p`` joins a chain of two or more stones left with one liberty, capturing nothing
+    (``PlayoutBoard.bad_self_atari``). ``mark`` holds ``stamp`` for points counted here (a fresh stamp per call)."""
+    steps = (-1, 1, -width, width)
+    empty, friends = 0, False
+    for d in steps:
+        n = p + d
+        k = color[n]
+        if k == _EMPTY:
+            empty += 1
+        elif k == c:
+            friends = True
+        elif k == 3 - c and _in_atari(plib, lsum, lsq, head[n]):
+            return False
+    if empty >= 2 or not friends:
+        return False
+    mark[p] = stamp
+    libs = 0
+    for d in steps:
+        n = p + d
+        if color[n] == _EMPTY and mark[n] != stamp:
+            mark[n] = stamp
+            libs += 1
+    for d in steps:
+        n = p + d
+        if color[n] != c:
+            continue
+        q = head[n]
+        start = q
+        while True:
+            for e in steps:
+                r = q + e
+                if color[r] == _EMPTY and mark[r] != stamp:
+                    mark[r] = stamp
+                    libs += 1
+                    if libs >= 2:
+                        return False
+            q = nxt[q]
+            if q == start:
+                break
+    return True
+
+
+@_jit
+def _draw(c: int, ko: int, banned: Any, width: int, color: Any, head: Any, nxt: Any, plib: Any, lsum: Any, lsq: Any,
+          empties: Any, where: Any, count: int, no_self_atari: bool, mark: Any, stamp: int) -> int:
+    """A uniformly random legal move for ``c`` that does not fill its own true eye, or -1 (pass): each empty point
+    tried at most once, a refused one swapped behind the shrinking range (``PlayoutBoard.draw_move``)."""
+    steps = (-1, 1, -width, width)
+    diagonals = (-width - 1, -width + 1, width - 1, width + 1)
+    opponent = 3 - c
+    remaining = count
+    while remaining > 0:
+        i = np.random.randint(0, remaining)
+        p = empties[i]
+        if p != ko and not banned[p]:
+            ok, eyeish = False, True
+            for d in steps:
+                k = color[p + d]
+                if k == _EMPTY:
+                    ok, eyeish = True, False
+                    break
+                if k == c:
+                    if not _in_atari(plib, lsum, lsq, head[p + d]):
+                        ok = True
+                elif k == opponent:
+                    eyeish = False
+                    if _in_atari(plib, lsum, lsq, head[p + d]):
+                        ok = True
+            if ok and eyeish:
+                bad, off = 0, 0
+                for d in diagonals:
+                    k = color[p + d]
+                    if k == opponent:
+                        bad += 1
+                    elif k == _OFF:
+                        off = 1
+                ok = bad + off >= 2  # a true eye is refused, a false one may be filled
+            if ok and no_self_atari and _bad_self_atari(p, c, width, color, head, nxt, plib, lsum, lsq, mark,
+                                                        stamp):
+                ok = False
+            if ok:
+                return int(p)
+        remaining -= 1
+        other = empties[remaining]
+        empties[i], empties[remaining] = other, p
+        where[other], where[p] = i, remaining
+    return -1
+
+
+@_jit
+def _owners(size: int, color: Any, owner: Any, mark: Any, stamp: int, stack: Any) -> None:
+    """``owner`` (flat) of a finished board: stones their colour, an empty region the one colour it touches."""
+    width = size + 2
+    steps = (-1, 1, -width, width)
+    for y in range(size):
+        for x in range(size):
+            owner[y * size + x] = color[(y + 1) * width + x + 1]
+    for y in range(size):
+        for x in range(size):
+            start = (y + 1) * width + x + 1
+            if color[start] != _EMPTY or mark[start] == stamp:
+                continue
+            mark[start] = stamp
+            stack[0] = start
+            top, region, touches = 1, 0, 0
+            while top > 0:  # the region is collected below the stack's top, in ``stack[size*size:]``
+                top -= 1
+                q = stack[top]
+                stack[size * size + region] = q
+                region += 1
+                for d in steps:
+                    r = q + d
+                    k = color[r]
+                    if k == _EMPTY and mark[r] != stamp:
+                        mark[r] = stamp
+                        stack[top] = r
+                        top += 1
+                    elif k == _BLACK or k == _WHITE:
+                        touches |= k
+            if touches == _BLACK or touches == _WHITE:
+                for i in range(region):
+                    q = stack[size * size + i]
+                    owner[(q // width - 1) * size + q % width - 1] = touches
+
+
+@_jit
+def run_compiled(stones: Any, size: int, to_play: int, komi: float, territory: bool, prisoners: Any, passes: int,
+                 banned_flat: Any, count: int, seed: int, no_self_atari: bool, max_moves: int,
+                 amaf: bool) -> tuple[int, int, float, float, Any, Any, Any, float]:
+    """``count`` playouts from the flat ``stones`` with ``to_play`` to move: (wins, draws, score sum, sum of squared
+    scores, ownership sums, AMAF first plays, AMAF White wins, White's total), every figure as
+    ``simulate.run_playouts`` keeps it (wins and scores from the side to move's view; AMAF rows Black, White)."""
+    np.random.seed(seed)
+    width = size + 2
+    length = width * width
+    area = size * size
+    t_color = np.zeros(length, np.int8)
+    t_head = np.zeros(length, np.int32)
+    t_nxt = np.zeros(length, np.int32)
+    t_csize = np.zeros(length, np.int32)
+    t_plib = np.zeros(length, np.int64)
+    t_lsum = np.zeros(length, np.int64)
+    t_lsq = np.zeros(length, np.int64)
+    t_empties = np.zeros(area, np.int32)
+    t_where = np.zeros(length, np.int32)
+    t_count = _build(stones, size, t_color, t_head, t_nxt, t_csize, t_plib, t_lsum, t_lsq, t_empties, t_where)
+    banned = np.zeros(length, np.bool_)
+    for m in range(area):
+        if banned_flat[m]:
+            banned[(m // size + 1) * width + m % size + 1] = True
+    no_bans = np.zeros(length, np.bool_)
+    color, head, nxt, csize = t_color.copy(), t_head.copy(), t_nxt.copy(), t_csize.copy()
+    plib, lsum, lsq = t_plib.copy(), t_lsum.copy(), t_lsq.copy()
+    empties, where = t_empties.copy(), t_where.copy()
+    mark = np.zeros(length, np.int64)
+    stack = np.zeros(2 * area + 4, np.int32)
+    owner = np.zeros(area, np.int8)
+    first = np.zeros(length, np.int8)
+    captures = np.zeros(3, np.int64)
+    ownership = np.zeros(area)
+    amaf_first = np.zeros((2, area))
+    amaf_white = np.zeros((2, area))
+    wins, draws, white_total = 0, 0, 0.0
+    score_sum, score_sq = 0.0, 0.0
+    stamp = 0
+    sign = 1.0 if to_play == _WHITE else -1.0
+    for _ in range(count):
+        color[:] = t_color
+        head[:] = t_head
+        nxt[:] = t_nxt
+        csize[:] = t_csize
+        plib[:] = t_plib
+        lsum[:] = t_lsum
+        lsq[:] = t_lsq
+        empties[:] = t_empties
+        where[:] = t_where
+        first[:] = 0
+        captures[:] = 0
+        empty_count, ko, c, passed, moves = t_count, -1, to_play, passes, 0
+        bans = banned
+        while passed < 2 and moves < max_moves:
+            stamp += 1
+            p = _draw(c, ko, bans, width, color, head, nxt, plib, lsum, lsq, empties, where, empty_count,
+                      no_self_atari, mark, stamp)
+            bans = no_bans
+            if p < 0:
+                passed += 1
+                ko = -1
+            else:
+                passed = 0
+                empty_count, ko = _place(p, c, width, color, head, nxt, csize, plib, lsum, lsq, empties, where,
+                                         empty_count, captures)
+                if first[p] == 0:
+                    first[p] = c
+            c = 3 - c
+            moves += 1
+        stamp += 1
+        _owners(size, color, owner, mark, stamp, stack)
+        black, white = 0.0, 0.0
+        for m in range(area):
+            if territory and color[(m // size + 1) * width + m % size + 1] != _EMPTY:
+                continue
+            if owner[m] == _BLACK:
+                black += 1.0
+            elif owner[m] == _WHITE:
+                white += 1.0
+        if territory:
+            black += prisoners[0] + captures[_BLACK]
+            white += prisoners[1] + captures[_WHITE]
+        white_score = white - black + komi
+        score = sign * white_score
+        score_sum += score
+        score_sq += score * score
+        if score > 0:
+            wins += 1
+        elif score == 0:
+            draws += 1
+        for m in range(area):
+            if owner[m] == to_play:
+                ownership[m] += 1.0
+            elif owner[m] != _EMPTY:
+                ownership[m] -= 1.0
+        if amaf:
+            white_win = 1.0 if white_score > 0 else (0.5 if white_score == 0 else 0.0)
+            white_total += white_win
+            for m in range(area):
+                k = first[(m // size + 1) * width + m % size + 1]
+                if k != 0:
+                    amaf_first[k - 1, m] += 1.0
+                    amaf_white[k - 1, m] += white_win
+    return wins, draws, score_sum, score_sq, ownership, amaf_first, amaf_white, white_total
+
+
+@_jit
+def replay(stones: Any, size: int, moves: Any, colors: Any) -> tuple[Any, Any, int]:
+    """Play ``moves`` (flat points, -1 a pass) by ``colors`` from the flat ``stones`` on the compiled board; return
+    the flat colours after them, the stones each colour captured (index 1 Black, 2 White) and the ko point (flat, or
+    -1). For the tests, which replay a Python board's game on it."""
+    width = size + 2
+    length = width * width
+    area = size * size
+    color = np.zeros(length, np.int8)
+    head = np.zeros(length, np.int32)
+    nxt = np.zeros(length, np.int32)
+    csize = np.zeros(length, np.int32)
+    plib = np.zeros(length, np.int64)
+    lsum = np.zeros(length, np.int64)
+    lsq = np.zeros(length, np.int64)
+    empties = np.zeros(area, np.int32)
+    where = np.zeros(length, np.int32)
+    captures = np.zeros(3, np.int64)
+    count = _build(stones, size, color, head, nxt, csize, plib, lsum, lsq, empties, where)
+    ko = -1
+    for i in range(len(moves)):
+        m = moves[i]
+        if m < 0:
+            ko = -1
+            continue
+        count, ko = _place((m // size + 1) * width + m % size + 1, colors[i], width, color, head, nxt, csize, plib,
+                           lsum, lsq, empties, where, count, captures)
+    flat = np.zeros(area, np.int8)
+    for m in range(area):
+        flat[m] = color[(m // size + 1) * width + m % size + 1]
+    ko_flat = -1 if ko < 0 else (ko // width - 1) * size + ko % width - 1
+    return flat, captures, ko_flat
+
+
+def supports(position: PlayoutPosition, tactical: bool, patterns: bool) -> bool:
+    """Can the compiled playouts play these: numba installed, no tactical or pattern rules, no stone-scoring tax."""
+    return AVAILABLE and not tactical and not patterns and not position.tax_all
+
+
+def run_playouts_compiled(position: PlayoutPosition, count: int, rng: random.Random, *, max_moves: int | None = None,
+                          amaf: bool = False, no_self_atari: bool = False) -> PlayoutStats:
+    """:func:`miai.nets.playouts.simulate.run_playouts` on the compiled board (see :func:`supports`): the same
+    statistics from the same playout rules, drawn from numba's generator seeded from ``rng``."""
+    size = position.size
+    area = size * size
+    banned = np.zeros(area, np.bool_)
+    banned[list(position.banned)] = True
+    limit = 3 * area if max_moves is None else max_moves
+    wins, draws, total, squares, ownership, first, white_wins, white_total = run_compiled(
+        np.asarray(position.stones, dtype=np.int8), size, position.to_play, float(position.komi), position.territory,
+        np.asarray(position.captures, dtype=np.float64), position.consecutive_passes, banned, count,
+        int(rng.getrandbits(32)), no_self_atari, limit, amaf)
+    stats = PlayoutStats(size=size, playouts=count, wins=int(wins), draws=int(draws), score_sum=float(total),
+                         score_sq_sum=float(squares), ownership_sum=ownership.tolist())
+    if amaf:
+        stats.amaf_first, stats.amaf_white_wins, stats.white_win_total = first, white_wins, float(white_total)
+    return stats
+
+
+def warm_up() -> None:
+    """Compile now (or load the machine code numba cached on disk), not in the first search: compiling takes several
+    seconds the first time, which a clocked genmove cannot spare."""
+    if AVAILABLE:
+        run_playouts_compiled(PlayoutPosition(size=2, stones=(0,) * 4), 1, random.Random(0), amaf=True)

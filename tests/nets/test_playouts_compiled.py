@@ -1,0 +1,114 @@
+"""The compiled playouts (nets/playouts/compiled.py) against the Python playout board they mirror: the same board
+after the same moves, the same results in distribution, and the evaluator choosing them where it can."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba", reason="numba is not installed (the optional extra: pip install -e '.[fast]')")
+
+from miai.go.coords import PASS  # noqa: E402
+from miai.nets.playouts import PlayoutEvaluator  # noqa: E402
+from miai.nets.playouts.board import BLACK, WHITE, PlayoutBoard  # noqa: E402
+from miai.nets.playouts.compiled import replay, run_playouts_compiled, supports  # noqa: E402
+from miai.nets.playouts.simulate import PlayoutPosition, PlayoutStats, run_playouts  # noqa: E402
+
+
+def _random_game(size: int, seed: int, length: int) -> tuple[PlayoutBoard, list[int], list[int]]:
+    """A random game of light playout moves on the Python board: the board after it, the moves (flat, -1 for a
+    pass) and their colours."""
+    rng = random.Random(seed)
+    board = PlayoutBoard(size)
+    flat = board.geometry.flat
+    moves, colors, color = [], [], BLACK
+    for _ in range(length):
+        p = board.draw_move(color, rng.random, no_self_atari=rng.random() < 0.5)
+        if p == PASS:
+            board.play(PASS, color)
+            moves.append(-1)
+        else:
+            board.place(p, color)
+            moves.append(flat[p])
+        colors.append(color)
+        color = 3 - color
+    return board, moves, colors
+
+
+@pytest.mark.parametrize("size", [2, 3, 5, 9, 13, 19, 25])
+def test_the_compiled_board_replays_a_python_game_stone_for_stone(size: int) -> None:
+    for seed in range(6):
+        length = random.Random(seed).randrange(1, 3 * size * size)
+        board, moves, colors = _random_game(size, seed * 31 + size, length)
+        stones, captures, ko = replay(np.zeros(size * size, np.int8), size, np.asarray(moves, np.int64),
+                                      np.asarray(colors, np.int64))
+        expected = [board.color[p] for p in board.geometry.points]
+        assert stones.tolist() == expected, (size, seed, length)
+        assert captures[1:].tolist() == board.captures[1:]
+        assert ko == (-1 if board.ko == PASS else board.geometry.flat[board.ko])
+
+
+def test_replay_starts_from_given_stones() -> None:
+    # A black stone in atari in the corner of 5x5 (A5 black, B5 and A4 about to be white): White takes it.
+    stones = np.zeros(25, np.int8)
+    stones[0], stones[1] = BLACK, WHITE
+    after, captures, _ = replay(stones, 5, np.asarray([5], np.int64), np.asarray([WHITE], np.int64))
+    assert after[0] == 0 and after[1] == WHITE and after[5] == WHITE and captures[WHITE] == 1
+
+
+def _rates(stats: PlayoutStats) -> tuple[float, float, float]:
+    """Win rate, mean score and the score's standard error."""
+    return stats.win_rate, stats.score_mean, stats.score_stdev / math.sqrt(stats.playouts)
+
+
+_POSITIONS = {
+    "empty 7x7": PlayoutPosition(size=7, stones=(0,) * 49, komi=7.0),
+    "empty 7x7, white to play, territory, prisoners": PlayoutPosition(
+        size=7, stones=(0,) * 49, komi=6.5, to_play=WHITE, territory=True, captures=(3, 1)),
+    "7x7 with a black wall, first move banned": PlayoutPosition(
+        size=7, stones=tuple(BLACK if i % 7 == 2 else 0 for i in range(49)), komi=7.0, banned=(24,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_POSITIONS))
+@pytest.mark.parametrize("no_self_atari", [False, True])
+def test_compiled_playouts_give_the_python_results_in_distribution(name: str, no_self_atari: bool) -> None:
+    position = _POSITIONS[name]
+    compiled = run_playouts_compiled(position, 20000, random.Random(1), amaf=True, no_self_atari=no_self_atari)
+    python = run_playouts(position, 2500, random.Random(2), amaf=True, no_self_atari=no_self_atari)
+    win_c, mean_c, se_c = _rates(compiled)
+    win_p, mean_p, se_p = _rates(python)
+    assert abs(mean_c - mean_p) < 4.5 * math.hypot(se_c, se_p) + 1e-9, (mean_c, mean_p)
+    assert abs(win_c - win_p) < 4.5 * math.hypot(0.5 / math.sqrt(20000), 0.5 / math.sqrt(2500))
+    own_c, own_p = compiled.ownership(), python.ownership()
+    assert float(np.abs(own_c - own_p).max()) < 0.12
+    assert compiled.amaf_first is not None and python.amaf_first is not None
+    share_c = compiled.amaf_first.sum() / compiled.playouts
+    share_p = python.amaf_first.sum() / python.playouts
+    assert abs(share_c - share_p) < 0.05 * share_p  # as many points first played per playout
+
+
+def test_a_won_position_is_won_and_seeds_repeat() -> None:
+    # Black owns the whole 5x5 board but two eyes: every playout ends with Black's area.
+    rows = ["XXXXX", "X.XXX", "XXXXX", "XXX.X", "XXXXX"]
+    stones = tuple(BLACK if c == "X" else 0 for c in "".join(rows))
+    position = PlayoutPosition(size=5, stones=stones, to_play=WHITE, komi=7.5)
+    stats = run_playouts_compiled(position, 50, random.Random(4))
+    assert stats.wins == 0 and stats.score_mean == pytest.approx(-(25 - 7.5))
+    assert stats.ownership().tolist() == [-1.0] * 25
+    again = [run_playouts_compiled(_POSITIONS["empty 7x7"], 200, random.Random(9), amaf=True) for _ in range(2)]
+    assert again[0].score_sum == again[1].score_sum and again[0].ownership_sum == again[1].ownership_sum
+
+
+def test_the_evaluator_plays_compiled_where_it_can() -> None:
+    assert PlayoutEvaluator.from_spec("playouts").compiled
+    assert not PlayoutEvaluator.from_spec("playouts:python").compiled
+    position = _POSITIONS["empty 7x7"]
+    assert supports(position, tactical=False, patterns=False)
+    assert not supports(position, tactical=True, patterns=False)
+    assert not supports(position, tactical=False, patterns=True)
+    taxed = PlayoutPosition(size=7, stones=(0,) * 49, tax_all=True)
+    assert not supports(taxed, tactical=False, patterns=False)
