@@ -8,6 +8,7 @@ board for the same time.
 
 from __future__ import annotations
 
+import random
 import time
 
 from miai.engine.bench.harness import BenchResult
@@ -15,9 +16,9 @@ from miai.engine.config import SearchConfig
 from miai.engine.search import Search
 from miai.go.rules import Rules
 from miai.go.state import GameState
-from miai.nets.playouts import PlayoutEvaluator, benchmark_playouts
+from miai.nets.playouts import PlayoutEvaluator, PlayoutPosition, benchmark_playouts
 
-__all__ = ["bench_patterns_interleaved", "bench_playouts", "bench_playout_search"]
+__all__ = ["bench_compiled_interleaved", "bench_patterns_interleaved", "bench_playouts", "bench_playout_search"]
 
 
 def _rules_name(tactical: bool, no_self_atari: bool, patterns: bool) -> str:
@@ -79,5 +80,36 @@ def bench_patterns_interleaved(size: int, seconds: float, seed: int, rounds: int
                                               playouts[patterns], cpu[patterns], "games/cpu-s", size=size))
     ratio = rates[True] / rates[False] if rates[False] > 0 else 0.0
     results.append(BenchResult(f"playouts {size}x{size}: with patterns over without", ratio, "ratio",
+                               rounds * seconds * 2, rounds, {"size": size}))
+    return results
+
+
+def bench_compiled_interleaved(size: int, seconds: float, seed: int, rounds: int, *, no_self_atari: bool = False
+                               ) -> list[BenchResult]:
+    """Playouts per CPU second from the empty board in Python and compiled (miai.nets.playouts.compiled),
+    alternating ``rounds`` times in one process, and the ratio of the compiled rate to the Python one."""
+    from miai.nets.playouts.compiled import run_playouts_compiled, warm_up
+
+    warm_up()
+    position = PlayoutPosition(size=size, stones=(0,) * (size * size), komi=7.5)
+    rng = random.Random(seed)
+    playouts = {False: 0, True: 0}
+    cpu = {False: 0.0, True: 0.0}
+    for _ in range(rounds):
+        python = benchmark_playouts(size, seconds, seed, no_self_atari=no_self_atari)
+        playouts[False] += python.playouts
+        cpu[False] += python.cpu_seconds
+        begin = time.process_time()
+        while time.process_time() - begin < seconds:
+            run_playouts_compiled(position, 100, rng, no_self_atari=no_self_atari)
+            playouts[True] += 100
+        cpu[True] += time.process_time() - begin
+    rules = _rules_name(False, no_self_atari, False)
+    results = [BenchResult.from_count(f"playouts {size}x{size}{rules}: {name} per CPU second ({rounds} interleaved "
+                                      "runs)", playouts[compiled], cpu[compiled], "games/cpu-s", size=size)
+               for compiled, name in ((False, "Python"), (True, "compiled"))]
+    python_rate = playouts[False] / cpu[False] if cpu[False] > 0 else 0.0
+    ratio = playouts[True] / cpu[True] / python_rate if python_rate > 0 and cpu[True] > 0 else 0.0
+    results.append(BenchResult(f"playouts {size}x{size}{rules}: compiled over Python", ratio, "ratio",
                                rounds * seconds * 2, rounds, {"size": size}))
     return results

@@ -241,16 +241,29 @@ def rules_command(games: int, repeat: int, rules: str, sizes: str, seed: int, ki
 @click.option("--interleave", default=0, type=click.IntRange(0),
               help="Instead: this many rounds alternating runs without and with --patterns (same other rules), "
                    "and the ratio of their playouts per CPU second.")
+@click.option("--compiled", is_flag=True,
+              help="Instead: rounds (--interleave, default 3) alternating Python and compiled playouts (light or "
+                   "--noselfatari; needs the fast extra, numba), and the ratio of their playouts per CPU second.")
 @_json_option
 def playouts_command(seconds: float, sizes: str, seed: int, rule: str | None, tactical: bool, noselfatari: bool,
-                     patterns: bool, interleave: int, json_path: str | None) -> None:
+                     patterns: bool, interleave: int, compiled: bool, json_path: str | None) -> None:
     """Random playouts per second from the empty board (and the search over them with --search)."""
-    from miai.engine.bench.playouts import bench_playout_search, bench_playouts
+    from miai.engine.bench.playouts import (bench_compiled_interleaved, bench_patterns_interleaved,
+                                            bench_playout_search, bench_playouts)
 
-    from miai.engine.bench.playouts import bench_patterns_interleaved
+    if compiled:
+        from miai.nets.playouts.compiled import AVAILABLE
 
+        if not AVAILABLE:
+            raise click.ClickException("--compiled needs numba: pip install 'miai[fast]'")
+        if tactical or patterns:
+            raise click.ClickException("--compiled times light or --noselfatari playouts (the compiled board has "
+                                       "neither --tactical nor --patterns)")
     results: list[Any] = []
     for size in _sizes(sizes):
+        if compiled:
+            results += bench_compiled_interleaved(size, seconds, seed, interleave or 3, no_self_atari=noselfatari)
+            continue
         if interleave:
             results += bench_patterns_interleaved(size, seconds, seed, interleave, tactical=tactical,
                                                   no_self_atari=noselfatari)

@@ -140,6 +140,9 @@ def position_from_state(state: GameState) -> PlayoutPosition:
 _SPEC_FLAGS = ("priors", "tactical", "noselfatari", "patterns", "knowledge", "light", "python")
 # What ``playouts`` alone plays, the strongest measured combination (docs/playouts.md); ``light`` drops them.
 MODE_DEFAULTS = frozenset({"noselfatari", "knowledge"})
+# Playouts per evaluation when the spec names none and they are compiled: a compiled playout costs a small part of
+# a visit, and eight a visit beat one at equal time (docs/playouts.md, "Compiled playouts"). In Python, one.
+COMPILED_PLAYOUTS = 8
 
 
 class PlayoutEvaluator:
@@ -228,7 +231,8 @@ class PlayoutEvaluator:
         """Build from a model name as given to ``--model``:
         ``playouts[:N][:priors][:tactical][:noselfatari][:patterns][:knowledge][:light][:python]`` (any order).
 
-        ``N`` is the number of playouts per evaluation (default 1), ``priors`` switches on the capture/escape
+        ``N`` is the number of playouts per evaluation (default :data:`COMPILED_PLAYOUTS` where the playouts are
+        compiled, else 1), ``priors`` switches on the capture/escape
         priors, ``tactical`` the capture/escape playout policy, ``noselfatari`` the refusal of self-atari of chains
         of two or more stones in the playouts, ``patterns`` MoGo's 3x3 patterns in the playouts and ``knowledge``
         the prior knowledge of new nodes. ``noselfatari`` and ``knowledge`` (:data:`MODE_DEFAULTS`) are on unless
@@ -254,8 +258,10 @@ class PlayoutEvaluator:
                                    f"{', '.join(_SPEC_FLAGS)})")
         known = {key: options[key] for key in ("seed", "max_batch", "max_moves", "amaf", "workers") if key in options}
         flags = flags - {"light"} if "light" in flags else flags | MODE_DEFAULTS
-        count = 1 if playouts is None else playouts
-        return cls(count, priors="priors" in flags, tactical="tactical" in flags,
+        if playouts is None:
+            fast = "python" not in flags and not flags & {"tactical", "patterns"} and _compiled().AVAILABLE
+            playouts = COMPILED_PLAYOUTS if fast else 1
+        return cls(playouts, priors="priors" in flags, tactical="tactical" in flags,
                    no_self_atari="noselfatari" in flags, patterns="patterns" in flags,
                    knowledge="knowledge" in flags, compiled="python" not in flags, **known)
 

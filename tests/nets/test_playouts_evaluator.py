@@ -16,6 +16,8 @@ from miai.nets.playouts import (
     move_priors,
     run_playouts,
 )
+from miai.nets.playouts import compiled
+from miai.nets.playouts.evaluator import COMPILED_PLAYOUTS
 
 BLACK, WHITE = Color.BLACK, Color.WHITE
 
@@ -209,7 +211,10 @@ def test_model_name_spec() -> None:
     assert PlayoutEvaluator.is_spec("playouts") and PlayoutEvaluator.is_spec("Playouts:8:priors")
     assert not PlayoutEvaluator.is_spec("b6c96.onnx")
     plain = PlayoutEvaluator.from_spec("playouts")
-    assert plain.playouts == 1 and not plain.priors
+    # Eight playouts a visit where they are compiled (numba installed), one in Python.
+    assert plain.playouts == (COMPILED_PLAYOUTS if compiled.AVAILABLE else 1) and not plain.priors
+    assert PlayoutEvaluator.from_spec("playouts:python").playouts == 1
+    assert PlayoutEvaluator.from_spec("playouts:tactical").playouts == 1  # tactical playouts run in Python
     tuned = PlayoutEvaluator.from_spec("playouts:16:priors", seed=3, max_batch=8, symmetry_mode="fixed")
     assert tuned.playouts == 16 and tuned.priors and tuned.max_batch == 8
     assert PlayoutEvaluator.from_spec("playouts:priors").priors
