@@ -3,13 +3,14 @@
 CPython spends most of a playout interpreting (``docs/playouts.md``, "Speed"); numba compiles these functions to
 machine code on first use (cached on disk afterwards), which plays the same playouts tens of times faster. numba is
 optional (``pip install 'miai[fast]'``): without it :data:`AVAILABLE` is False and the evaluator uses the Python
-board (``miai.nets.playouts.board``), which also keeps the playout rules this module lacks (``tactical``,
-``patterns``) and the stone-scoring tax.
+board (``miai.nets.playouts.board``), which also keeps what this module lacks (the ``patterns`` rule and the
+stone-scoring tax).
 
 The rules are :class:`~miai.nets.playouts.board.PlayoutBoard`'s: a uniformly random legal move (simple ko, no
 suicide) that does not fill the mover's own true eye, drawn without replacement; with ``no_self_atari`` a move that
-leaves a chain of two or more stones in atari without capturing is refused; two passes end the playout, or three
-times the board area in moves. Chains keep pseudo-liberties (each stone-empty adjacency once) with the sum and the
+leaves a chain of two or more stones in atari without capturing is refused; with ``tactical`` the capture and
+escape answers to the previous move come first; two passes end the playout, or three times the board area in
+moves. Chains keep pseudo-liberties (each stone-empty adjacency once) with the sum and the
 sum of squares of those points, so that a chain is in atari exactly when ``count * squares == sum * sum`` (all its
 pseudo-liberties are one point), as fast playout boards do; other counts walk the chain.
 
@@ -188,10 +189,53 @@ def _place(p: int, c: int, width: int, color: Any, head: Any, nxt: Any, csize: A
 
 
 @_jit
+def _fresh_stamp(mark: Any) -> int:
+    """A stamp no point of ``mark`` holds yet: ``mark[0]`` (a corner off the board, never marked) counts them."""
+    mark[0] += 1
+    return int(mark[0])
+
+
+@_jit
+def _liberties_after(p: int, c: int, width: int, color: Any, head: Any, nxt: Any, mark: Any, limit: int) -> int:
+    """Liberties (up to ``limit``) the chain of a ``c`` stone at empty ``p`` would have, captures not counted
+    (``PlayoutBoard._liberties_after``): its empty neighbours and its friendly neighbours' liberties, less ``p``."""
+    steps = (-1, 1, -width, width)
+    stamp = _fresh_stamp(mark)
+    mark[p] = stamp
+    libs = 0
+    for d in steps:
+        n = p + d
+        if color[n] == _EMPTY and mark[n] != stamp:
+            mark[n] = stamp
+            libs += 1
+    if libs >= limit:
+        return limit
+    for d in steps:
+        n = p + d
+        if color[n] != c or mark[head[n]] == -stamp:  # (a chain's head marked -stamp: walked already)
+            continue
+        q = head[n]
+        start = q
+        while True:
+            for e in steps:
+                r = q + e
+                if color[r] == _EMPTY and mark[r] != stamp:
+                    mark[r] = stamp
+                    libs += 1
+                    if libs >= limit:
+                        return limit
+            q = nxt[q]
+            if q == start:
+                break
+        mark[start] = -stamp
+    return libs
+
+
+@_jit
 def _bad_self_atari(p: int, c: int, width: int, color: Any, head: Any, nxt: Any, plib: Any, lsum: Any, lsq: Any,
-                    mark: Any, stamp: int) -> bool:
+                    mark: Any) -> bool:
     """A ``c`` stone at empty ``p`` joins a chain of two or more stones left with one liberty, capturing nothing
-    (``PlayoutBoard.bad_self_atari``). ``mark`` holds ``stamp`` for points counted here (a fresh stamp per call)."""
+    (``PlayoutBoard.bad_self_atari``)."""
     steps = (-1, 1, -width, width)
     empty, friends = 0, False
     for d in steps:
@@ -205,36 +249,90 @@ def _bad_self_atari(p: int, c: int, width: int, color: Any, head: Any, nxt: Any,
             return False
     if empty >= 2 or not friends:
         return False
-    mark[p] = stamp
-    libs = 0
+    return _liberties_after(p, c, width, color, head, nxt, mark, 2) <= 1
+
+
+@_jit
+def _legal(p: int, c: int, ko: int, width: int, color: Any, head: Any, plib: Any, lsum: Any, lsq: Any) -> bool:
+    """``c`` may play at ``p``: empty, not the ko point, not suicide (``PlayoutBoard.is_legal``)."""
+    if color[p] != _EMPTY or p == ko:
+        return False
+    for d in (-1, 1, -width, width):
+        k = color[p + d]
+        if k == _EMPTY:
+            return True
+        if k == c and not _in_atari(plib, lsum, lsq, head[p + d]):
+            return True
+        if k == 3 - c and _in_atari(plib, lsum, lsq, head[p + d]):
+            return True
+    return False
+
+
+@_jit
+def _true_eye(p: int, c: int, width: int, color: Any) -> bool:
+    """Empty ``p`` is a true eye of ``c`` (``PlayoutBoard.is_true_eye``)."""
+    if color[p] != _EMPTY:
+        return False
+    for d in (-1, 1, -width, width):
+        k = color[p + d]
+        if k != c and k != _OFF:
+            return False
+    bad, off = 0, 0
+    for d in (-width - 1, -width + 1, width - 1, width + 1):
+        k = color[p + d]
+        if k == 3 - c:
+            bad += 1
+        elif k == _OFF:
+            off = 1
+    return bad + off < 2
+
+
+@_jit
+def _urgent(c: int, last: int, ko: int, width: int, color: Any, head: Any, nxt: Any, plib: Any, lsum: Any,
+            lsq: Any, mark: Any, out: Any) -> int:
+    """The tactical answers of ``c`` to the opponent's move at ``last`` into ``out`` (repeats kept, as they weigh
+    the draw); return how many (``PlayoutBoard.urgent_moves``): take the chain just played if it is in atari; for a
+    friendly chain next to ``last`` in atari, take an opponent chain in atari touching it, or extend on its
+    liberty when that gives two liberties or more. Only legal moves that fill no own true eye are kept."""
+    if last < 0 or color[last] != 3 - c:
+        return 0
+    steps = (-1, 1, -width, width)
+    found = 0
+    h = head[last]
+    if _in_atari(plib, lsum, lsq, h):
+        out[found] = lsum[h] // plib[h]
+        found += 1
     for d in steps:
-        n = p + d
-        if color[n] == _EMPTY and mark[n] != stamp:
-            mark[n] = stamp
-            libs += 1
-    for d in steps:
-        n = p + d
-        if color[n] != c:
+        n = last + d
+        if color[n] != c or not _in_atari(plib, lsum, lsq, head[n]):
             continue
-        q = head[n]
-        start = q
-        while True:
+        root = head[n]
+        q = root
+        while True:  # counter-captures: opponent chains in atari touching the chain
             for e in steps:
                 r = q + e
-                if color[r] == _EMPTY and mark[r] != stamp:
-                    mark[r] = stamp
-                    libs += 1
-                    if libs >= 2:
-                        return False
+                if color[r] == 3 - c and _in_atari(plib, lsum, lsq, head[r]):
+                    out[found] = lsum[head[r]] // plib[head[r]]
+                    found += 1
             q = nxt[q]
-            if q == start:
+            if q == root:
                 break
-    return True
+        liberty = lsum[root] // plib[root]
+        if _liberties_after(liberty, c, width, color, head, nxt, mark, 2) >= 2:
+            out[found] = liberty
+            found += 1
+    kept = 0
+    for i in range(found):
+        p = out[i]
+        if p != ko and _legal(p, c, ko, width, color, head, plib, lsum, lsq) and not _true_eye(p, c, width, color):
+            out[kept] = p
+            kept += 1
+    return kept
 
 
 @_jit
 def _draw(c: int, ko: int, banned: Any, width: int, color: Any, head: Any, nxt: Any, plib: Any, lsum: Any, lsq: Any,
-          empties: Any, where: Any, count: int, no_self_atari: bool, mark: Any, stamp: int) -> int:
+          empties: Any, where: Any, count: int, no_self_atari: bool, mark: Any) -> int:
     """A uniformly random legal move for ``c`` that does not fill its own true eye, or -1 (pass): each empty point
     tried at most once, a refused one swapped behind the shrinking range (``PlayoutBoard.draw_move``)."""
     steps = (-1, 1, -width, width)
@@ -267,8 +365,7 @@ def _draw(c: int, ko: int, banned: Any, width: int, color: Any, head: Any, nxt: 
                     elif k == _OFF:
                         off = 1
                 ok = bad + off >= 2  # a true eye is refused, a false one may be filled
-            if ok and no_self_atari and _bad_self_atari(p, c, width, color, head, nxt, plib, lsum, lsq, mark,
-                                                        stamp):
+            if ok and no_self_atari and _bad_self_atari(p, c, width, color, head, nxt, plib, lsum, lsq, mark):
                 ok = False
             if ok:
                 return int(p)
@@ -280,8 +377,9 @@ def _draw(c: int, ko: int, banned: Any, width: int, color: Any, head: Any, nxt: 
 
 
 @_jit
-def _owners(size: int, color: Any, owner: Any, mark: Any, stamp: int, stack: Any) -> None:
+def _owners(size: int, color: Any, owner: Any, mark: Any, stack: Any) -> None:
     """``owner`` (flat) of a finished board: stones their colour, an empty region the one colour it touches."""
+    stamp = _fresh_stamp(mark)
     width = size + 2
     steps = (-1, 1, -width, width)
     for y in range(size):
@@ -317,11 +415,13 @@ def _owners(size: int, color: Any, owner: Any, mark: Any, stamp: int, stack: Any
 
 @_jit
 def run_compiled(stones: Any, size: int, to_play: int, komi: float, territory: bool, prisoners: Any, passes: int,
-                 banned_flat: Any, count: int, seed: int, no_self_atari: bool, max_moves: int,
-                 amaf: bool) -> tuple[int, int, float, float, Any, Any, Any, float]:
+                 banned_flat: Any, count: int, seed: int, no_self_atari: bool, max_moves: int, amaf: bool,
+                 tactical: bool, last_flat: int) -> tuple[int, int, float, float, Any, Any, Any, float]:
     """``count`` playouts from the flat ``stones`` with ``to_play`` to move: (wins, draws, score sum, sum of squared
     scores, ownership sums, AMAF first plays, AMAF White wins, White's total), every figure as
-    ``simulate.run_playouts`` keeps it (wins and scores from the side to move's view; AMAF rows Black, White)."""
+    ``simulate.run_playouts`` keeps it (wins and scores from the side to move's view; AMAF rows Black, White).
+    ``tactical``: answer the opponent's last move first (:func:`_urgent`); ``last_flat`` is the move before the
+    playout (flat, -1 for none or a pass)."""
     np.random.seed(seed)
     width = size + 2
     length = width * width
@@ -354,7 +454,11 @@ def run_compiled(stones: Any, size: int, to_play: int, komi: float, territory: b
     amaf_white = np.zeros((2, area))
     wins, draws, white_total = 0, 0, 0.0
     score_sum, score_sq = 0.0, 0.0
-    stamp = 0
+    urgent = np.zeros(4 * area + 8, np.int32)
+    has_bans = False
+    for m in range(area):
+        has_bans = has_bans or banned_flat[m]
+    start_last = -1 if last_flat < 0 else (last_flat // size + 1) * width + last_flat % size + 1
     sign = 1.0 if to_play == _WHITE else -1.0
     for _ in range(count):
         color[:] = t_color
@@ -369,12 +473,15 @@ def run_compiled(stones: Any, size: int, to_play: int, komi: float, territory: b
         first[:] = 0
         captures[:] = 0
         empty_count, ko, c, passed, moves = t_count, -1, to_play, passes, 0
-        bans = banned
+        bans, last, answer = banned, start_last, tactical and not has_bans
         while passed < 2 and moves < max_moves:
-            stamp += 1
-            p = _draw(c, ko, bans, width, color, head, nxt, plib, lsum, lsq, empties, where, empty_count,
-                      no_self_atari, mark, stamp)
-            bans = no_bans
+            k = _urgent(c, last, ko, width, color, head, nxt, plib, lsum, lsq, mark, urgent) if answer else 0
+            if k > 0:
+                p = urgent[np.random.randint(0, k)]
+            else:
+                p = _draw(c, ko, bans, width, color, head, nxt, plib, lsum, lsq, empties, where, empty_count,
+                          no_self_atari, mark)
+            bans, answer, last = no_bans, tactical, p
             if p < 0:
                 passed += 1
                 ko = -1
@@ -386,8 +493,7 @@ def run_compiled(stones: Any, size: int, to_play: int, komi: float, territory: b
                     first[p] = c
             c = 3 - c
             moves += 1
-        stamp += 1
-        _owners(size, color, owner, mark, stamp, stack)
+        _owners(size, color, owner, mark, stack)
         black, white = 0.0, 0.0
         for m in range(area):
             if territory and color[(m // size + 1) * width + m % size + 1] != _EMPTY:
@@ -457,13 +563,13 @@ def replay(stones: Any, size: int, moves: Any, colors: Any) -> tuple[Any, Any, i
     return flat, captures, ko_flat
 
 
-def supports(position: PlayoutPosition, tactical: bool, patterns: bool) -> bool:
-    """Can the compiled playouts play these: numba installed, no tactical or pattern rules, no stone-scoring tax."""
-    return AVAILABLE and not tactical and not patterns and not position.tax_all
+def supports(position: PlayoutPosition, patterns: bool) -> bool:
+    """Can the compiled playouts play these: numba installed, no pattern rule, no stone-scoring tax."""
+    return AVAILABLE and not patterns and not position.tax_all
 
 
 def run_playouts_compiled(position: PlayoutPosition, count: int, rng: random.Random, *, max_moves: int | None = None,
-                          amaf: bool = False, no_self_atari: bool = False) -> PlayoutStats:
+                          amaf: bool = False, no_self_atari: bool = False, tactical: bool = False) -> PlayoutStats:
     """:func:`miai.nets.playouts.simulate.run_playouts` on the compiled board (see :func:`supports`): the same
     statistics from the same playout rules, drawn from numba's generator seeded from ``rng``."""
     size = position.size
@@ -474,7 +580,7 @@ def run_playouts_compiled(position: PlayoutPosition, count: int, rng: random.Ran
     wins, draws, total, squares, ownership, first, white_wins, white_total = run_compiled(
         np.asarray(position.stones, dtype=np.int8), size, position.to_play, float(position.komi), position.territory,
         np.asarray(position.captures, dtype=np.float64), position.consecutive_passes, banned, count,
-        int(rng.getrandbits(32)), no_self_atari, limit, amaf)
+        int(rng.getrandbits(32)), no_self_atari, limit, amaf, tactical, position.last_move)
     stats = PlayoutStats(size=size, playouts=count, wins=int(wins), draws=int(draws), score_sum=float(total),
                          score_sq_sum=float(squares), ownership_sum=ownership.tolist())
     if amaf:

@@ -64,21 +64,33 @@ def _rates(stats: PlayoutStats) -> tuple[float, float, float]:
     return stats.win_rate, stats.score_mean, stats.score_stdev / math.sqrt(stats.playouts)
 
 
+# White has just put Black's four stones in atari with D5 (x=3, y=2); extending at D4 gives them three liberties.
+_ATARI = tuple({"X": BLACK, "O": WHITE}.get(c, 0) for c in (
+    ". . . . . . ."
+    ". O O O . . ."
+    "O X X O . . ."
+    "O X X . . . ."
+    ". O O . . . ."
+    ". . . . . . ."
+    ". . . . . . .").replace(" ", ""))
+
 _POSITIONS = {
     "empty 7x7": PlayoutPosition(size=7, stones=(0,) * 49, komi=7.0),
     "empty 7x7, white to play, territory, prisoners": PlayoutPosition(
         size=7, stones=(0,) * 49, komi=6.5, to_play=WHITE, territory=True, captures=(3, 1)),
     "7x7 with a black wall, first move banned": PlayoutPosition(
         size=7, stones=tuple(BLACK if i % 7 == 2 else 0 for i in range(49)), komi=7.0, banned=(24,)),
+    "7x7, four black stones just put in atari": PlayoutPosition(size=7, stones=_ATARI, komi=0.5, last_move=2 * 7 + 3),
 }
 
 
 @pytest.mark.parametrize("name", sorted(_POSITIONS))
-@pytest.mark.parametrize("no_self_atari", [False, True])
-def test_compiled_playouts_give_the_python_results_in_distribution(name: str, no_self_atari: bool) -> None:
+@pytest.mark.parametrize("rules", ["light", "noselfatari", "tactical", "tactical noselfatari"])
+def test_compiled_playouts_give_the_python_results_in_distribution(name: str, rules: str) -> None:
     position = _POSITIONS[name]
-    compiled = run_playouts_compiled(position, 20000, random.Random(1), amaf=True, no_self_atari=no_self_atari)
-    python = run_playouts(position, 2500, random.Random(2), amaf=True, no_self_atari=no_self_atari)
+    options = {"no_self_atari": "noselfatari" in rules, "tactical": "tactical" in rules}
+    compiled = run_playouts_compiled(position, 20000, random.Random(1), amaf=True, **options)
+    python = run_playouts(position, 2500, random.Random(2), amaf=True, **options)
     win_c, mean_c, se_c = _rates(compiled)
     win_p, mean_p, se_p = _rates(python)
     assert abs(mean_c - mean_p) < 4.5 * math.hypot(se_c, se_p) + 1e-9, (mean_c, mean_p)
@@ -89,6 +101,13 @@ def test_compiled_playouts_give_the_python_results_in_distribution(name: str, no
     share_c = compiled.amaf_first.sum() / compiled.playouts
     share_p = python.amaf_first.sum() / python.playouts
     assert abs(share_c - share_p) < 0.05 * share_p  # as many points first played per playout
+
+
+def test_compiled_tactical_playouts_save_the_group_in_atari() -> None:
+    position = _POSITIONS["7x7, four black stones just put in atari"]
+    light = run_playouts_compiled(position, 400, random.Random(1))
+    tactical = run_playouts_compiled(position, 400, random.Random(1), tactical=True)
+    assert tactical.ownership()[2 * 7 + 1] > light.ownership()[2 * 7 + 1] + 0.2
 
 
 def test_a_won_position_is_won_and_seeds_repeat() -> None:
@@ -107,8 +126,7 @@ def test_the_evaluator_plays_compiled_where_it_can() -> None:
     assert PlayoutEvaluator.from_spec("playouts").compiled
     assert not PlayoutEvaluator.from_spec("playouts:python").compiled
     position = _POSITIONS["empty 7x7"]
-    assert supports(position, tactical=False, patterns=False)
-    assert not supports(position, tactical=True, patterns=False)
-    assert not supports(position, tactical=False, patterns=True)
+    assert supports(position, patterns=False)
+    assert not supports(position, patterns=True)
     taxed = PlayoutPosition(size=7, stones=(0,) * 49, tax_all=True)
-    assert not supports(taxed, tactical=False, patterns=False)
+    assert not supports(taxed, patterns=False)
