@@ -84,8 +84,8 @@ def bench_patterns_interleaved(size: int, seconds: float, seed: int, rounds: int
     return results
 
 
-def bench_compiled_interleaved(size: int, seconds: float, seed: int, rounds: int, *, no_self_atari: bool = False
-                               ) -> list[BenchResult]:
+def bench_compiled_interleaved(size: int, seconds: float, seed: int, rounds: int, *, no_self_atari: bool = False,
+                               tactical: bool = False) -> list[BenchResult]:
     """Playouts per CPU second from the empty board in Python and compiled (miai.nets.playouts.compiled),
     alternating ``rounds`` times in one process, and the ratio of the compiled rate to the Python one."""
     from miai.nets.playouts.compiled import run_playouts_compiled, warm_up
@@ -96,15 +96,15 @@ def bench_compiled_interleaved(size: int, seconds: float, seed: int, rounds: int
     playouts = {False: 0, True: 0}
     cpu = {False: 0.0, True: 0.0}
     for _ in range(rounds):
-        python = benchmark_playouts(size, seconds, seed, no_self_atari=no_self_atari)
+        python = benchmark_playouts(size, seconds, seed, no_self_atari=no_self_atari, tactical=tactical)
         playouts[False] += python.playouts
         cpu[False] += python.cpu_seconds
         begin = time.process_time()
         while time.process_time() - begin < seconds:
-            run_playouts_compiled(position, 100, rng, no_self_atari=no_self_atari)
+            run_playouts_compiled(position, 100, rng, no_self_atari=no_self_atari, tactical=tactical)
             playouts[True] += 100
         cpu[True] += time.process_time() - begin
-    rules = _rules_name(False, no_self_atari, False)
+    rules = _rules_name(tactical, no_self_atari, False)
     results = [BenchResult.from_count(f"playouts {size}x{size}{rules}: {name} per CPU second ({rounds} interleaved "
                                       "runs)", playouts[compiled], cpu[compiled], "games/cpu-s", size=size)
                for compiled, name in ((False, "Python"), (True, "compiled"))]

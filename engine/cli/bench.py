@@ -242,8 +242,8 @@ def rules_command(games: int, repeat: int, rules: str, sizes: str, seed: int, ki
               help="Instead: this many rounds alternating runs without and with --patterns (same other rules), "
                    "and the ratio of their playouts per CPU second.")
 @click.option("--compiled", is_flag=True,
-              help="Instead: rounds (--interleave, default 3) alternating Python and compiled playouts (light or "
-                   "--noselfatari; needs the fast extra, numba), and the ratio of their playouts per CPU second.")
+              help="Instead: rounds (--interleave, default 3) alternating Python and compiled playouts (any rules but "
+                   "--patterns; needs the fast extra, numba), and the ratio of their playouts per CPU second.")
 @_json_option
 def playouts_command(seconds: float, sizes: str, seed: int, rule: str | None, tactical: bool, noselfatari: bool,
                      patterns: bool, interleave: int, compiled: bool, json_path: str | None) -> None:
@@ -256,13 +256,13 @@ def playouts_command(seconds: float, sizes: str, seed: int, rule: str | None, ta
 
         if not AVAILABLE:
             raise click.ClickException("--compiled needs numba: pip install 'miai[fast]'")
-        if tactical or patterns:
-            raise click.ClickException("--compiled times light or --noselfatari playouts (the compiled board has "
-                                       "neither --tactical nor --patterns)")
+        if patterns:
+            raise click.ClickException("--compiled cannot time --patterns (only the Python board plays them)")
     results: list[Any] = []
     for size in _sizes(sizes):
         if compiled:
-            results += bench_compiled_interleaved(size, seconds, seed, interleave or 3, no_self_atari=noselfatari)
+            results += bench_compiled_interleaved(size, seconds, seed, interleave or 3, no_self_atari=noselfatari,
+                                                  tactical=tactical)
             continue
         if interleave:
             results += bench_patterns_interleaved(size, seconds, seed, interleave, tactical=tactical,
