@@ -280,10 +280,18 @@ class PlayoutEvaluator:
 
     def evaluate_position(self, position: PlayoutPosition) -> Evaluation:
         """The ``Evaluation`` of a :class:`PlayoutPosition` (the same numbers :meth:`evaluate` gives a state)."""
-        board = board_from_position(position)
-        stats = self._playouts(position, board)
-        legal = legal_board_moves(board, position)
-        if self.priors:
+        fast = self._fast(position)
+        # The Python board, unless the compiled code does everything: playouts, knowledge, and the legal moves the
+        # game gave (the capture/escape priors read the Python board).
+        board = (board_from_position(position) if fast is None or self.priors or position.legal_moves is None
+                 else None)
+        stats = self._playouts(position, board, fast)
+        if position.legal_moves is not None:
+            legal = list(position.legal_moves)
+        else:
+            assert board is not None  # (built above whenever the position brings no legal moves)
+            legal = legal_board_moves(board, position)
+        if board is not None and self.priors:
             policy = move_priors(board, legal, position.to_play)
         else:
             policy = uniform_policy(position.size, legal)
@@ -297,30 +305,37 @@ class PlayoutEvaluator:
             score_stdev=stats.score_stdev,
             lead=stats.score_mean,
             ownership=stats.ownership(),
-            amaf=self._amaf(stats, board, position, legal),
+            amaf=self._amaf(stats, board, position, legal, fast),
         )
 
-    def _playouts(self, position: PlayoutPosition, board: PlayoutBoard) -> PlayoutStats:
-        """This evaluation's playouts: compiled where they can be, else on the Python ``board``."""
-        if self.compiled:
-            fast = _compiled()
-            if fast.supports(position, self.patterns):
-                stats: PlayoutStats = fast.run_playouts_compiled(position, self.playouts, self._rng,
-                                                                 max_moves=self.max_moves, amaf=self.amaf,
-                                                                 no_self_atari=self.no_self_atari,
-                                                                 tactical=self.tactical)
-                return stats
+    def _fast(self, position: PlayoutPosition) -> Any:
+        """The compiled playouts module if it plays this position's playouts, else None."""
+        if not self.compiled:
+            return None
+        fast = _compiled()
+        return fast if fast.supports(position, self.patterns) else None
+
+    def _playouts(self, position: PlayoutPosition, board: PlayoutBoard | None, fast: Any) -> PlayoutStats:
+        """This evaluation's playouts: compiled by ``fast`` if given, else on the Python ``board``."""
+        if fast is not None:
+            stats: PlayoutStats = fast.run_playouts_compiled(position, self.playouts, self._rng,
+                                                             max_moves=self.max_moves, amaf=self.amaf,
+                                                             no_self_atari=self.no_self_atari, tactical=self.tactical)
+            return stats
         return run_playouts(position, self.playouts, self._rng, max_moves=self.max_moves, template=board,
                             tactical=self.tactical, amaf=self.amaf, no_self_atari=self.no_self_atari,
                             patterns=self.patterns)
 
-    def _amaf(self, stats: PlayoutStats, board: PlayoutBoard, position: PlayoutPosition,
-              legal: Sequence[int]) -> Amaf | None:
-        """The playouts' AMAF statistics, with the prior knowledge of the position when asked for."""
+    def _amaf(self, stats: PlayoutStats, board: PlayoutBoard | None, position: PlayoutPosition,
+              legal: Sequence[int], fast: Any) -> Amaf | None:
+        """The playouts' AMAF statistics, with the prior knowledge of the position when asked for (compiled by
+        ``fast`` if given, else read off the Python ``board``)."""
         if stats.amaf_first is None or stats.amaf_white_wins is None:
             return None
         prior_n = prior_w = None
-        if self.knowledge:
+        if self.knowledge and fast is not None:
+            prior_n, prior_w = fast.prior_knowledge_compiled(position, legal)
+        elif self.knowledge and board is not None:
             last = PASS if position.last_move == PASS else board.geometry.points[position.last_move]
             prior_n, prior_w = prior_knowledge(board, position.to_play, last, legal)
         return Amaf(stats.amaf_first, stats.amaf_white_wins, stats.playouts, stats.white_win_total, prior_n, prior_w)

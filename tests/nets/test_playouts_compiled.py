@@ -14,7 +14,9 @@ pytest.importorskip("numba", reason="numba is not installed (the optional extra:
 from miai.go.coords import PASS  # noqa: E402
 from miai.nets.playouts import PlayoutEvaluator  # noqa: E402
 from miai.nets.playouts.board import BLACK, WHITE, PlayoutBoard  # noqa: E402
-from miai.nets.playouts.compiled import replay, run_playouts_compiled, supports  # noqa: E402
+from miai.nets.playouts.compiled import (prior_knowledge_compiled, replay, run_playouts_compiled,  # noqa: E402
+                                         supports)
+from miai.nets.playouts.knowledge import prior_knowledge  # noqa: E402
 from miai.nets.playouts.simulate import PlayoutPosition, PlayoutStats, run_playouts  # noqa: E402
 
 
@@ -130,3 +132,18 @@ def test_the_evaluator_plays_compiled_where_it_can() -> None:
     assert not supports(position, patterns=True)
     taxed = PlayoutPosition(size=7, stones=(0,) * 49, tax_all=True)
     assert not supports(taxed, patterns=False)
+
+
+@pytest.mark.parametrize("size", [5, 9, 13, 19])
+def test_compiled_prior_knowledge_equals_the_python_one(size: int) -> None:
+    for seed in range(8):
+        board, moves, colors = _random_game(size, seed * 7 + size, random.Random(seed).randrange(0, 2 * size * size))
+        stones = tuple(board.color[p] for p in board.geometry.points)
+        to_play = 3 - colors[-1] if colors else BLACK
+        last_flat = moves[-1] if moves else -1
+        position = PlayoutPosition(size=size, stones=stones, to_play=to_play, last_move=last_flat)
+        legal = [m for m, p in enumerate(board.geometry.points) if board.is_legal(p, to_play)]
+        last = PASS if last_flat < 0 else board.geometry.points[last_flat]
+        n_python, w_python = prior_knowledge(board, to_play, last, legal)
+        n_compiled, w_compiled = prior_knowledge_compiled(position, legal)
+        assert n_compiled.tolist() == n_python.tolist() and w_compiled.tolist() == w_python.tolist(), (size, seed)

@@ -99,7 +99,7 @@ def test_empty_first_line_is_discouraged_and_points_near_the_last_move_urged() -
 
 def test_search_with_knowledge_finds_the_capture_sooner() -> None:
     """Black captures C3 at C4 (its last liberty): with the capture urged by prior knowledge, RAVE searches of only
-    30 playouts pick it (ten seeded searches each way)."""
+    30 playouts pick it (ten seeded searches each way, one playout a visit)."""
     from miai.engine.config import Config, apply_overrides
     from miai.engine.player import EnginePlayer
     from miai.go.coords import Color, parse_gtp
@@ -110,7 +110,7 @@ def test_search_with_knowledge_finds_the_capture_sooner() -> None:
     for colour, vertex in (("b", "B3"), ("w", "C3"), ("b", "D3"), ("w", "pass"), ("b", "C2"), ("w", "pass")):
         state.push(parse_gtp(vertex, 5), Color.BLACK if colour == "b" else Color.WHITE)
     found = {}
-    for spec in ("playouts:light", "playouts:light:knowledge"):
+    for spec in ("playouts:1:light", "playouts:1:light:knowledge"):
         hits = 0
         for seed in range(1, 11):
             config = apply_overrides(Config(), [f"search.seed={seed}", "search.max_visits=30", "search.max_time=0",
@@ -119,7 +119,8 @@ def test_search_with_knowledge_finds_the_capture_sooner() -> None:
             player = EnginePlayer(PlayoutEvaluator.from_spec(spec, seed=seed, amaf=True), config)
             hits += player.genmove(state, Color.BLACK) == parse_gtp("C4", 5)
         found[spec] = hits
-    assert found["playouts:light:knowledge"] >= 9 and found["playouts:light:knowledge"] > found["playouts:light"], found
+    with_knowledge, without = found["playouts:1:light:knowledge"], found["playouts:1:light"]
+    assert with_knowledge >= 9 and with_knowledge > without, found
 
 
 def test_the_search_starts_a_new_node_s_amaf_statistics_with_the_knowledge() -> None:
