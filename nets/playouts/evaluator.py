@@ -139,7 +139,7 @@ def position_from_state(state: GameState) -> PlayoutPosition:
 
 _SPEC_FLAGS = ("priors", "tactical", "noselfatari", "patterns", "knowledge", "light", "python")
 # What ``playouts`` alone plays, the strongest measured combination (docs/playouts.md); ``light`` drops them.
-MODE_DEFAULTS = frozenset({"noselfatari", "knowledge"})
+MODE_DEFAULTS = frozenset({"noselfatari", "knowledge", "tactical"})
 # Playouts per evaluation when the spec names none and they are compiled: a compiled playout costs a small part of
 # a visit, and eight a visit beat one at equal time (docs/playouts.md, "Compiled playouts"). In Python (and with
 # ``patterns``, which only the Python board plays), one.
@@ -236,8 +236,9 @@ class PlayoutEvaluator:
         compiled, else 1), ``priors`` switches on the capture/escape
         priors, ``tactical`` the capture/escape playout policy, ``noselfatari`` the refusal of self-atari of chains
         of two or more stones in the playouts, ``patterns`` MoGo's 3x3 patterns in the playouts and ``knowledge``
-        the prior knowledge of new nodes. ``noselfatari`` and ``knowledge`` (:data:`MODE_DEFAULTS`) are on unless
-        ``light`` is named: ``playouts:light`` is the textbook light playout, flags named with it add to it.
+        the prior knowledge of new nodes. ``noselfatari``, ``knowledge`` and ``tactical`` (:data:`MODE_DEFAULTS`)
+        are on unless ``light`` is named: ``playouts:light`` is the textbook light playout, flags named with it add
+        to it.
         ``python`` plays the playouts in Python even where the compiled board could (for comparisons).
         ``options`` may set ``seed``, ``max_batch``, ``max_moves``, ``amaf`` and ``workers``; other keys (meant for nets) are ignored.
 

@@ -220,7 +220,7 @@ def test_model_name_spec() -> None:
     assert PlayoutEvaluator.from_spec("playouts:priors").priors
     both = PlayoutEvaluator.from_spec("playouts:tactical:4:priors")
     assert both.tactical and both.priors and both.playouts == 4
-    assert not plain.tactical
+    assert plain.tactical  # a default since 2026-11-25 (compiled, it won at equal time)
     # The mode's defaults (no self-atari, prior knowledge) unless "light" is named; flags named with it add to it.
     assert plain.no_self_atari and plain.knowledge and not plain.patterns
     light = PlayoutEvaluator.from_spec("playouts:light")
