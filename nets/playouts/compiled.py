@@ -115,6 +115,37 @@ def _build(stones: Any, size: int, color: Any, head: Any, nxt: Any, csize: Any, 
 
 
 @_jit
+def _new_board(stones: Any, size: int) -> tuple[Any, Any, Any, Any, Any, Any, Any, Any, Any, int]:
+    """The board arrays for the flat ``stones``: colour, chain head, next stone of the chain, chain size, the
+    pseudo-liberty count, sum and sum of squares, the empty points and each one's place in that list, and how many
+    empty points there are."""
+    length = (size + 2) * (size + 2)
+    color = np.zeros(length, np.int8)
+    head = np.zeros(length, np.int32)
+    nxt = np.zeros(length, np.int32)
+    csize = np.zeros(length, np.int32)
+    plib = np.zeros(length, np.int64)
+    lsum = np.zeros(length, np.int64)
+    lsq = np.zeros(length, np.int64)
+    empties = np.zeros(size * size, np.int32)
+    where = np.zeros(length, np.int32)
+    count = _build(stones, size, color, head, nxt, csize, plib, lsum, lsq, empties, where)
+    return color, head, nxt, csize, plib, lsum, lsq, empties, where, count
+
+
+@_jit
+def _pad(m: int, size: int) -> int:
+    """The padded point of flat point ``m``."""
+    return (m // size + 1) * (size + 2) + m % size + 1
+
+
+@_jit
+def _flat(p: int, size: int) -> int:
+    """The flat point of padded point ``p``."""
+    return (p // (size + 2) - 1) * size + p % (size + 2) - 1
+
+
+@_jit
 def _merge(head: Any, nxt: Any, csize: Any, plib: Any, lsum: Any, lsq: Any, a: int, b: int) -> int:
     """Join the chains headed by ``a`` and ``b`` (the smaller relabelled into the larger); return the new head."""
     if csize[a] < csize[b]:
@@ -415,7 +446,7 @@ def _owners(size: int, color: Any, owner: Any, mark: Any, stack: Any) -> None:
             if touches == _BLACK or touches == _WHITE:
                 for i in range(region):
                     q = stack[size * size + i]
-                    owner[(q // width - 1) * size + q % width - 1] = touches
+                    owner[_flat(q, size)] = touches
 
 
 @_jit
@@ -431,20 +462,11 @@ def run_compiled(stones: Any, size: int, to_play: int, komi: float, territory: b
     width = size + 2
     length = width * width
     area = size * size
-    t_color = np.zeros(length, np.int8)
-    t_head = np.zeros(length, np.int32)
-    t_nxt = np.zeros(length, np.int32)
-    t_csize = np.zeros(length, np.int32)
-    t_plib = np.zeros(length, np.int64)
-    t_lsum = np.zeros(length, np.int64)
-    t_lsq = np.zeros(length, np.int64)
-    t_empties = np.zeros(area, np.int32)
-    t_where = np.zeros(length, np.int32)
-    t_count = _build(stones, size, t_color, t_head, t_nxt, t_csize, t_plib, t_lsum, t_lsq, t_empties, t_where)
+    t_color, t_head, t_nxt, t_csize, t_plib, t_lsum, t_lsq, t_empties, t_where, t_count = _new_board(stones, size)
     banned = np.zeros(length, np.bool_)
     for m in range(area):
         if banned_flat[m]:
-            banned[(m // size + 1) * width + m % size + 1] = True
+            banned[_pad(m, size)] = True
     no_bans = np.zeros(length, np.bool_)
     color, head, nxt, csize = t_color.copy(), t_head.copy(), t_nxt.copy(), t_csize.copy()
     plib, lsum, lsq = t_plib.copy(), t_lsum.copy(), t_lsq.copy()
@@ -463,7 +485,7 @@ def run_compiled(stones: Any, size: int, to_play: int, komi: float, territory: b
     has_bans = False
     for m in range(area):
         has_bans = has_bans or banned_flat[m]
-    start_last = -1 if last_flat < 0 else (last_flat // size + 1) * width + last_flat % size + 1
+    start_last = -1 if last_flat < 0 else _pad(last_flat, size)
     sign = 1.0 if to_play == _WHITE else -1.0
     for _ in range(count):
         color[:] = t_color
@@ -501,7 +523,7 @@ def run_compiled(stones: Any, size: int, to_play: int, komi: float, territory: b
         _owners(size, color, owner, mark, stack)
         black, white = 0.0, 0.0
         for m in range(area):
-            if territory and color[(m // size + 1) * width + m % size + 1] != _EMPTY:
+            if territory and color[_pad(m, size)] != _EMPTY:
                 continue
             if owner[m] == _BLACK:
                 black += 1.0
@@ -527,7 +549,7 @@ def run_compiled(stones: Any, size: int, to_play: int, komi: float, territory: b
             white_win = 1.0 if white_score > 0 else (0.5 if white_score == 0 else 0.0)
             white_total += white_win
             for m in range(area):
-                k = first[(m // size + 1) * width + m % size + 1]
+                k = first[_pad(m, size)]
                 if k != 0:
                     amaf_first[k - 1, m] += 1.0
                     amaf_white[k - 1, m] += white_win
@@ -540,31 +562,21 @@ def replay(stones: Any, size: int, moves: Any, colors: Any) -> tuple[Any, Any, i
     the flat colours after them, the stones each colour captured (index 1 Black, 2 White) and the ko point (flat, or
     -1). For the tests, which replay a Python board's game on it."""
     width = size + 2
-    length = width * width
     area = size * size
-    color = np.zeros(length, np.int8)
-    head = np.zeros(length, np.int32)
-    nxt = np.zeros(length, np.int32)
-    csize = np.zeros(length, np.int32)
-    plib = np.zeros(length, np.int64)
-    lsum = np.zeros(length, np.int64)
-    lsq = np.zeros(length, np.int64)
-    empties = np.zeros(area, np.int32)
-    where = np.zeros(length, np.int32)
+    color, head, nxt, csize, plib, lsum, lsq, empties, where, count = _new_board(stones, size)
     captures = np.zeros(3, np.int64)
-    count = _build(stones, size, color, head, nxt, csize, plib, lsum, lsq, empties, where)
     ko = -1
     for i in range(len(moves)):
         m = moves[i]
         if m < 0:
             ko = -1
             continue
-        count, ko = _place((m // size + 1) * width + m % size + 1, colors[i], width, color, head, nxt, csize, plib,
+        count, ko = _place(_pad(m, size), colors[i], width, color, head, nxt, csize, plib,
                            lsum, lsq, empties, where, count, captures)
     flat = np.zeros(area, np.int8)
     for m in range(area):
-        flat[m] = color[(m // size + 1) * width + m % size + 1]
-    ko_flat = -1 if ko < 0 else (ko // width - 1) * size + ko % width - 1
+        flat[m] = color[_pad(m, size)]
+    ko_flat = -1 if ko < 0 else _flat(ko, size)
     return flat, captures, ko_flat
 
 
@@ -574,19 +586,9 @@ def _knowledge(stones: Any, size: int, c: int, last_flat: int, legal: Any, table
     move. ``legal`` is a flat mask, ``table`` the mover's 3x3 pattern table, ``k`` the :class:`Knowledge` counts
     in field order (even, capture, per_stone, escape, pattern, near_last, self_atari, empty_edge)."""
     width = size + 2
-    length = width * width
     area = size * size
-    color = np.zeros(length, np.int8)
-    head = np.zeros(length, np.int32)
-    nxt = np.zeros(length, np.int32)
-    csize = np.zeros(length, np.int32)
-    plib = np.zeros(length, np.int64)
-    lsum = np.zeros(length, np.int64)
-    lsq = np.zeros(length, np.int64)
-    empties = np.zeros(area, np.int32)
-    where = np.zeros(length, np.int32)
-    mark = np.zeros(length, np.int64)
-    _build(stones, size, color, head, nxt, csize, plib, lsum, lsq, empties, where)
+    color, head, nxt, csize, plib, lsum, lsq, empties, where, _ = _new_board(stones, size)
+    mark = np.zeros(width * width, np.int64)
     n = np.zeros(area)
     w = np.zeros(area)
     for m in range(area):
@@ -594,11 +596,11 @@ def _knowledge(stones: Any, size: int, c: int, last_flat: int, legal: Any, table
             n[m] = k[0]
             w[m] = 0.5 * k[0]
     for m in range(area):  # chains in atari, each once (at its head): take it, or run
-        p = (m // size + 1) * width + m % size + 1
+        p = _pad(m, size)
         if color[p] == _EMPTY or head[p] != p or not _in_atari(plib, lsum, lsq, p):
             continue
         liberty = lsum[p] // plib[p]
-        move = (liberty // width - 1) * size + liberty % width - 1
+        move = _flat(liberty, size)
         if not legal[move]:
             continue
         if color[p] != c:
@@ -610,17 +612,17 @@ def _knowledge(stones: Any, size: int, c: int, last_flat: int, legal: Any, table
             w[move] += k[3]
     if k[6] != 0.0:
         for m in range(area):
-            if legal[m] and _bad_self_atari((m // size + 1) * width + m % size + 1, c, width, color, head, nxt, plib,
+            if legal[m] and _bad_self_atari(_pad(m, size), c, width, color, head, nxt, plib,
                                             lsum, lsq, mark):
                 n[m] += k[6]
     ring = (-width - 1, -width, -width + 1, -1, 1, width - 1, width, width + 1)  # patterns.RING_ORDER
     if last_flat >= 0:
-        last = (last_flat // size + 1) * width + last_flat % size + 1
+        last = _pad(last_flat, size)
         for d in ring:
             q = last + d
             if color[q] == _OFF:
                 continue
-            move = (q // width - 1) * size + q % width - 1
+            move = _flat(q, size)
             if not legal[move]:
                 continue
             code = 0
