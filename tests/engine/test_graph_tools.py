@@ -259,7 +259,7 @@ def test_playout_amaf_counts_first_moves_and_white_wins() -> None:
 
 def test_rave_finds_the_capture_more_often_at_few_playouts() -> None:
     """Black captures C3 at C4 (its last liberty): with AMAF values, the capture's playouts count for it from the
-    first visits on. Ten seeded searches of 100 playouts each, with RAVE and without."""
+    first visits on. Ten seeded searches of 100 visits of one playout each, with RAVE and without."""
     from miai.go.coords import Color, parse_gtp
     from miai.go.rules import Rules
     from miai.go.state import GameState
@@ -274,7 +274,7 @@ def test_rave_finds_the_capture_more_often_at_few_playouts() -> None:
             config = apply_overrides(Config(), [f"search.seed={seed}", "search.max_visits=100", "search.max_time=0",
                                                 "search.selection=ucb1-tuned", "search.use_lcb=false",
                                                 f"search.rave_equivalence={rave}"])
-            player = EnginePlayer(PlayoutEvaluator.from_spec("playouts:light", seed=seed, amaf=rave > 0), config)
+            player = EnginePlayer(PlayoutEvaluator.from_spec("playouts:1:light", seed=seed, amaf=rave > 0), config)
             hits += player.genmove(state, Color.BLACK) == parse_gtp("C4", 5)
         found[rave] = hits
     assert found[1000] >= 6 and found[1000] > found[0], found

@@ -279,7 +279,7 @@ def test_seeded_pattern_playouts_stay_legal_and_consistent(size: int, data: st.D
 
 
 def test_the_spec_switches_patterns_on_and_the_evaluator_runs_them() -> None:
-    evaluator = PlayoutEvaluator.from_spec("playouts:noselfatari:patterns", seed=3)
+    evaluator = PlayoutEvaluator.from_spec("playouts:light:noselfatari:patterns", seed=3)
     assert evaluator.patterns and evaluator.no_self_atari and not evaluator.tactical
     assert not PlayoutEvaluator.from_spec("playouts:noselfatari").patterns
     stats = run_playouts(PlayoutPosition(size=7, stones=(0,) * 49, komi=0.5), 20, random.Random(4), patterns=True)
