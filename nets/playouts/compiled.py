@@ -94,23 +94,17 @@ def _build(stones: Any, size: int, color: Any, head: Any, nxt: Any, csize: Any, 
                 where[p] = count
                 count += 1
     steps = (-1, 1, -width, width)
-    for y in range(size):
+    for y in range(size):  # each stone's liberties go to its chain, and merging chains adds their liberties up
         for x in range(size):
             p = (y + 1) * width + x + 1
             if color[p] == _EMPTY:
                 continue
             for d in steps:
                 n = p + d
-                if color[n] == color[p] and head[n] != head[p]:
+                if color[n] == _EMPTY:
+                    _add_liberty(plib, lsum, lsq, head[p], n, 1)
+                elif color[n] == color[p] and head[n] != head[p]:
                     _merge(head, nxt, csize, plib, lsum, lsq, head[p], head[n])
-    for y in range(size):
-        for x in range(size):
-            p = (y + 1) * width + x + 1
-            if color[p] == _EMPTY:
-                continue
-            for d in steps:
-                if color[p + d] == _EMPTY:
-                    _add_liberty(plib, lsum, lsq, head[p], p + d, 1)
     return count
 
 
@@ -241,29 +235,23 @@ def _liberties_after(p: int, c: int, width: int, color: Any, head: Any, nxt: Any
     libs = 0
     for d in steps:
         n = p + d
-        if color[n] == _EMPTY and mark[n] != stamp:
+        if color[n] == _EMPTY:  # p's own liberty
+            libs += mark[n] != stamp
             mark[n] = stamp
-            libs += 1
-    if libs >= limit:
-        return limit
-    for d in steps:
-        n = p + d
-        if color[n] != c or mark[head[n]] == -stamp:  # (a chain's head marked -stamp: walked already)
-            continue
-        q = head[n]
-        start = q
-        while True:
-            for e in steps:
-                r = q + e
-                if color[r] == _EMPTY and mark[r] != stamp:
-                    mark[r] = stamp
-                    libs += 1
-                    if libs >= limit:
-                        return limit
-            q = nxt[q]
-            if q == start:
-                break
-        mark[start] = -stamp
+        elif color[n] == c and mark[head[n]] != -stamp:  # a friendly chain not walked yet (its head marked -stamp)
+            q = start = head[n]
+            while True:
+                for e in steps:
+                    r = q + e
+                    if color[r] == _EMPTY and mark[r] != stamp:
+                        mark[r] = stamp
+                        libs += 1
+                q = nxt[q]
+                if q == start:
+                    break
+            mark[start] = -stamp
+        if libs >= limit:
+            return limit
     return libs
 
 
@@ -360,7 +348,7 @@ def _urgent(c: int, last: int, ko: int, width: int, color: Any, head: Any, nxt: 
     kept = 0
     for i in range(found):
         p = out[i]
-        if p != ko and _legal(p, c, ko, width, color, head, plib, lsum, lsq) and not _true_eye(p, c, width, color):
+        if _legal(p, c, ko, width, color, head, plib, lsum, lsq) and not _true_eye(p, c, width, color):
             out[kept] = p
             kept += 1
     return kept
@@ -371,40 +359,14 @@ def _draw(c: int, ko: int, banned: Any, width: int, color: Any, head: Any, nxt: 
           empties: Any, where: Any, count: int, no_self_atari: bool, mark: Any) -> int:
     """A uniformly random legal move for ``c`` that does not fill its own true eye, or -1 (pass): each empty point
     tried at most once, a refused one swapped behind the shrinking range (``PlayoutBoard.draw_move``)."""
-    steps = (-1, 1, -width, width)
-    diagonals = (-width - 1, -width + 1, width - 1, width + 1)
-    opponent = 3 - c
     remaining = count
     while remaining > 0:
         i = np.random.randint(0, remaining)
         p = empties[i]
-        if p != ko and not banned[p]:
-            ok, eyeish = False, True
-            for d in steps:
-                k = color[p + d]
-                if k == _EMPTY:
-                    ok, eyeish = True, False
-                    break
-                if k == c:
-                    if not _in_atari(plib, lsum, lsq, head[p + d]):
-                        ok = True
-                elif k == opponent:
-                    eyeish = False
-                    if _in_atari(plib, lsum, lsq, head[p + d]):
-                        ok = True
-            if ok and eyeish:
-                bad, off = 0, 0
-                for d in diagonals:
-                    k = color[p + d]
-                    if k == opponent:
-                        bad += 1
-                    elif k == _OFF:
-                        off = 1
-                ok = bad + off >= 2  # a true eye is refused, a false one may be filled
-            if ok and no_self_atari and _bad_self_atari(p, c, width, color, head, nxt, plib, lsum, lsq, mark):
-                ok = False
-            if ok:
-                return int(p)
+        if (not banned[p] and _legal(p, c, ko, width, color, head, plib, lsum, lsq)
+                and not _true_eye(p, c, width, color)
+                and not (no_self_atari and _bad_self_atari(p, c, width, color, head, nxt, plib, lsum, lsq, mark))):
+            return int(p)
         remaining -= 1
         other = empties[remaining]
         empties[i], empties[remaining] = other, p
