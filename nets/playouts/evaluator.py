@@ -124,7 +124,7 @@ def position_from_state(state: GameState) -> PlayoutPosition:
     rules = state.rules
     return PlayoutPosition(
         size=state.size,
-        stones=tuple(int(v) for v in state.stones()),
+        stones=tuple(state.stones().tolist()),
         to_play=int(state.to_play),
         komi=float(state.komi) + float(rules.handicap_bonus(state.handicap)) + _button_points(state),
         territory=rules.scoring is Scoring.TERRITORY,

@@ -50,7 +50,7 @@ class PlayoutPosition:
             raise PlayoutError(f"{len(self.stones)} stones for a {self.size}x{self.size} board")
         if self.to_play not in (BLACK, WHITE):
             raise PlayoutError(f"side to move must be 1 (black) or 2 (white), got {self.to_play}")
-        if any(v not in (EMPTY, BLACK, WHITE) for v in self.stones):
+        if not set(self.stones) <= {EMPTY, BLACK, WHITE}:
             raise PlayoutError("stones must be 0, 1 or 2")
         area = self.size * self.size
         if any(not 0 <= m < area for m in self.banned) or not -1 <= self.last_move < area:
