@@ -27,7 +27,7 @@ from typing import Any, Callable, TypeVar
 
 import numpy as np
 
-from miai.nets.playouts.knowledge import Knowledge
+from miai.nets.playouts.knowledge import LOCALITY_FAR, LOCALITY_VALUES, Knowledge
 from miai.nets.playouts.patterns import pattern_tables
 from miai.nets.playouts.simulate import PlayoutPosition, PlayoutStats
 
@@ -546,7 +546,7 @@ def replay(stones: Any, size: int, moves: Any, colors: Any) -> tuple[Any, Any, i
 def _knowledge(stones: Any, size: int, c: int, last_flat: int, legal: Any, table: Any, k: Any) -> tuple[Any, Any]:
     """``knowledge.prior_knowledge`` on the compiled board: (imaginary playouts, wins) per flat point for ``c`` to
     move. ``legal`` is a flat mask, ``table`` the mover's 3x3 pattern table, ``k`` the :class:`Knowledge` counts
-    in field order (even, capture, per_stone, escape, pattern, near_last, self_atari, empty_edge)."""
+    in field order (even, capture, per_stone, escape, pattern, near_last, self_atari, empty_edge, locality)."""
     width = size + 2
     area = size * size
     color, head, nxt, csize, plib, lsum, lsq, empties, where, _ = _new_board(stones, size)
@@ -605,7 +605,59 @@ def _knowledge(stones: Any, size: int, c: int, last_flat: int, legal: Any, table
                     lonely = False
             if lonely:
                 n[m] += k[7]
+    if k[8] != 0.0 and last_flat >= 0:
+        distance = _cfg_distances(_pad(last_flat, size), width, color, nxt, len(_LOCALITY_VALUES))
+        for m in range(area):
+            if legal[m]:
+                d = distance[_pad(m, size)]
+                n[m] += k[8]
+                w[m] += k[8] * (_LOCALITY_VALUES[d - 1] if d > 0 else LOCALITY_FAR)
     return n, w
+
+
+_LOCALITY_VALUES = np.array(LOCALITY_VALUES)
+
+
+@_jit
+def _cfg_distances(start: int, width: int, color: Any, nxt: Any, limit: int) -> Any:
+    """``knowledge.cfg_distances`` on the compiled board: per padded point its common-fate-graph distance from
+    ``start`` up to ``limit``, -1 beyond (and off the board)."""
+    distance = np.full(width * width, -1, np.int64)
+    frontier = np.zeros(width * width, np.int64)
+    reached = np.zeros(width * width, np.int64)
+    size = 0
+    q = start
+    while True:  # the start's chain (or the start point alone if empty) at distance 0
+        distance[q] = 0
+        frontier[size] = q
+        size += 1
+        if color[start] == _EMPTY:
+            break
+        q = nxt[q]
+        if q == start:
+            break
+    steps = (-1, 1, -width, width)
+    for d in range(1, limit + 1):
+        count = 0
+        for i in range(size):
+            p = frontier[i]
+            for step in steps:
+                r = p + step
+                if distance[r] >= 0 or color[r] == _OFF:
+                    continue
+                s = r
+                while True:  # the point, or its whole chain
+                    distance[s] = d
+                    reached[count] = s
+                    count += 1
+                    if color[r] == _EMPTY:
+                        break
+                    s = nxt[s]
+                    if s == r:
+                        break
+        frontier, reached = reached, frontier
+        size = count
+    return distance
 
 
 def prior_knowledge_compiled(position: PlayoutPosition, legal: Sequence[int],

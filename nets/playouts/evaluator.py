@@ -16,7 +16,7 @@ from miai.go.coords import PASS, Color
 from miai.go.rules import Scoring, Tax
 from miai.nets.evaluator import Amaf, Evaluation
 from miai.nets.playouts.board import PlayoutBoard, PlayoutError
-from miai.nets.playouts.knowledge import prior_knowledge
+from miai.nets.playouts.knowledge import LOCALITY_COUNT, Knowledge, prior_knowledge
 from miai.nets.playouts.simulate import PlayoutPosition, PlayoutStats, board_from_position, run_playouts
 
 if TYPE_CHECKING:
@@ -137,7 +137,7 @@ def position_from_state(state: GameState) -> PlayoutPosition:
     )
 
 
-_SPEC_FLAGS = ("priors", "tactical", "noselfatari", "patterns", "knowledge", "light", "python")
+_SPEC_FLAGS = ("priors", "tactical", "noselfatari", "patterns", "knowledge", "locality", "light", "python")
 # What ``playouts`` alone plays, the strongest measured combination (docs/playouts.md); ``light`` drops them.
 MODE_DEFAULTS = frozenset({"noselfatari", "knowledge", "tactical"})
 # Playouts per evaluation when the spec names none and they are compiled: a compiled playout costs a small part of
@@ -163,6 +163,8 @@ class PlayoutEvaluator:
             (:meth:`PlayoutBoard.pattern_moves`; after the tactical answers when both are on).
         knowledge: with ``amaf``, also give each evaluated position Go heuristics as imaginary playouts
             (:func:`miai.nets.playouts.knowledge.prior_knowledge`), which start a new node's RAVE statistics.
+        locality: with ``knowledge``, add Fuego's locality bonus to it (``Knowledge.locality``: moves valued by
+            their common-fate-graph distance from the last move).
         workers: processes that share a batch of states (1 = all in this process). Their playouts are not
             reproducible from ``seed``; :meth:`close` stops them (they also stop with this process).
         compiled: play the playouts on the compiled board (:mod:`miai.nets.playouts.compiled`) where it can (numba
@@ -178,6 +180,7 @@ class PlayoutEvaluator:
         no_self_atari: bool = False,
         patterns: bool = False,
         knowledge: bool = False,
+        locality: bool = False,
         workers: int = 1,
         compiled: bool = True,
         seed: int | None = None,
@@ -197,6 +200,8 @@ class PlayoutEvaluator:
         self.no_self_atari = no_self_atari
         self.patterns = patterns
         self.knowledge = knowledge
+        self.locality = locality
+        self._counts = Knowledge(locality=LOCALITY_COUNT) if locality else Knowledge()
         self.max_batch = max_batch
         self.max_moves = max_moves
         self.amaf = amaf
@@ -219,7 +224,8 @@ class PlayoutEvaluator:
     def _options(self) -> dict[str, Any]:
         """What a worker's own evaluator needs to play the same playouts (read at each call: ``amaf`` may change)."""
         return {"playouts": self.playouts, "tactical": self.tactical, "no_self_atari": self.no_self_atari,
-                "patterns": self.patterns, "knowledge": self.knowledge, "max_moves": self.max_moves,
+                "patterns": self.patterns, "knowledge": self.knowledge, "locality": self.locality,
+                "max_moves": self.max_moves,
                 "amaf": self.amaf, "compiled": self.compiled}
 
     @staticmethod
@@ -230,17 +236,20 @@ class PlayoutEvaluator:
     @classmethod
     def from_spec(cls, name: str, **options: Any) -> PlayoutEvaluator:
         """Build from a model name as given to ``--model``:
-        ``playouts[:N][:priors][:tactical][:noselfatari][:patterns][:knowledge][:light][:python]`` (any order).
+        ``playouts[:N][:priors][:tactical][:noselfatari][:patterns][:knowledge][:locality][:light][:python]`` (any
+        order).
 
         ``N`` is the number of playouts per evaluation (default :data:`COMPILED_PLAYOUTS` where the playouts are
         compiled, else 1), ``priors`` switches on the capture/escape
         priors, ``tactical`` the capture/escape playout policy, ``noselfatari`` the refusal of self-atari of chains
         of two or more stones in the playouts, ``patterns`` MoGo's 3x3 patterns in the playouts and ``knowledge``
-        the prior knowledge of new nodes. ``noselfatari``, ``knowledge`` and ``tactical`` (:data:`MODE_DEFAULTS`)
+        the prior knowledge of new nodes, ``locality`` Fuego's locality bonus in it (and the knowledge with it).
+        ``noselfatari``, ``knowledge`` and ``tactical`` (:data:`MODE_DEFAULTS`)
         are on unless ``light`` is named: ``playouts:light`` is the textbook light playout, flags named with it add
         to it.
         ``python`` plays the playouts in Python even where the compiled board could (for comparisons).
-        ``options`` may set ``seed``, ``max_batch``, ``max_moves``, ``amaf`` and ``workers``; other keys (meant for nets) are ignored.
+        ``options`` may set ``seed``, ``max_batch``, ``max_moves``, ``amaf`` and ``workers``; other keys (meant for
+        nets) are ignored.
 
         Raises:
             PlayoutError: if ``name`` is not such a spec.
@@ -265,7 +274,8 @@ class PlayoutEvaluator:
             playouts = COMPILED_PLAYOUTS if fast else 1
         return cls(playouts, priors="priors" in flags, tactical="tactical" in flags,
                    no_self_atari="noselfatari" in flags, patterns="patterns" in flags,
-                   knowledge="knowledge" in flags, compiled="python" not in flags, **known)
+                   knowledge="knowledge" in flags or "locality" in flags, locality="locality" in flags,
+                   compiled="python" not in flags, **known)
 
     def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
         """One ``Evaluation`` per state, from the side to move's view (see the module docstring)."""
@@ -335,10 +345,10 @@ class PlayoutEvaluator:
             return None
         prior_n = prior_w = None
         if self.knowledge and fast is not None:
-            prior_n, prior_w = fast.prior_knowledge_compiled(position, legal)
+            prior_n, prior_w = fast.prior_knowledge_compiled(position, legal, self._counts)
         elif self.knowledge and board is not None:
             last = PASS if position.last_move == PASS else board.geometry.points[position.last_move]
-            prior_n, prior_w = prior_knowledge(board, position.to_play, last, legal)
+            prior_n, prior_w = prior_knowledge(board, position.to_play, last, legal, self._counts)
         return Amaf(stats.amaf_first, stats.amaf_white_wins, stats.playouts, stats.white_win_total, prior_n, prior_w)
 
 

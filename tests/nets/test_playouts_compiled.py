@@ -16,7 +16,7 @@ from miai.nets.playouts import PlayoutEvaluator  # noqa: E402
 from miai.nets.playouts.board import BLACK, WHITE, PlayoutBoard  # noqa: E402
 from miai.nets.playouts.compiled import (prior_knowledge_compiled, replay, run_playouts_compiled,  # noqa: E402
                                          supports)
-from miai.nets.playouts.knowledge import prior_knowledge  # noqa: E402
+from miai.nets.playouts.knowledge import LOCALITY_COUNT, Knowledge, prior_knowledge  # noqa: E402
 from miai.nets.playouts.simulate import PlayoutPosition, PlayoutStats, run_playouts  # noqa: E402
 
 
@@ -135,7 +135,8 @@ def test_the_evaluator_plays_compiled_where_it_can() -> None:
 
 
 @pytest.mark.parametrize("size", [5, 9, 13, 19])
-def test_compiled_prior_knowledge_equals_the_python_one(size: int) -> None:
+@pytest.mark.parametrize("knowledge", [Knowledge(), Knowledge(locality=LOCALITY_COUNT)], ids=["default", "locality"])
+def test_compiled_prior_knowledge_equals_the_python_one(size: int, knowledge: Knowledge) -> None:
     for seed in range(8):
         board, moves, colors = _random_game(size, seed * 7 + size, random.Random(seed).randrange(0, 2 * size * size))
         stones = tuple(board.color[p] for p in board.geometry.points)
@@ -144,6 +145,6 @@ def test_compiled_prior_knowledge_equals_the_python_one(size: int) -> None:
         position = PlayoutPosition(size=size, stones=stones, to_play=to_play, last_move=last_flat)
         legal = [m for m, p in enumerate(board.geometry.points) if board.is_legal(p, to_play)]
         last = PASS if last_flat < 0 else board.geometry.points[last_flat]
-        n_python, w_python = prior_knowledge(board, to_play, last, legal)
-        n_compiled, w_compiled = prior_knowledge_compiled(position, legal)
+        n_python, w_python = prior_knowledge(board, to_play, last, legal, knowledge)
+        n_compiled, w_compiled = prior_knowledge_compiled(position, legal, knowledge)
         assert n_compiled.tolist() == n_python.tolist() and w_compiled.tolist() == w_python.tolist(), (size, seed)

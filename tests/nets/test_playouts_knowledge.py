@@ -4,10 +4,11 @@ as the imaginary playouts of docs/playouts.md, and a search that uses it finds a
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from miai.go.coords import PASS
 from miai.nets.playouts import PlayoutBoard, PlayoutEvaluator
-from miai.nets.playouts.knowledge import Knowledge, prior_knowledge
+from miai.nets.playouts.knowledge import LOCALITY_COUNT, Knowledge, cfg_distances, prior_knowledge
 
 BLACK, WHITE = 1, 2
 K = Knowledge()
@@ -23,9 +24,10 @@ def flat(board: PlayoutBoard, x: int, y: int) -> int:
     return y * board.geometry.size + x
 
 
-def knowledge_for(board: PlayoutBoard, color: int, last: int = PASS) -> tuple[np.ndarray, np.ndarray]:
+def knowledge_for(board: PlayoutBoard, color: int, last: int = PASS, counts: Knowledge = K
+                  ) -> tuple[np.ndarray, np.ndarray]:
     legal = [m for m, p in enumerate(board.geometry.points) if board.is_legal(p, color)]
-    return prior_knowledge(board, color, last, legal)
+    return prior_knowledge(board, color, last, legal, counts)
 
 
 def test_every_legal_move_starts_even_and_illegal_points_get_nothing() -> None:
@@ -95,6 +97,33 @@ def test_empty_first_line_is_discouraged_and_points_near_the_last_move_urged() -
     assert n[edge] == K.even + K.empty_edge and w[edge] == 0.5 * K.even
     near = flat(board, 4, 3)
     assert w[near] / n[near] > 0.5 and n[near] >= K.even + K.near_last
+
+
+def test_locality_values_moves_by_their_common_fate_graph_distance_from_the_last_move() -> None:
+    """Fuego's locality bonus: a chain is one node of the graph, so the points beyond White's two stones touching
+    the last move are at distance 2 however far they are on the board; far points get the low value."""
+    board = board_of("""
+        . . . . . . .
+        . . . . . . .
+        . . O O . . .
+        . . . X X . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .""")
+    last = board.geometry.points[flat(board, 3, 3)]
+    distance = cfg_distances(board, last, 3)
+    points = board.geometry.points
+    assert distance[last] == distance[points[flat(board, 4, 3)]] == 0  # the last move's chain
+    assert distance[points[flat(board, 2, 2)]] == distance[points[flat(board, 5, 3)]] == 1  # White's chain, a liberty
+    assert distance[points[flat(board, 2, 1)]] == 2  # next to White's chain: one step beyond it
+    assert distance[points[flat(board, 2, 0)]] == 3 and points[flat(board, 0, 6)] not in distance
+    counts = Knowledge(locality=LOCALITY_COUNT)
+    with_locality, wins = knowledge_for(board, BLACK, last, counts)
+    plain, plain_wins = knowledge_for(board, BLACK, last)
+    for (x, y), value in (((5, 3), 1.0), ((2, 1), 0.6), ((2, 0), 0.6), ((0, 6), 0.1)):
+        move = flat(board, x, y)
+        assert with_locality[move] - plain[move] == LOCALITY_COUNT
+        assert wins[move] - plain_wins[move] == pytest.approx(LOCALITY_COUNT * value)
 
 
 def test_search_with_knowledge_finds_the_capture_sooner() -> None:
