@@ -625,39 +625,34 @@ def _cfg_distances(start: int, width: int, color: Any, nxt: Any, limit: int) -> 
     distance = np.full(width * width, -1, np.int64)
     frontier = np.zeros(width * width, np.int64)
     reached = np.zeros(width * width, np.int64)
-    size = 0
-    q = start
-    while True:  # the start's chain (or the start point alone if empty) at distance 0
-        distance[q] = 0
-        frontier[size] = q
-        size += 1
-        if color[start] == _EMPTY:
-            break
-        q = nxt[q]
-        if q == start:
-            break
+    size = _reach(start, 0, color, nxt, distance, frontier, 0)  # the start's chain (or the empty start point)
     steps = (-1, 1, -width, width)
     for d in range(1, limit + 1):
         count = 0
         for i in range(size):
-            p = frontier[i]
             for step in steps:
-                r = p + step
-                if distance[r] >= 0 or color[r] == _OFF:
-                    continue
-                s = r
-                while True:  # the point, or its whole chain
-                    distance[s] = d
-                    reached[count] = s
-                    count += 1
-                    if color[r] == _EMPTY:
-                        break
-                    s = nxt[s]
-                    if s == r:
-                        break
+                r = frontier[i] + step
+                if distance[r] < 0 and color[r] != _OFF:
+                    count = _reach(r, d, color, nxt, distance, reached, count)
         frontier, reached = reached, frontier
         size = count
     return distance
+
+
+@_jit
+def _reach(p: int, d: int, color: Any, nxt: Any, distance: Any, reached: Any, count: int) -> int:
+    """Put point ``p`` (an empty point alone, a stone with its whole chain) at distance ``d`` and append it to
+    ``reached`` after its first ``count`` entries; return the new count."""
+    s = p
+    while True:
+        distance[s] = d
+        reached[count] = s
+        count += 1
+        if color[p] == _EMPTY:
+            return count
+        s = nxt[s]
+        if s == p:
+            return count
 
 
 def prior_knowledge_compiled(position: PlayoutPosition, legal: Sequence[int],
