@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
-from miai.engine.cli.compose import build_evaluator, config_options, load_config_or_fail
+from miai.engine.cli.compose import build_evaluator, config_options, load_config_or_fail, playout_defaults
 
 F = TypeVar("F", bound=Callable[..., Any])
 # KataGo's g170 b6c96 net, which `miai bench convert` measures when no net is named (in the current directory).
@@ -103,6 +103,8 @@ def bench(ctx: click.Context, model: str | None, sizes: str, seconds: float, con
         _report(results, json_path)
         return
     evaluator = build_evaluator(model, config) if model else None
+    if evaluator is not None:  # the search `miai gtp --model playouts` runs, not the net's
+        config = playout_defaults(config, evaluator, config_path, sets)
     if compare is not None:
         if evaluator is None:
             raise click.UsageError("--compare needs --model (a net, or 'playouts')")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -148,3 +149,24 @@ def test_modes_rejects_an_unknown_key(nets: dict[str, str]) -> None:
     done = CliRunner().invoke(main, ["bench", "modes", "--net", nets["onnx"], "--a", "nosuch=1", "--games", "2"])
     assert done.exit_code == 2
     assert "unknown config key 'search.nosuch'" in done.output
+
+
+def test_compare_on_playouts_measures_the_search_gtp_plays(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--compare` on `--model playouts` times the classic search `miai gtp --model playouts` runs (UCB1-TUNED,
+    RAVE, one leaf at a time), each value in turn, not the net's PUCT with its batches."""
+    from miai.engine.bench import search as bench_search_module
+    from miai.engine.bench.harness import BenchResult
+    from miai.engine.config import SearchConfig
+
+    seen: list[tuple[str, str, int, float]] = []
+    real = bench_search_module.bench_search
+
+    def spy(evaluator: Any, config: SearchConfig, size: int, seconds: float) -> BenchResult:
+        seen.append((config.stale_update, config.selection, config.batch_size, config.rave_equivalence))
+        return real(evaluator, config, size, seconds)
+
+    monkeypatch.setattr(bench_search_module, "bench_search", spy)
+    results, _ = _bench(tmp_path, monkeypatch, "--model", "playouts", "--sizes", "5", "--seconds", "0.1",
+                        "--compare", "search.stale_update=path,ancestors")
+    assert seen == [("path", "ucb1-tuned", 1, 1000.0), ("ancestors", "ucb1-tuned", 1, 1000.0)]
+    assert _names(results)[-1] == "search 5x5: search.stale_update=ancestors: playouts/s over path's"
