@@ -542,6 +542,9 @@ def replay(stones: Any, size: int, moves: Any, colors: Any) -> tuple[Any, Any, i
     return flat, captures, ko_flat
 
 
+_LOCALITY_VALUES = np.array(LOCALITY_VALUES)  # (a global array: numba reads it as a constant)
+
+
 @_jit
 def _knowledge(stones: Any, size: int, c: int, last_flat: int, legal: Any, table: Any, k: Any) -> tuple[Any, Any]:
     """``knowledge.prior_knowledge`` on the compiled board: (imaginary playouts, wins) per flat point for ``c`` to
@@ -613,9 +616,6 @@ def _knowledge(stones: Any, size: int, c: int, last_flat: int, legal: Any, table
                 n[m] += k[8]
                 w[m] += k[8] * (_LOCALITY_VALUES[d - 1] if d > 0 else LOCALITY_FAR)
     return n, w
-
-
-_LOCALITY_VALUES = np.array(LOCALITY_VALUES)
 
 
 @_jit

@@ -225,8 +225,7 @@ class PlayoutEvaluator:
         """What a worker's own evaluator needs to play the same playouts (read at each call: ``amaf`` may change)."""
         return {"playouts": self.playouts, "tactical": self.tactical, "no_self_atari": self.no_self_atari,
                 "patterns": self.patterns, "knowledge": self.knowledge, "locality": self.locality,
-                "max_moves": self.max_moves,
-                "amaf": self.amaf, "compiled": self.compiled}
+                "max_moves": self.max_moves, "amaf": self.amaf, "compiled": self.compiled}
 
     @staticmethod
     def is_spec(name: str) -> bool:

@@ -22,7 +22,7 @@ import numpy as np
 
 from miai.go.coords import PASS
 from miai.go.geometry import BORDER, board_geometry
-from miai.nets.playouts.board import BLACK, EMPTY, WHITE, PlayoutBoard
+from miai.nets.playouts.board import EMPTY, PlayoutBoard
 from miai.nets.playouts.patterns import neighbourhood_code, pattern_tables, rings
 
 
@@ -156,22 +156,24 @@ def cfg_distances(board: PlayoutBoard, start: int, limit: int) -> dict[int, int]
     """Common-fate-graph distances from the padded point ``start`` up to ``limit``: a chain is one node, so all its
     stones share a distance, and each step to a neighbouring point or chain adds one. Points farther than ``limit``
     are left out."""
-    color, head, members = board.color, board.head, board.members
-    first = members[head[start]] if color[start] in (BLACK, WHITE) else None
-    frontier = list(first) if first is not None else [start]
+    frontier = _graph_node(board, start)
     distance = dict.fromkeys(frontier, 0)
     for d in range(1, limit + 1):
         reached: list[int] = []
         for p in frontier:
             for q in board.neighbours[p]:
-                if q in distance or color[q] == BORDER:
-                    continue
-                chain = members[head[q]] if color[q] != EMPTY else None
-                for r in chain if chain is not None else (q,):
-                    distance[r] = d
-                    reached.append(r)
+                if q not in distance and board.color[q] != BORDER:
+                    node = _graph_node(board, q)
+                    distance.update(dict.fromkeys(node, d))
+                    reached.extend(node)
         frontier = reached
     return distance
+
+
+def _graph_node(board: PlayoutBoard, p: int) -> list[int]:
+    """The points of ``p``'s node in the common fate graph: its chain's stones, or ``p`` alone if empty."""
+    stones = board.members[board.head[p]] if board.color[p] != EMPTY else None
+    return list(stones) if stones is not None else [p]
 
 
 def _locality(board: PlayoutBoard, last: int, legal: set[int], count: float, n: list[float], w: list[float]
