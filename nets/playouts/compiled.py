@@ -549,7 +549,8 @@ _LOCALITY_VALUES = np.array(LOCALITY_VALUES)  # (a global array: numba reads it 
 def _knowledge(stones: Any, size: int, c: int, last_flat: int, legal: Any, table: Any, k: Any) -> tuple[Any, Any]:
     """``knowledge.prior_knowledge`` on the compiled board: (imaginary playouts, wins) per flat point for ``c`` to
     move. ``legal`` is a flat mask, ``table`` the mover's 3x3 pattern table, ``k`` the :class:`Knowledge` counts
-    in field order (even, capture, per_stone, escape, pattern, near_last, self_atari, empty_edge, locality)."""
+    in field order (even, capture, per_stone, escape, pattern, near_last, self_atari, empty_edge, locality,
+    third_line)."""
     width = size + 2
     area = size * size
     color, head, nxt, csize, plib, lsum, lsq, empties, where, _ = _new_board(stones, size)
@@ -615,6 +616,20 @@ def _knowledge(stones: Any, size: int, c: int, last_flat: int, legal: Any, table
                 d = distance[_pad(m, size)]
                 n[m] += k[8]
                 w[m] += k[8] * (_LOCALITY_VALUES[d - 1] if d > 0 else LOCALITY_FAR)
+    if k[9] != 0.0:
+        for m in range(area):
+            y, x = m // size, m % size
+            if not legal[m] or min(min(x, y), min(size - 1 - x, size - 1 - y)) != 2:
+                continue
+            empty = True
+            for dy in range(-2, 3):
+                for dx in range(-2, 3):
+                    s = color[(y + dy + 1) * width + x + dx + 1]
+                    if s == _BLACK or s == _WHITE:
+                        empty = False
+            if empty:
+                n[m] += k[9]
+                w[m] += k[9]
     return n, w
 
 

@@ -16,7 +16,7 @@ from miai.go.coords import PASS, Color
 from miai.go.rules import Scoring, Tax
 from miai.nets.evaluator import Amaf, Evaluation
 from miai.nets.playouts.board import PlayoutBoard, PlayoutError
-from miai.nets.playouts.knowledge import LOCALITY_COUNT, Knowledge, prior_knowledge
+from miai.nets.playouts.knowledge import LOCALITY_COUNT, THIRD_LINE_COUNT, Knowledge, prior_knowledge
 from miai.nets.playouts.simulate import PlayoutPosition, PlayoutStats, board_from_position, run_playouts
 
 if TYPE_CHECKING:
@@ -137,7 +137,8 @@ def position_from_state(state: GameState) -> PlayoutPosition:
     )
 
 
-_SPEC_FLAGS = ("priors", "tactical", "noselfatari", "patterns", "knowledge", "locality", "light", "python")
+_SPEC_FLAGS = ("priors", "tactical", "noselfatari", "patterns", "knowledge", "locality", "thirdline", "light",
+               "python")
 # What ``playouts`` alone plays, the strongest measured combination (docs/playouts.md); ``light`` drops them.
 MODE_DEFAULTS = frozenset({"noselfatari", "knowledge", "tactical"})
 # Playouts per evaluation when the spec names none and they are compiled: a compiled playout costs a small part of
@@ -165,6 +166,8 @@ class PlayoutEvaluator:
             (:func:`miai.nets.playouts.knowledge.prior_knowledge`), which start a new node's RAVE statistics.
         locality: with ``knowledge``, add Fuego's locality bonus to it (``Knowledge.locality``: moves valued by
             their common-fate-graph distance from the last move).
+        third_line: with ``knowledge``, add Pachi's third-line bonus to it (``Knowledge.third_line``: a third-line
+            move with no stone within two points starts as won playouts).
         workers: processes that share a batch of states (1 = all in this process). Their playouts are not
             reproducible from ``seed``; :meth:`close` stops them (they also stop with this process).
         compiled: play the playouts on the compiled board (:mod:`miai.nets.playouts.compiled`) where it can (numba
@@ -181,6 +184,7 @@ class PlayoutEvaluator:
         patterns: bool = False,
         knowledge: bool = False,
         locality: bool = False,
+        third_line: bool = False,
         workers: int = 1,
         compiled: bool = True,
         seed: int | None = None,
@@ -201,7 +205,9 @@ class PlayoutEvaluator:
         self.patterns = patterns
         self.knowledge = knowledge
         self.locality = locality
-        self._counts = Knowledge(locality=LOCALITY_COUNT) if locality else Knowledge()
+        self.third_line = third_line
+        self._counts = Knowledge(locality=LOCALITY_COUNT if locality else 0.0,
+                                 third_line=THIRD_LINE_COUNT if third_line else 0.0)
         self.max_batch = max_batch
         self.max_moves = max_moves
         self.amaf = amaf
@@ -225,6 +231,7 @@ class PlayoutEvaluator:
         """What a worker's own evaluator needs to play the same playouts (read at each call: ``amaf`` may change)."""
         return {"playouts": self.playouts, "tactical": self.tactical, "no_self_atari": self.no_self_atari,
                 "patterns": self.patterns, "knowledge": self.knowledge, "locality": self.locality,
+                "third_line": self.third_line,
                 "max_moves": self.max_moves, "amaf": self.amaf, "compiled": self.compiled}
 
     @staticmethod
@@ -235,14 +242,14 @@ class PlayoutEvaluator:
     @classmethod
     def from_spec(cls, name: str, **options: Any) -> PlayoutEvaluator:
         """Build from a model name as given to ``--model``:
-        ``playouts[:N][:priors][:tactical][:noselfatari][:patterns][:knowledge][:locality][:light][:python]`` (any
-        order).
+        ``playouts[:N][:priors][:tactical][:noselfatari][:patterns][:knowledge][:locality][:thirdline][:light]
+        [:python]`` (any order).
 
         ``N`` is the number of playouts per evaluation (default :data:`COMPILED_PLAYOUTS` where the playouts are
         compiled, else 1), ``priors`` switches on the capture/escape
         priors, ``tactical`` the capture/escape playout policy, ``noselfatari`` the refusal of self-atari of chains
         of two or more stones in the playouts, ``patterns`` MoGo's 3x3 patterns in the playouts and ``knowledge``
-        the prior knowledge of new nodes, ``locality`` Fuego's locality bonus in it (and the knowledge with it).
+        the prior knowledge of new nodes, ``locality`` Fuego's locality bonus in it and ``thirdline`` Pachi's third-line bonus (each with the knowledge).
         ``noselfatari``, ``knowledge`` and ``tactical`` (:data:`MODE_DEFAULTS`)
         are on unless ``light`` is named: ``playouts:light`` is the textbook light playout, flags named with it add
         to it.
@@ -273,7 +280,8 @@ class PlayoutEvaluator:
             playouts = COMPILED_PLAYOUTS if fast else 1
         return cls(playouts, priors="priors" in flags, tactical="tactical" in flags,
                    no_self_atari="noselfatari" in flags, patterns="patterns" in flags,
-                   knowledge="knowledge" in flags or "locality" in flags, locality="locality" in flags,
+                   knowledge=bool(flags & {"knowledge", "locality", "thirdline"}), locality="locality" in flags,
+                   third_line="thirdline" in flags,
                    compiled="python" not in flags, **known)
 
     def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:

@@ -6,7 +6,7 @@ all-moves-as-first (RAVE) statistics, so that the first real playouts go to plau
 move a random ordering tries first. Fuego's even-game heuristic (SgUctPriorKnowledgeEven: every move 0.5 with a
 count of 50 on 9x9) is the base; Pachi and Fuego add local tactics on top: captures and escapes from atari are
 urged, self-atari of a chain and empty first-line moves discouraged, answers near the last move and MoGo's 3x3
-patterns (``miai.nets.playouts.patterns``) urged.
+patterns (``miai.nets.playouts.patterns``) urged; optionally Fuego's locality bonus and Pachi's third-line bonus.
 
 :func:`prior_knowledge` gives, for the side to move, one imaginary playout count and one imaginary win count per
 flat point (pass has none: it is not in the AMAF statistics); the search adds them to a new node's AMAF arrays.
@@ -36,7 +36,8 @@ class Knowledge:
     ``near_last`` won for any point next to the last move (eight neighbours), ``self_atari`` lost for a move that
     leaves a chain of two or more stones in atari without capturing, ``empty_edge`` lost for a first-line move with
     no stone among its eight neighbours. ``locality`` playouts go to every move by its common-fate-graph distance
-    from the last move (Fuego's locality bonus, off by default): :data:`LOCALITY_VALUES`.
+    from the last move (Fuego's locality bonus, off by default): :data:`LOCALITY_VALUES`. ``third_line`` won
+    playouts for a third-line move with no stone within two points either way (Pachi's b19 prior, off by default).
     """
 
     even: float = 10.0
@@ -48,6 +49,7 @@ class Knowledge:
     self_atari: float = 20.0
     empty_edge: float = 10.0
     locality: float = 0.0
+    third_line: float = 0.0
 
 
 # Fuego's locality bonus (GoUctDefaultPriorKnowledge::AddLocalityBonus): the value of a move at common-fate-graph
@@ -56,6 +58,9 @@ class Knowledge:
 LOCALITY_VALUES = (1.0, 0.6, 0.6)
 LOCALITY_FAR = 0.1
 LOCALITY_COUNT = 4.0
+# Pachi's b19 prior (uct/prior.c, uct_prior_b19): a free third-line point with no stone in the 5x5 square around it
+# gets imaginary won playouts, as many as its even-game prior gives every move (its eqex); miai's even count is 10.
+THIRD_LINE_COUNT = 10.0
 
 
 def prior_knowledge(board: PlayoutBoard, color: int, last: int, legal: Sequence[int],
@@ -85,6 +90,12 @@ def prior_knowledge(board: PlayoutBoard, color: int, last: int, legal: Sequence[
             if move in legal_set and not (_STONE[c[a]] or _STONE[c[b]] or _STONE[c[d]] or _STONE[c[e]]
                                           or _STONE[c[f]] or _STONE[c[g]] or _STONE[c[h]] or _STONE[c[i]]):
                 n[move] += knowledge.empty_edge
+    if knowledge.third_line:
+        c = board.color
+        for move, square in _third_line(geometry.size):
+            if move in legal_set and not any(_STONE[c[q]] for q in square):
+                n[move] += knowledge.third_line
+                w[move] += knowledge.third_line
     return np.array(n), np.array(w)
 
 
@@ -99,6 +110,21 @@ def _first_line(size: int) -> tuple[tuple[int, tuple[int, ...]], ...]:
     edge = (0, size - 1)
     return tuple((move, ring[p]) for move, p in enumerate(geometry.points)
                  if move % size in edge or move // size in edge)
+
+
+@lru_cache(maxsize=32)
+def _third_line(size: int) -> tuple[tuple[int, tuple[int, ...]], ...]:
+    """(flat move, padded points of the 5x5 square around it) of each third-line point of a ``size`` board: two
+    points from the nearest edge, so that the whole square is on the board."""
+    geometry = board_geometry(size)
+    out = []
+    for move, p in enumerate(geometry.points):
+        x, y = move % size, move // size
+        if min(x, y, size - 1 - x, size - 1 - y) == 2:
+            square = tuple(geometry.points[(y + dy) * size + x + dx]
+                           for dy in range(-2, 3) for dx in range(-2, 3) if dx or dy)
+            out.append((move, square))
+    return tuple(out)
 
 
 def _tactics(board: PlayoutBoard, color: int, legal: set[int], knowledge: Knowledge

@@ -16,7 +16,7 @@ from miai.nets.playouts import PlayoutEvaluator  # noqa: E402
 from miai.nets.playouts.board import BLACK, WHITE, PlayoutBoard  # noqa: E402
 from miai.nets.playouts.compiled import (prior_knowledge_compiled, replay, run_playouts_compiled,  # noqa: E402
                                          supports)
-from miai.nets.playouts.knowledge import LOCALITY_COUNT, Knowledge, prior_knowledge  # noqa: E402
+from miai.nets.playouts.knowledge import LOCALITY_COUNT, THIRD_LINE_COUNT, Knowledge, prior_knowledge  # noqa: E402
 from miai.nets.playouts.simulate import PlayoutPosition, PlayoutStats, run_playouts  # noqa: E402
 
 
@@ -135,7 +135,8 @@ def test_the_evaluator_plays_compiled_where_it_can() -> None:
 
 
 @pytest.mark.parametrize("size", [5, 9, 13, 19])
-@pytest.mark.parametrize("knowledge", [Knowledge(), Knowledge(locality=LOCALITY_COUNT)], ids=["default", "locality"])
+@pytest.mark.parametrize("knowledge", [Knowledge(), Knowledge(locality=LOCALITY_COUNT),
+                                       Knowledge(third_line=THIRD_LINE_COUNT)], ids=["default", "locality", "third"])
 def test_compiled_prior_knowledge_equals_the_python_one(size: int, knowledge: Knowledge) -> None:
     for seed in range(8):
         board, moves, colors = _random_game(size, seed * 7 + size, random.Random(seed).randrange(0, 2 * size * size))

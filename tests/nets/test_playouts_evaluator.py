@@ -223,8 +223,11 @@ def test_model_name_spec() -> None:
     assert plain.tactical  # a default since 2026-11-25 (compiled, it won at equal time)
     # The mode's defaults (no self-atari, prior knowledge) unless "light" is named; flags named with it add to it.
     assert plain.no_self_atari and plain.knowledge and not plain.patterns and not plain.locality
+    assert not plain.third_line
     local = PlayoutEvaluator.from_spec("playouts:light:locality")
     assert local.knowledge and local.locality  # the locality bonus is part of the knowledge
+    third = PlayoutEvaluator.from_spec("playouts:light:thirdline")
+    assert third.knowledge and third.third_line and not third.locality  # and so is the third-line bonus
     light = PlayoutEvaluator.from_spec("playouts:light")
     assert not (light.no_self_atari or light.knowledge or light.tactical or light.patterns or light.priors)
     light_tactical = PlayoutEvaluator.from_spec("playouts:light:tactical")

@@ -8,7 +8,7 @@ import pytest
 
 from miai.go.coords import PASS
 from miai.nets.playouts import PlayoutBoard, PlayoutEvaluator
-from miai.nets.playouts.knowledge import LOCALITY_COUNT, Knowledge, cfg_distances, prior_knowledge
+from miai.nets.playouts.knowledge import LOCALITY_COUNT, THIRD_LINE_COUNT, Knowledge, cfg_distances, prior_knowledge
 
 BLACK, WHITE = 1, 2
 K = Knowledge()
@@ -124,6 +124,30 @@ def test_locality_values_moves_by_their_common_fate_graph_distance_from_the_last
         move = flat(board, x, y)
         assert with_locality[move] - plain[move] == LOCALITY_COUNT
         assert wins[move] - plain_wins[move] == pytest.approx(LOCALITY_COUNT * value)
+
+
+def test_third_line_urges_open_third_line_points_only() -> None:
+    """Pachi's third-line bonus: a third-line point with no stone within two points either way starts with won
+    playouts; a third-line point near a stone, and points on other lines, get nothing from it."""
+    board = board_of("""
+        . . . . . . . . .
+        . . . . . . . . .
+        . . . . . . . . .
+        . . . . . . . . .
+        . . . . . . . . .
+        . . . . . . . . .
+        . . . . . . . . .
+        . . . . . . . X .
+        . . . . . . . . .""")  # Black at H2 (7, 7)
+    counts = Knowledge(third_line=THIRD_LINE_COUNT)
+    n, w = knowledge_for(board, WHITE, counts=counts)
+    plain, plain_wins = knowledge_for(board, WHITE)
+    for (x, y), bonus in (((2, 2), True), ((4, 2), True), ((2, 6), True), ((6, 4), True), ((6, 2), True),
+                          ((5, 6), False), ((6, 6), False),  # H2 is within two points of these
+                          ((3, 3), False), ((1, 2), False), ((4, 4), False)):  # 4-4 point, second line, centre
+        move = flat(board, x, y)
+        extra = THIRD_LINE_COUNT if bonus else 0.0
+        assert n[move] - plain[move] == extra and w[move] - plain_wins[move] == extra, (x, y)
 
 
 def test_search_with_knowledge_finds_the_capture_sooner() -> None:
