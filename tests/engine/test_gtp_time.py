@@ -111,6 +111,28 @@ def _response(engine: subprocess.Popen[str], deadline: float) -> str:
     return result[0]
 
 
+def _first_lines(engine: subprocess.Popen[str], count: int, deadline: float) -> list[str]:
+    """The next ``count`` lines of output (an ongoing response's head), failing if they take past ``deadline``."""
+    assert engine.stdout is not None
+    lines: list[str] = []
+
+    def read() -> None:
+        assert engine.stdout is not None
+        while len(lines) < count:
+            line = engine.stdout.readline()
+            if not line:
+                return
+            lines.append(line.strip())
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(max(0.0, deadline - time.monotonic()))
+    if reader.is_alive() or len(lines) < count:
+        engine.kill()
+        pytest.fail(f"no output in time; read so far: {lines!r}")
+    return lines
+
+
 def test_analysis_config_genmove_returns_and_quit_is_answered() -> None:
     """configs/analysis.toml sets no limit (for kata-analyze); genmove must still answer, and quit end it."""
     engine = _engine("--config", "analysis")
@@ -265,7 +287,9 @@ def test_kata_analyze_prints_every_key_it_accepts_and_aliases_work() -> None:
     engine.stdin.write("kata-analyze b 10 pvVisits true pvEdgeVisits true movesOwnership true ownership true "
                        "ownershipStdev true maxmoves 3\n")
     engine.stdin.flush()
-    time.sleep(3.0)  # start-up, then a few snapshots
+    # The head "=" and a first snapshot, however long start-up takes on a loaded machine; then one more interval.
+    head = _first_lines(engine, 2, time.monotonic() + 60.0)
+    time.sleep(0.2)
     engine.stdin.write("lz-analyze b 10 ownership true\nhelp\nlist_commands\nanalyze b 10\n")
     engine.stdin.flush()
     time.sleep(0.5)
@@ -273,6 +297,7 @@ def test_kata_analyze_prints_every_key_it_accepts_and_aliases_work() -> None:
     engine.stdin.flush()
     deadline = time.monotonic() + 20.0
     lines = [_response(engine, deadline) for _ in range(7)]
+    lines[0] = "\n".join(head + ([lines[0]] if lines[0] else []))
     assert engine.wait(5.0) == 0
     last_snapshot = lines[0].splitlines()[-1]  # the head '=' is on its own line
     segments, _, whole_board = last_snapshot.partition(" ownership ")
