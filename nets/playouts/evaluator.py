@@ -249,7 +249,8 @@ class PlayoutEvaluator:
         compiled, else 1), ``priors`` switches on the capture/escape
         priors, ``tactical`` the capture/escape playout policy, ``noselfatari`` the refusal of self-atari of chains
         of two or more stones in the playouts, ``patterns`` MoGo's 3x3 patterns in the playouts and ``knowledge``
-        the prior knowledge of new nodes, ``locality`` Fuego's locality bonus in it and ``thirdline`` Pachi's third-line bonus (each with the knowledge).
+        the prior knowledge of new nodes, ``locality`` Fuego's locality bonus in it and ``thirdline`` Pachi's
+        third-line bonus (each with the knowledge).
         ``noselfatari``, ``knowledge`` and ``tactical`` (:data:`MODE_DEFAULTS`)
         are on unless ``light`` is named: ``playouts:light`` is the textbook light playout, flags named with it add
         to it.

@@ -118,7 +118,7 @@ def _third_line(size: int) -> tuple[tuple[int, tuple[int, ...]], ...]:
     points from the nearest edge, so that the whole square is on the board."""
     geometry = board_geometry(size)
     out = []
-    for move, p in enumerate(geometry.points):
+    for move in range(size * size):
         x, y = move % size, move // size
         if min(x, y, size - 1 - x, size - 1 - y) == 2:
             square = tuple(geometry.points[(y + dy) * size + x + dx]

@@ -13,8 +13,9 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TextIO
 
 import pytest
 
@@ -90,46 +91,46 @@ def _engine(*args: str) -> subprocess.Popen[str]:
 
 def _response(engine: subprocess.Popen[str], deadline: float) -> str:
     """The next response (lines up to the blank line), failing if it takes past ``deadline`` (monotonic)."""
-    assert engine.stdout is not None
-    lines: list[str] = []
-    result: list[str] = []
 
-    def read() -> None:
-        assert engine.stdout is not None
-        for line in engine.stdout:
+    def read(stdout: TextIO, lines: list[str]) -> None:
+        for line in stdout:
             if not line.strip():
                 break
             lines.append(line.strip())
-        result.append("\n".join(lines))
 
-    reader = threading.Thread(target=read, daemon=True)
+    return "\n".join(_read_by(engine, read, deadline))
+
+
+def _first_lines(engine: subprocess.Popen[str], count: int, deadline: float) -> list[str]:
+    """The next ``count`` lines of output (an ongoing response's head), failing if they take past ``deadline``."""
+
+    def read(stdout: TextIO, lines: list[str]) -> None:
+        while len(lines) < count:
+            line = stdout.readline()
+            if not line:
+                return
+            lines.append(line.strip())
+
+    lines = _read_by(engine, read, deadline)
+    if len(lines) < count:
+        engine.kill()
+        pytest.fail(f"output ended early; read so far: {lines!r}")
+    return lines
+
+
+def _read_by(engine: subprocess.Popen[str], read: Callable[[TextIO, list[str]], None], deadline: float
+             ) -> list[str]:
+    """Run ``read`` on the engine's output in a thread and return the lines it collected, killing the engine and
+    failing the test if it is still reading at ``deadline`` (monotonic)."""
+    stdout = engine.stdout
+    assert stdout is not None
+    lines: list[str] = []
+    reader = threading.Thread(target=read, args=(stdout, lines), daemon=True)
     reader.start()
     reader.join(max(0.0, deadline - time.monotonic()))
     if reader.is_alive():
         engine.kill()
         pytest.fail(f"no response in time; read so far: {lines!r}")
-    return result[0]
-
-
-def _first_lines(engine: subprocess.Popen[str], count: int, deadline: float) -> list[str]:
-    """The next ``count`` lines of output (an ongoing response's head), failing if they take past ``deadline``."""
-    assert engine.stdout is not None
-    lines: list[str] = []
-
-    def read() -> None:
-        assert engine.stdout is not None
-        while len(lines) < count:
-            line = engine.stdout.readline()
-            if not line:
-                return
-            lines.append(line.strip())
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    reader.join(max(0.0, deadline - time.monotonic()))
-    if reader.is_alive() or len(lines) < count:
-        engine.kill()
-        pytest.fail(f"no output in time; read so far: {lines!r}")
     return lines
 
 
