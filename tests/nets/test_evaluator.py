@@ -265,6 +265,22 @@ def test_a_playout_advantage_is_the_side_to_moves_and_clears_the_cache(dynamic_n
     assert len(cache) == 1  # unchanged: kept
 
 
+def test_the_same_advantage_seen_from_the_other_side_keeps_the_cache(dynamic_net: Path) -> None:
+    """A genmove sets the advantage of the side it plays: Black's -v is White's +v, and no advantage is the same
+    for both, so an even game's moves (White 0, Black 0, ...) keep what the cache holds."""
+    cache = CachedEvaluator(OnnxEvaluator(str(dynamic_net)), capacity=10)
+    cache.evaluate([game(moves="b C3")])
+    for color, value in [(Color.WHITE, 0.0), (Color.BLACK, -0.0), (Color.WHITE, 0.0), (Color.BLACK, 0.0)]:
+        cache.set_playout_advantage(int(color), value)
+        assert len(cache) == 1
+    cache.set_playout_advantage(int(Color.WHITE), 1.5)
+    cache.evaluate([game(moves="b C3")])
+    cache.set_playout_advantage(int(Color.BLACK), -1.5)
+    assert len(cache) == 1  # the same advantage for White
+    cache.set_playout_advantage(int(Color.BLACK), 1.5)
+    assert len(cache) == 0  # now Black has it: every entry was made with another input
+
+
 def test_empty_batches(dynamic_net: Path) -> None:
     assert OnnxEvaluator(str(dynamic_net)).evaluate([]) == []
     assert CachedEvaluator(UniformEvaluator()).evaluate([]) == []
