@@ -243,7 +243,9 @@ class SearchConfig:
     fill_dame_before_pass: bool = option(True, "under territory scoring, do not pass while a move that is not in the "
                                          "opponent's sure area does as well (fill the dame first; "
                                          "fillDameBeforePass, on in KataGo's GTP)", katago="fillDameBeforePass")
-    forbid_eye_filling: bool = option(True, "never fill one's own single-point true eye (unless nothing else but pass)")
+    # Off in net mode, as KataGo (whose search offers every legal move); on in playout mode (compose.playout_defaults).
+    forbid_eye_filling: bool = option(False, "never fill one's own single-point true eye (unless nothing else but "
+                                      "pass); playout mode turns it on")
     # Move choice.
     final_choice: str = option(
         "katago", "the move played: katago (KataGo's play selection values, LCB below), visits (most edge visits) or "

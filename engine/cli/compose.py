@@ -107,7 +107,8 @@ def playout_defaults(config: Config, evaluator: Any, config_path: str | None, se
 
     PUCT trusts the policy, and a playout evaluator's policy is uniform: with noisy one-playout values PUCT then
     commits to whichever moves got lucky first. UCB1-TUNED tries every move once and explores by the observed
-    variance, and the final move is the most visited one (no LCB), as classic MCTS engines did. RAVE (MoGo's
+    variance, and the final move is the most visited one (no LCB), as classic MCTS engines did; as they did, the
+    tree never fills its own true eyes (a uniform prior gives such moves as many tries as any other). RAVE (MoGo's
     all-moves-as-first values, ``search.rave_equivalence`` 1000) won 8-0 against plain UCB1-TUNED at equal playouts
     (docs/benchmarks.md), so it is on too; the evaluator then records first moves. With the playouts in this
     process a batch of leaves buys no speed (each is played on its own), while every leaf chosen under the virtual
@@ -122,7 +123,8 @@ def playout_defaults(config: Config, evaluator: Any, config_path: str | None, se
         chosen = chosen_keys(config_path, sets)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from exc
-    defaults = [("search.selection", "ucb1-tuned"), ("search.use_lcb", "false"), ("search.rave_equivalence", "1000")]
+    defaults = [("search.selection", "ucb1-tuned"), ("search.use_lcb", "false"), ("search.rave_equivalence", "1000"),
+                ("search.forbid_eye_filling", "true")]
     if evaluator.workers == 1:
         defaults.append(("search.batch_size", "1"))
     config = apply_overrides(config, [f"{key}={value}" for key, value in defaults if key not in chosen])

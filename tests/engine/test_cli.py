@@ -95,6 +95,7 @@ def test_playout_model_defaults_to_ucb1_tuned_unless_the_user_chose() -> None:
     assert chosen.search.selection == "ucb1-tuned" and chosen.search.use_lcb is False
     assert chosen.search.rave_equivalence == 1000 and playouts.amaf  # RAVE on, and the evaluator feeds it
     assert chosen.search.batch_size == 1  # sequential: one process gains nothing from a batch under virtual loss
+    assert chosen.search.forbid_eye_filling and not Config().search.forbid_eye_filling  # net mode: as KataGo
     assert playout_defaults(Config(), PlayoutEvaluator.from_spec("playouts", workers=2), None,
                             ()).search.batch_size == Config().search.batch_size  # the workers share a batch
     plain = playout_defaults(apply_overrides(Config(), ["search.rave_equivalence=0"]), playouts, None,
