@@ -11,8 +11,8 @@ bias, passing hacks, playout advantage, symmetry pruning, graph and an evaluatio
 KataGo's, and every legal move offered to the net's priors (no eye rule). 99 of the 100 searches agree
 (tests/tools/compare_search.py); the positions here are 32 of them, six of each board size (b6-0030, an empty 19x19
 board, is decided by the symmetry pruning), b6-0026, a root right after a pass that the passing hacks decide, four
-after a pass (below) and three that dropping own eyes used to change; for all of them but one miai's reported root figures are also KataGo's
-rootInfo (its pruned root values) to the printed digits.
+after a pass (below) and three that dropping own eyes used to change; for all of them but one miai's reported root
+figures are also KataGo's rootInfo (its pruned root values) to the printed digits.
 """
 
 from __future__ import annotations
