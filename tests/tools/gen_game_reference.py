@@ -2,8 +2,9 @@
 
 KataGo runs with one search thread and ``nnRandomize = false`` (deterministic), no temperature and no resignation,
 starts each game with an empty NN cache and plays each move with ``kata-genmove_analyze``, so it keeps its tree from
-move to move as in a real game. Each move's root edge visits are recorded with the move it played. One JSON line per game: size, rules, komi, visits, the
-opening (moves played before the first search) and ``turns`` (colour, move, ``edge_visits``: GTP vertex -> visits).
+move to move as in a real game. Each move's root edge visits are recorded with the move it played. One JSON line per
+game: size, rules, komi, visits, the opening (moves played before the first search) and ``turns`` (colour, move,
+``edge_visits``: GTP vertex -> visits).
 
 Usage (paths are the user's; nothing is assumed about where KataGo lives):
 
