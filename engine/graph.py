@@ -479,7 +479,9 @@ def revalue(root: Node, refreshed: Callable[[tuple[float, ...]], tuple[float, ..
             node.own = node.q = refreshed(node.own)
         elif node.expanded:
             node.own = refreshed(node.own)
-            if any(edge.visits and edge.child is not None for edge in node.edges):
+            # KataGo's test is whether any child exists, visited through its edge or not (a passing-hack descent
+            # makes a child without an edge visit): such a node still takes its subtree value bias correction.
+            if any(edge.child is not None for edge in node.edges):
                 node.recompute(weighting)
             else:
                 u = node.own[0]
