@@ -270,6 +270,9 @@ class Search:
         if node is not self.root:
             self.table.discard(node.key)  # the root lives outside the table
             self.root = node
+            # KataGo's makeMove makes the new root a copy without its subtree value bias entry and deletes the node
+            # it copied, which takes its share out of the entry as for any node freed.
+            node.release_bias(self.config.subtree_value_bias_free_prop)
             freed = self.table.sweep(node)
             relink(node, self.table, self._keep_parents)
             for gone in freed:
