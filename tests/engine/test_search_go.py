@@ -84,11 +84,17 @@ def test_false_eye_is_not_an_eye() -> None:
     assert not own_eye_mask(board(rows).stones(), 5, 1)[0]  # corner with an opponent diagonal
 
 
-def test_search_never_fills_its_own_eyes() -> None:
-    search, _ = run(board(EYES), UniformEvaluator(), max_visits=200)
+def test_search_with_the_eye_rule_never_fills_its_own_eyes() -> None:
+    search, _ = run(board(EYES), UniformEvaluator(), max_visits=200, forbid_eye_filling=True)
     root_moves = {m for m, _ in search.root.all_priors()}  # type: ignore[union-attr]
     assert root_moves.isdisjoint({0, 10, 20})
     assert PASS in root_moves
+
+
+def test_search_offers_every_legal_move_by_default_as_katago() -> None:
+    search, _ = run(board(EYES), UniformEvaluator(), max_visits=50)
+    root_moves = {m for m, _ in search.root.all_priors()}  # type: ignore[union-attr]
+    assert {0, 10, 20} <= root_moves
 
 
 def test_passes_to_win_when_the_opponent_passed_and_the_count_wins() -> None:
