@@ -479,17 +479,16 @@ class Search:
             self._count.nodes_created += 1
         root = self.root
         evaluation = None
+        kept = False
         if not root.expanded:
             evaluation = self._evaluate_root(state)
             self._expand(root, state, evaluation)
             root.recompute(self._weighting)
         elif isinstance(self.evaluator, RootEvaluator):
             # A root kept from the last search was evaluated as an inner node: KataGo evaluates it again as a root
-            # (maybeRecomputeExistingNNOutput), for the root's own policy optimism.
+            # (maybeRecomputeExistingNNOutput), for the root's own policy optimism; installed below.
             evaluation = self._evaluate_root(state)
-            moves, priors = candidate_moves(evaluation.policy, state, self.config.forbid_eye_filling)
-            root.replace_priors(dict(zip(moves.tolist(), priors.tolist())))
-            self._noised = None  # (the new priors need their noise again)
+            kept = True
         self._ending, self._root_ownership = self._ending_bonus(state, evaluation)
         # KataGo centres the dynamic score utility on the root's expected score, pulled a little towards 0.
         expected = root.q[2]
@@ -503,9 +502,26 @@ class Search:
         if self.config.dynamic_score_utility_factor or self.config.subtree_value_bias_factor:
             valuation, size = self._valuation, state.size
             self._count.revalued_nodes += revalue(root, lambda own: valuation.refreshed(own, size), self._weighting)
+        if kept and evaluation is not None:
+            self._reinstall_root(root, state, evaluation)
         if self.config.root_noise and self._noised is not root:
             self._add_root_noise(root)
             self._noised = root
+
+    def _reinstall_root(self, root: Node, state: Any, evaluation: Evaluation) -> None:
+        """Give a kept root its evaluation as a root, after the graph was revalued: KataGo recomputes its stats
+        (beginSearch) with the evaluation it had as an inner node and installs the new one at the first playout,
+        priors and own value alike, which the root's statistics take in from the first backup on."""
+        moves, priors = candidate_moves(evaluation.policy, state, self.config.forbid_eye_filling)
+        root.replace_priors(dict(zip(moves.tolist(), priors.tolist())))
+        root.own, root.own_weight = self._own_value(state, evaluation)
+        self._noised = None  # (the new priors need their noise again)
+
+    def _own_value(self, state: Any, evaluation: Evaluation) -> tuple[tuple[float, ...], float]:
+        """A node's own value from its evaluation and the weight it carries (uncertainty-weighted playouts)."""
+        sign = 1 if state.to_play == WHITE else -1
+        own = self._valuation.evaluated(evaluation, sign, state.size)
+        return own, self._valuation.weight(evaluation, own[2], state.size)
 
     def _evaluate_root(self, state: Any) -> Evaluation:
         self._count.net_evals += 1
@@ -890,9 +906,8 @@ class Search:
             # Gelly and Silver's prior knowledge: the heuristics' imaginary playouts start the RAVE statistics.
             node.amaf_n, node.amaf_w = amaf.prior_n.copy(), amaf.prior_w.copy()
         sign = 1 if state.to_play == WHITE else -1
-        own = self._valuation.evaluated(evaluation, sign, state.size)
-        node.set_value(own, self._valuation.weight(evaluation, own[2], state.size),
-                       self.config.subtree_value_bias_factor)
+        own, weight = self._own_value(state, evaluation)
+        node.set_value(own, weight, self.config.subtree_value_bias_factor)
         if self.config.keep_ownership and evaluation.ownership is not None:
             # float16 halves the memory of the graph's largest per-node array; averages need no more precision.
             node.ownership = (np.asarray(evaluation.ownership, dtype=np.float32) * sign).astype(np.float16)
