@@ -35,12 +35,13 @@ def capture_position() -> GameState:
 @pytest.mark.parametrize("selection", ["ucb1", "ucb1-tuned", "puct"])
 @pytest.mark.parametrize("graph", [True, False])
 def test_playout_search_finds_the_winning_capture(selection: str, graph: bool) -> None:
-    config = SearchConfig(selection=selection, graph=graph, max_visits=200, seed=7, use_lcb=False)
+    config = SearchConfig(selection=selection, graph=graph, max_visits=200, seed=7, use_lcb=False,
+                          forbid_eye_filling=True)
     search = Search(PlayoutEvaluator(seed=7), config)
     search.set_root(capture_position())
     snapshot = search.run()
     assert search.best_move(snapshot) == parse_gtp("E5", 7)
-    # UCB rules try every root move: with eye filling forbidden (the default) those are E5 and pass.
+    # UCB rules try every root move: with eye filling forbidden (playout mode's default) those are E5 and pass.
     if selection != "puct":
         assert {info.move for info in snapshot.moves} == {parse_gtp("E5", 7), parse_gtp("pass", 7)}
         assert all(info.edge_visits >= 1 for info in snapshot.moves)
