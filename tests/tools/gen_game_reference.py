@@ -21,7 +21,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gen_reference import Gtp, set_up, write_lines  # noqa: E402
+from gen_reference import Gtp, add_katago_arguments, set_up, write_lines  # noqa: E402
 from gen_search_reference import edge_visits  # noqa: E402
 
 
@@ -44,9 +44,7 @@ def play_game(gtp: Gtp, size: int, rules: str, komi: float, opening: list[str], 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--katago", required=True, type=Path, help="KataGo executable")
-    parser.add_argument("--model", required=True, type=Path, help="KataGo net (.bin.gz)")
-    parser.add_argument("--config", required=True, type=Path, help="KataGo GTP config file")
+    add_katago_arguments(parser)
     parser.add_argument("--visits", type=int, default=400, help="root visits per move (kept ones included)")
     parser.add_argument("--turns", type=int, default=24, help="moves to search and play after the opening")
     parser.add_argument("--size", type=int, default=9)

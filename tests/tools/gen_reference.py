@@ -168,6 +168,13 @@ def set_up(gtp: Gtp, size: int, rules: str | dict[str, Any], komi: float, handic
     return stones
 
 
+def add_katago_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options every generator takes to run KataGo: the executable, the net and the GTP config."""
+    parser.add_argument("--katago", required=True, type=Path, help="KataGo executable")
+    parser.add_argument("--model", required=True, type=Path, help="KataGo net (.bin.gz)")
+    parser.add_argument("--config", required=True, type=Path, help="KataGo GTP config file")
+
+
 def write_lines(out: Path, rows: list[dict[str, Any]], what: str) -> None:
     """``rows`` as a JSON-lines file, and one line on stderr saying so."""
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -192,9 +199,7 @@ def run_case(gtp: Gtp, case: Case, index: int, net: str) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--katago", required=True, type=Path, help="KataGo executable")
-    parser.add_argument("--model", required=True, type=Path, help="KataGo net (.bin.gz)")
-    parser.add_argument("--config", required=True, type=Path, help="KataGo GTP config file")
+    add_katago_arguments(parser)
     parser.add_argument("--out", required=True, type=Path, help="JSON-lines file to write")
     args = parser.parse_args(argv)
     gtp = Gtp([str(args.katago), "gtp", "-model", str(args.model), "-config", str(args.config)])

@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gen_reference import Gtp, set_up, write_lines  # noqa: E402
+from gen_reference import Gtp, add_katago_arguments, set_up, write_lines  # noqa: E402
 
 
 def root_info(analysis: str) -> dict[str, float]:
@@ -53,9 +53,7 @@ def edge_visits(analysis: str) -> dict[str, int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--katago", required=True, type=Path, help="KataGo executable")
-    parser.add_argument("--model", required=True, type=Path, help="KataGo net (.bin.gz)")
-    parser.add_argument("--config", required=True, type=Path, help="KataGo GTP config file")
+    add_katago_arguments(parser)
     parser.add_argument("--visits", type=int, default=200, help="root visits per search")
     parser.add_argument("--out", required=True, type=Path, help="JSON-lines file to write")
     parser.add_argument("--override", default="", help="more KataGo settings, e.g. \",subtreeValueBiasFactor=0\"")
