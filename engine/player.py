@@ -43,7 +43,7 @@ from miai.go.clock import Clock, TimeControl
 from miai.go.coords import PASS, Color, to_gtp
 from miai.go.geometry import neighbor_table
 from miai.go.state import GameState
-from miai.nets.evaluator import CachingEvaluator, Evaluator, onnx_net, set_playout_advantage
+from miai.nets.evaluator import CachingEvaluator, Evaluator, onnx_net, same_advantage, set_playout_advantage
 from miai.gtp.player import (
     RESIGN,
     AnalysisSnapshot,
@@ -250,9 +250,10 @@ class EnginePlayer(Player):
     def _set_playout_advantage(self, root: GameState, value: float) -> None:
         """Give the side to move at ``root`` the playout doubling advantage ``value`` (its opponent ``-value``); the
         graph is searched afresh when that changes, since every evaluation in it was made with the old one."""
-        if set_playout_advantage(self.evaluator, int(root.to_play), value) and value != self._game.applied:
+        applied = (int(root.to_play), value)
+        if set_playout_advantage(self.evaluator, *applied) and not same_advantage(applied, self._game.applied):
             self.search.clear()
-        self._game.applied = value
+        self._game.applied = applied
 
     def on_state_changed(self, state: GameState) -> None:
         """A new board size is warmed up now, before any genmove's clock runs."""
@@ -469,7 +470,7 @@ class _GameValues:
         self.white_values: list[float] = []
         self.white_lead = 0.0
         self.for_white = 0.0
-        self.applied = 0.0  # from the side to move's view, as last given to the evaluator
+        self.applied: tuple[int, float] = (int(Color.WHITE), 0.0)  # (side to move, its advantage) last given
 
     def advantage(self, root: GameState, config: PlayerConfig) -> float:
         """The advantage of the side to move at ``root`` for this genmove."""

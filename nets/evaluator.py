@@ -150,7 +150,7 @@ def set_playout_advantage(evaluator: Evaluator, color: int, value: float) -> boo
     return False
 
 
-def _same_advantage(a: tuple[int, float], b: tuple[int, float]) -> bool:
+def same_advantage(a: tuple[int, float], b: tuple[int, float]) -> bool:
     """Whether two (colour, advantage) settings give every position the same input: the colour's opponent gets the
     opposite advantage, so no advantage is the same for either colour (a genmove of each side sets it in turn)."""
     (color_a, value_a), (color_b, value_b) = a, b
@@ -640,7 +640,7 @@ class CachedEvaluator:
     def set_playout_advantage(self, color: int, value: float) -> None:
         """See ``AdvantageEvaluator``: passed on to the evaluator behind, and the entries forgotten when it changes
         (KataGo hashes the advantage into its NN cache key instead)."""
-        if set_playout_advantage(self.inner, color, value) and not _same_advantage((color, value), self._advantage):
+        if set_playout_advantage(self.inner, color, value) and not same_advantage((color, value), self._advantage):
             self.clear()
         self._advantage = (color, value)
 

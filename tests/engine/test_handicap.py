@@ -119,3 +119,19 @@ def test_an_even_game_gets_no_advantage() -> None:
     evaluator = AdvantageRecorder()
     _player(evaluator).genmove(_game(size=9, komi=7.0), Color.BLACK)
     assert evaluator.advantages[-1] == (int(Color.BLACK), 0.0)
+
+
+
+def test_the_same_advantage_for_the_other_side_keeps_the_graph() -> None:
+    """White's +2.75 and Black's -2.75 are one advantage seen from each side (a GUI asking the engine for both
+    colours): the graph is kept. Another value, or none, clears it: every evaluation in it used the old one."""
+    evaluator = AdvantageRecorder()
+    player = _player(evaluator)
+    game = _game(size=9, handicap=4)
+    player.genmove(game, Color.WHITE)
+    assert evaluator.advantages[-1] == (int(Color.WHITE), 2.75) and player.search.root is not None
+    game.push(parse_gtp("E5", 9))  # Black to move
+    player._set_playout_advantage(game, -2.75)
+    assert player.search.root is not None
+    player._set_playout_advantage(game, -2.625)
+    assert player.search.root is None
