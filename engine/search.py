@@ -478,8 +478,7 @@ class Search:
             self.root = Node(self._key(state), 1 if state.to_play == WHITE else -1)
             self._count.nodes_created += 1
         root = self.root
-        evaluation = None
-        kept = False
+        evaluation = reinstall = None
         if not root.expanded:
             evaluation = self._evaluate_root(state)
             self._expand(root, state, evaluation)
@@ -487,8 +486,7 @@ class Search:
         elif isinstance(self.evaluator, RootEvaluator):
             # A root kept from the last search was evaluated as an inner node: KataGo evaluates it again as a root
             # (maybeRecomputeExistingNNOutput), for the root's own policy optimism; installed below.
-            evaluation = self._evaluate_root(state)
-            kept = True
+            evaluation = reinstall = self._evaluate_root(state)
         self._ending, self._root_ownership = self._ending_bonus(state, evaluation)
         # KataGo centres the dynamic score utility on the root's expected score, pulled a little towards 0.
         expected = root.q[2]
@@ -502,8 +500,8 @@ class Search:
         if self.config.dynamic_score_utility_factor or self.config.subtree_value_bias_factor:
             valuation, size = self._valuation, state.size
             self._count.revalued_nodes += revalue(root, lambda own: valuation.refreshed(own, size), self._weighting)
-        if kept and evaluation is not None:
-            self._reinstall_root(root, state, evaluation)
+        if reinstall is not None:
+            self._reinstall_root(root, state, reinstall)
         if self.config.root_noise and self._noised is not root:
             self._add_root_noise(root)
             self._noised = root
