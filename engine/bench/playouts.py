@@ -60,22 +60,29 @@ def bench_playout_search(size: int, seconds: float, seed: int, rule: str, *, tac
 
 
 def bench_patterns_interleaved(size: int, seconds: float, seed: int, rounds: int, *, tactical: bool = False,
-                               no_self_atari: bool = False) -> list[BenchResult]:
+                               no_self_atari: bool = False, compiled: bool = False) -> list[BenchResult]:
     """Playouts per CPU second without and with the 3x3 patterns, alternating ``rounds`` times in one process (a
-    shared machine's load then weighs on both alike), and the ratio of the with-patterns rate to the without."""
+    shared machine's load then weighs on both alike), and the ratio of the with-patterns rate to the without; on
+    the compiled board (:mod:`miai.nets.playouts.compiled`) when ``compiled``, else in Python."""
     playouts = {False: 0, True: 0}
     cpu = {False: 0.0, True: 0.0}
     for _ in range(rounds):
         for patterns in (False, True):
-            run = benchmark_playouts(size, seconds, seed, tactical=tactical, no_self_atari=no_self_atari,
-                                     patterns=patterns)
-            playouts[patterns] += run.playouts
-            cpu[patterns] += run.cpu_seconds
+            if compiled:
+                count, spent = _time_compiled(size, seconds, seed, tactical=tactical, no_self_atari=no_self_atari,
+                                              patterns=patterns)
+            else:
+                run = benchmark_playouts(size, seconds, seed, tactical=tactical, no_self_atari=no_self_atari,
+                                         patterns=patterns)
+                count, spent = run.playouts, run.cpu_seconds
+            playouts[patterns] += count
+            cpu[patterns] += spent
     results = []
     rates = {}
+    board = "compiled" if compiled else "Python"
     for patterns in (False, True):
         rates[patterns] = playouts[patterns] / cpu[patterns] if cpu[patterns] > 0 else 0.0
-        name = f"playouts {size}x{size}{_rules_name(tactical, no_self_atari, patterns)}"
+        name = f"playouts {size}x{size}{_rules_name(tactical, no_self_atari, patterns)} ({board})"
         results.append(BenchResult.from_count(f"{name}: playouts per CPU second ({rounds} interleaved runs)",
                                               playouts[patterns], cpu[patterns], "games/cpu-s", size=size))
     ratio = rates[True] / rates[False] if rates[False] > 0 else 0.0
@@ -84,27 +91,37 @@ def bench_patterns_interleaved(size: int, seconds: float, seed: int, rounds: int
     return results
 
 
-def bench_compiled_interleaved(size: int, seconds: float, seed: int, rounds: int, *, no_self_atari: bool = False,
-                               tactical: bool = False) -> list[BenchResult]:
-    """Playouts per CPU second from the empty board in Python and compiled (miai.nets.playouts.compiled),
-    alternating ``rounds`` times in one process, and the ratio of the compiled rate to the Python one."""
+def _time_compiled(size: int, seconds: float, seed: int, **rules: bool) -> tuple[int, float]:
+    """Compiled playouts from the empty ``size`` board for ``seconds`` of CPU time: (playouts, CPU seconds)."""
     from miai.nets.playouts.compiled import run_playouts_compiled, warm_up
 
     warm_up()
     position = PlayoutPosition(size=size, stones=(0,) * (size * size), komi=7.5)
     rng = random.Random(seed)
+    run_playouts_compiled(position, 1, rng, **rules)  # (numba compiles on the first call: not timed)
+    playouts, begin = 0, time.process_time()
+    while time.process_time() - begin < seconds:
+        run_playouts_compiled(position, 100, rng, **rules)
+        playouts += 100
+    return playouts, time.process_time() - begin
+
+
+def bench_compiled_interleaved(size: int, seconds: float, seed: int, rounds: int, *, no_self_atari: bool = False,
+                               tactical: bool = False, patterns: bool = False) -> list[BenchResult]:
+    """Playouts per CPU second from the empty board in Python and compiled (miai.nets.playouts.compiled),
+    alternating ``rounds`` times in one process, and the ratio of the compiled rate to the Python one."""
     playouts = {False: 0, True: 0}
     cpu = {False: 0.0, True: 0.0}
     for _ in range(rounds):
-        python = benchmark_playouts(size, seconds, seed, no_self_atari=no_self_atari, tactical=tactical)
+        python = benchmark_playouts(size, seconds, seed, no_self_atari=no_self_atari, tactical=tactical,
+                                    patterns=patterns)
         playouts[False] += python.playouts
         cpu[False] += python.cpu_seconds
-        begin = time.process_time()
-        while time.process_time() - begin < seconds:
-            run_playouts_compiled(position, 100, rng, no_self_atari=no_self_atari, tactical=tactical)
-            playouts[True] += 100
-        cpu[True] += time.process_time() - begin
-    rules = _rules_name(tactical, no_self_atari, False)
+        count, spent = _time_compiled(size, seconds, seed, no_self_atari=no_self_atari, tactical=tactical,
+                                      patterns=patterns)
+        playouts[True] += count
+        cpu[True] += spent
+    rules = _rules_name(tactical, no_self_atari, patterns)
     results = [BenchResult.from_count(f"playouts {size}x{size}{rules}: {name} per CPU second ({rounds} interleaved "
                                       "runs)", playouts[compiled], cpu[compiled], "games/cpu-s", size=size)
                for compiled, name in ((False, "Python"), (True, "compiled"))]

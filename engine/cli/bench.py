@@ -241,11 +241,12 @@ def rules_command(games: int, repeat: int, rules: str, sizes: str, seed: int, ki
 @click.option("--noselfatari", is_flag=True, help="Refuse self-atari of two or more stones in the playouts.")
 @click.option("--patterns", is_flag=True, help="MoGo's 3x3 patterns around the last move in the playouts.")
 @click.option("--interleave", default=0, type=click.IntRange(0),
-              help="Instead: this many rounds alternating runs without and with --patterns (same other rules), "
-                   "and the ratio of their playouts per CPU second.")
+              help="Instead: this many rounds alternating runs without and with --patterns (same other rules; "
+                   "compiled where numba is installed, as the evaluator plays them, else in Python), and the ratio "
+                   "of their playouts per CPU second.")
 @click.option("--compiled", is_flag=True,
-              help="Instead: rounds (--interleave, default 3) alternating Python and compiled playouts (any rules but "
-                   "--patterns; needs the fast extra, numba), and the ratio of their playouts per CPU second.")
+              help="Instead: rounds (--interleave, default 3) alternating Python and compiled playouts (the same "
+                   "rules; needs the fast extra, numba), and the ratio of their playouts per CPU second.")
 @_json_option
 def playouts_command(seconds: float, sizes: str, seed: int, rule: str | None, tactical: bool, noselfatari: bool,
                      patterns: bool, interleave: int, compiled: bool, json_path: str | None) -> None:
@@ -258,17 +259,17 @@ def playouts_command(seconds: float, sizes: str, seed: int, rule: str | None, ta
 
         if not AVAILABLE:
             raise click.ClickException("--compiled needs numba: pip install 'miai[fast]'")
-        if patterns:
-            raise click.ClickException("--compiled cannot time --patterns (only the Python board plays them)")
     results: list[Any] = []
     for size in _sizes(sizes):
         if compiled:
             results += bench_compiled_interleaved(size, seconds, seed, interleave or 3, no_self_atari=noselfatari,
-                                                  tactical=tactical)
+                                                  tactical=tactical, patterns=patterns)
             continue
         if interleave:
+            from miai.nets.playouts.compiled import AVAILABLE
+
             results += bench_patterns_interleaved(size, seconds, seed, interleave, tactical=tactical,
-                                                  no_self_atari=noselfatari)
+                                                  no_self_atari=noselfatari, compiled=AVAILABLE)
             continue
         results += bench_playouts(size, seconds, seed, tactical=tactical, no_self_atari=noselfatari,
                                   patterns=patterns)

@@ -3,13 +3,13 @@
 CPython spends most of a playout interpreting (``docs/playouts.md``, "Speed"); numba compiles these functions to
 machine code on first use (cached on disk afterwards), which plays the same playouts tens of times faster. numba is
 optional (``pip install 'miai[fast]'``): without it :data:`AVAILABLE` is False and the evaluator uses the Python
-board (``miai.nets.playouts.board``), which also keeps what this module lacks (the ``patterns`` rule and the
-stone-scoring tax).
+board (``miai.nets.playouts.board``), which also keeps what this module lacks (the stone-scoring tax).
 
 The rules are :class:`~miai.nets.playouts.board.PlayoutBoard`'s: a uniformly random legal move (simple ko, no
 suicide) that does not fill the mover's own true eye, drawn without replacement; with ``no_self_atari`` a move that
 leaves a chain of two or more stones in atari without capturing is refused; with ``tactical`` the capture and
-escape answers to the previous move come first; two passes end the playout, or three times the board area in
+escape answers to the previous move come first, and with ``patterns`` MoGo's 3x3 patterns around it next; two
+passes end the playout, or three times the board area in
 moves. Chains keep pseudo-liberties (each stone-empty adjacency once) with the sum and the
 sum of squares of those points, so that a chain is in atari exactly when ``count * squares == sum * sum`` (all its
 pseudo-liberties are one point), as fast playout boards do; other counts walk the chain.
@@ -355,6 +355,31 @@ def _urgent(c: int, last: int, ko: int, width: int, color: Any, head: Any, nxt: 
 
 
 @_jit
+def _pattern_moves(c: int, last: int, ko: int, width: int, color: Any, head: Any, nxt: Any, plib: Any, lsum: Any,
+                   lsq: Any, mark: Any, table: Any, no_self_atari: bool, out: Any) -> int:
+    """MoGo's 3x3 pattern answers of ``c`` around ``last`` into ``out``; return how many
+    (``PlayoutBoard.pattern_moves``): empty neighbours of ``last`` whose neighbourhood code is set in the mover's
+    row of ``table``, legal, not an own true eye, and with ``no_self_atari`` not a self-atari of two or more."""
+    if last < 0:
+        return 0
+    ring = (-width - 1, -width, -width + 1, -1, 1, width - 1, width, width + 1)  # patterns.RING_ORDER
+    found = 0
+    for d in ring:
+        q = last + d
+        if color[q] != _EMPTY or q == ko:
+            continue
+        code = 0
+        for i in range(8):
+            code |= int(color[q + ring[i]]) << (2 * i)
+        if (table[c, code] and _legal(q, c, ko, width, color, head, plib, lsum, lsq)
+                and not _true_eye(q, c, width, color)
+                and not (no_self_atari and _bad_self_atari(q, c, width, color, head, nxt, plib, lsum, lsq, mark))):
+            out[found] = q
+            found += 1
+    return found
+
+
+@_jit
 def _draw(c: int, ko: int, banned: Any, width: int, color: Any, head: Any, nxt: Any, plib: Any, lsum: Any, lsq: Any,
           empties: Any, where: Any, count: int, no_self_atari: bool, mark: Any) -> int:
     """A uniformly random legal move for ``c`` that does not fill its own true eye, or -1 (pass): each empty point
@@ -414,12 +439,15 @@ def _owners(size: int, color: Any, owner: Any, mark: Any, stack: Any) -> None:
 @_jit
 def run_compiled(stones: Any, size: int, to_play: int, komi: float, territory: bool, prisoners: Any, passes: int,
                  banned_flat: Any, count: int, seed: int, no_self_atari: bool, max_moves: int, amaf: bool,
-                 tactical: bool, last_flat: int) -> tuple[int, int, float, float, Any, Any, Any, float]:
+                 tactical: bool, last_flat: int, patterns: bool,
+                 tables: Any) -> tuple[int, int, float, float, Any, Any, Any, float]:
     """``count`` playouts from the flat ``stones`` with ``to_play`` to move: (wins, draws, score sum, sum of squared
     scores, ownership sums, AMAF first plays, AMAF White wins, White's total), every figure as
     ``simulate.run_playouts`` keeps it (wins and scores from the side to move's view; AMAF rows Black, White).
     ``tactical``: answer the opponent's last move first (:func:`_urgent`); ``last_flat`` is the move before the
-    playout (flat, -1 for none or a pass)."""
+    playout (flat, -1 for none or a pass). ``patterns``: then MoGo's 3x3 patterns around it (:func:`_pattern_moves`,
+    ``tables`` indexed by the mover and the neighbourhood code). Neither applies to a first move the game bans
+    points on."""
     np.random.seed(seed)
     width = size + 2
     length = width * width
@@ -462,15 +490,18 @@ def run_compiled(stones: Any, size: int, to_play: int, komi: float, territory: b
         first[:] = 0
         captures[:] = 0
         empty_count, ko, c, passed, moves = t_count, -1, to_play, passes, 0
-        bans, last, answer = banned, start_last, tactical and not has_bans
+        bans, last, answer, local = banned, start_last, tactical and not has_bans, patterns and not has_bans
         while passed < 2 and moves < max_moves:
             k = _urgent(c, last, ko, width, color, head, nxt, plib, lsum, lsq, mark, urgent) if answer else 0
+            if k == 0 and local:
+                k = _pattern_moves(c, last, ko, width, color, head, nxt, plib, lsum, lsq, mark, tables,
+                                   no_self_atari, urgent)
             if k > 0:
                 p = urgent[np.random.randint(0, k)]
             else:
                 p = _draw(c, ko, bans, width, color, head, nxt, plib, lsum, lsq, empties, where, empty_count,
                           no_self_atari, mark)
-            bans, answer, last = no_bans, tactical, p
+            bans, answer, local, last = no_bans, tactical, patterns, p
             if p < 0:
                 passed += 1
                 ko = -1
@@ -542,6 +573,7 @@ def replay(stones: Any, size: int, moves: Any, colors: Any) -> tuple[Any, Any, i
     return flat, captures, ko_flat
 
 
+_NO_PATTERNS = np.zeros((3, 1), dtype=np.uint8)  # (what the playouts get for ``tables`` without the pattern rule)
 _LOCALITY_VALUES = np.array(LOCALITY_VALUES)  # (a global array: numba reads it as a constant)
 
 
@@ -683,19 +715,31 @@ def prior_knowledge_compiled(position: PlayoutPosition, legal: Sequence[int],
     return n, w
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=1)
+def _pattern_arrays() -> np.ndarray:
+    """The 3x3 pattern tables (``patterns.pattern_tables``) as one array the compiled code can read, indexed by the
+    mover (row 0 unused) and the neighbourhood code. Built on first use: net mode never pays for it."""
+    tables = pattern_tables()
+    arrays = np.zeros((3, 4 ** 8), dtype=np.uint8)
+    for mover in (1, 2):
+        arrays[mover] = np.frombuffer(tables[mover], dtype=np.uint8)
+    return arrays
+
+
 def _pattern_array(mover: int) -> np.ndarray:
-    """The mover's 3x3 pattern table (``patterns.pattern_tables``) as a numpy array the compiled code can read."""
-    return np.frombuffer(pattern_tables()[mover], dtype=np.uint8)
+    """The mover's 3x3 pattern table as a numpy array (a row of :func:`_pattern_arrays`)."""
+    row: np.ndarray = _pattern_arrays()[mover]
+    return row
 
 
-def supports(position: PlayoutPosition, patterns: bool) -> bool:
-    """Can the compiled playouts play these: numba installed, no pattern rule, no stone-scoring tax."""
-    return AVAILABLE and not patterns and not position.tax_all
+def supports(position: PlayoutPosition) -> bool:
+    """Can the compiled playouts play this position's playouts: numba installed, no stone-scoring tax."""
+    return AVAILABLE and not position.tax_all
 
 
 def run_playouts_compiled(position: PlayoutPosition, count: int, rng: random.Random, *, max_moves: int | None = None,
-                          amaf: bool = False, no_self_atari: bool = False, tactical: bool = False) -> PlayoutStats:
+                          amaf: bool = False, no_self_atari: bool = False, tactical: bool = False,
+                          patterns: bool = False) -> PlayoutStats:
     """:func:`miai.nets.playouts.simulate.run_playouts` on the compiled board (see :func:`supports`): the same
     statistics from the same playout rules, drawn from numba's generator seeded from ``rng``."""
     size = position.size
@@ -706,7 +750,8 @@ def run_playouts_compiled(position: PlayoutPosition, count: int, rng: random.Ran
     wins, draws, total, squares, ownership, first, white_wins, white_total = run_compiled(
         np.asarray(position.stones, dtype=np.int8), size, position.to_play, float(position.komi), position.territory,
         np.asarray(position.captures, dtype=np.float64), position.consecutive_passes, banned, count,
-        int(rng.getrandbits(32)), no_self_atari, limit, amaf, tactical, position.last_move)
+        int(rng.getrandbits(32)), no_self_atari, limit, amaf, tactical, position.last_move, patterns,
+        _pattern_arrays() if patterns else _NO_PATTERNS)
     stats = PlayoutStats(size=size, playouts=count, wins=int(wins), draws=int(draws), score_sum=float(total),
                          score_sq_sum=float(squares), ownership_sum=ownership.tolist())
     if amaf:

@@ -142,8 +142,7 @@ _SPEC_FLAGS = ("priors", "tactical", "noselfatari", "patterns", "knowledge", "lo
 # What ``playouts`` alone plays, the strongest measured combination (docs/playouts.md); ``light`` drops them.
 MODE_DEFAULTS = frozenset({"noselfatari", "knowledge", "tactical"})
 # Playouts per evaluation when the spec names none and they are compiled: a compiled playout costs a small part of
-# a visit, and eight a visit beat one at equal time (docs/playouts.md, "Compiled playouts"). In Python (and with
-# ``patterns``, which only the Python board plays), one.
+# a visit, and eight a visit beat one at equal time (docs/playouts.md, "Compiled playouts"). In Python, one.
 COMPILED_PLAYOUTS = 8
 
 
@@ -171,7 +170,7 @@ class PlayoutEvaluator:
         workers: processes that share a batch of states (1 = all in this process). Their playouts are not
             reproducible from ``seed``; :meth:`close` stops them (they also stop with this process).
         compiled: play the playouts on the compiled board (:mod:`miai.nets.playouts.compiled`) where it can (numba
-            installed, no ``patterns``, no stone-scoring tax); False: always in Python.
+            installed, no stone-scoring tax); False: always in Python.
     """
 
     def __init__(
@@ -277,7 +276,7 @@ class PlayoutEvaluator:
         known = {key: options[key] for key in ("seed", "max_batch", "max_moves", "amaf", "workers") if key in options}
         flags = flags - {"light"} if "light" in flags else flags | MODE_DEFAULTS
         if playouts is None:
-            fast = "python" not in flags and "patterns" not in flags and _compiled().AVAILABLE
+            fast = "python" not in flags and _compiled().AVAILABLE
             playouts = COMPILED_PLAYOUTS if fast else 1
         return cls(playouts, priors="priors" in flags, tactical="tactical" in flags,
                    no_self_atari="noselfatari" in flags, patterns="patterns" in flags,
@@ -332,14 +331,15 @@ class PlayoutEvaluator:
         if not self.compiled:
             return None
         fast = _compiled()
-        return fast if fast.supports(position, self.patterns) else None
+        return fast if fast.supports(position) else None
 
     def _playouts(self, position: PlayoutPosition, board: PlayoutBoard | None, fast: Any) -> PlayoutStats:
         """This evaluation's playouts: compiled by ``fast`` if given, else on the Python ``board``."""
         if fast is not None:
             stats: PlayoutStats = fast.run_playouts_compiled(position, self.playouts, self._rng,
                                                              max_moves=self.max_moves, amaf=self.amaf,
-                                                             no_self_atari=self.no_self_atari, tactical=self.tactical)
+                                                             no_self_atari=self.no_self_atari, tactical=self.tactical,
+                                                             patterns=self.patterns)
             return stats
         return run_playouts(position, self.playouts, self._rng, max_moves=self.max_moves, template=board,
                             tactical=self.tactical, amaf=self.amaf, no_self_atari=self.no_self_atari,

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from miai.engine.cli.main import main
+from miai.nets.playouts.compiled import AVAILABLE as compiled_available
 from tests.nets.synthetic_models import Spec, write_model
 from tests.nets.tiny_nets import build_tiny_net
 
@@ -69,9 +70,10 @@ def test_playouts_with_patterns_and_interleaved(tmp_path: Path, monkeypatch: pyt
     assert _names(results)[0] == "playouts 5x5 noselfatari patterns: playouts"
     results, _ = _bench(tmp_path, monkeypatch, "playouts", "--seconds", "0.05", "--sizes", "5", "--noselfatari",
                         "--interleave", "2")
+    board = "compiled" if compiled_available else "Python"  # where the evaluator would play them
     assert _names(results) == [
-        "playouts 5x5 noselfatari: playouts per CPU second (2 interleaved runs)",
-        "playouts 5x5 noselfatari patterns: playouts per CPU second (2 interleaved runs)",
+        f"playouts 5x5 noselfatari ({board}): playouts per CPU second (2 interleaved runs)",
+        f"playouts 5x5 noselfatari patterns ({board}): playouts per CPU second (2 interleaved runs)",
         "playouts 5x5: with patterns over without"]
     with_rate, without_rate = results[1]["value"], results[0]["value"]
     assert results[2]["value"] == pytest.approx(with_rate / without_rate)  # type: ignore[operator]

@@ -17,6 +17,7 @@ from miai.nets.playouts.board import BLACK, WHITE, PlayoutBoard  # noqa: E402
 from miai.nets.playouts.compiled import (prior_knowledge_compiled, replay, run_playouts_compiled,  # noqa: E402
                                          supports)
 from miai.nets.playouts.knowledge import LOCALITY_COUNT, THIRD_LINE_COUNT, Knowledge, prior_knowledge  # noqa: E402
+from miai.nets.playouts.evaluator import COMPILED_PLAYOUTS  # noqa: E402
 from miai.nets.playouts.simulate import PlayoutPosition, PlayoutStats, run_playouts  # noqa: E402
 
 
@@ -87,10 +88,12 @@ _POSITIONS = {
 
 
 @pytest.mark.parametrize("name", sorted(_POSITIONS))
-@pytest.mark.parametrize("rules", ["light", "noselfatari", "tactical", "tactical noselfatari"])
+@pytest.mark.parametrize("rules", ["light", "noselfatari", "tactical", "tactical noselfatari", "patterns",
+                                   "tactical noselfatari patterns"])
 def test_compiled_playouts_give_the_python_results_in_distribution(name: str, rules: str) -> None:
     position = _POSITIONS[name]
-    options = {"no_self_atari": "noselfatari" in rules, "tactical": "tactical" in rules}
+    options = {"no_self_atari": "noselfatari" in rules, "tactical": "tactical" in rules,
+               "patterns": "patterns" in rules}
     compiled = run_playouts_compiled(position, 20000, random.Random(1), amaf=True, **options)
     python = run_playouts(position, 2500, random.Random(2), amaf=True, **options)
     win_c, mean_c, se_c = _rates(compiled)
@@ -112,6 +115,23 @@ def test_compiled_tactical_playouts_save_the_group_in_atari() -> None:
     assert tactical.ownership()[2 * 7 + 1] > light.ownership()[2 * 7 + 1] + 0.2
 
 
+def test_compiled_pattern_playouts_answer_the_last_move_with_the_python_boards_pattern_moves() -> None:
+    # White's hane at D4 (x=3, y=3) on Black's stone at D5 leaves 3x3 patterns around it; Black's first playout
+    # move must be one of the points the Python board names, and over many playouts every one of them comes up.
+    rows = [".......", ".......", "...X...", "..OO...", ".......", ".......", "......."]
+    stones = tuple({"X": BLACK, "O": WHITE}.get(c, 0) for c in "".join(rows))
+    last = 3 * 7 + 3
+    position = PlayoutPosition(size=7, stones=stones, to_play=BLACK, komi=0.5, last_move=last)
+    board = PlayoutBoard.from_stones(stones, 7)
+    points = board.geometry.points
+    expected = {points.index(p) for p in board.pattern_moves(BLACK, points[last])}
+    assert expected
+    stats = run_playouts_compiled(position, 400, random.Random(3), amaf=True, patterns=True, max_moves=1)
+    assert stats.amaf_first is not None
+    played = {int(m) for m in np.flatnonzero(stats.amaf_first[0])}
+    assert played == expected
+
+
 def test_a_won_position_is_won_and_seeds_repeat() -> None:
     # Black owns the whole 5x5 board but two eyes: every playout ends with Black's area.
     rows = ["XXXXX", "X.XXX", "XXXXX", "XXX.X", "XXXXX"]
@@ -128,10 +148,10 @@ def test_the_evaluator_plays_compiled_where_it_can() -> None:
     assert PlayoutEvaluator.from_spec("playouts").compiled
     assert not PlayoutEvaluator.from_spec("playouts:python").compiled
     position = _POSITIONS["empty 7x7"]
-    assert supports(position, patterns=False)
-    assert not supports(position, patterns=True)
+    assert supports(position)
+    assert PlayoutEvaluator.from_spec("playouts:patterns").playouts == COMPILED_PLAYOUTS
     taxed = PlayoutPosition(size=7, stones=(0,) * 49, tax_all=True)
-    assert not supports(taxed, patterns=False)
+    assert not supports(taxed)
 
 
 @pytest.mark.parametrize("size", [5, 9, 13, 19])

@@ -214,7 +214,7 @@ def test_model_name_spec() -> None:
     # Eight playouts a visit where they are compiled (numba installed), one in Python.
     assert plain.playouts == (COMPILED_PLAYOUTS if compiled.AVAILABLE else 1) and not plain.priors
     assert PlayoutEvaluator.from_spec("playouts:python").playouts == 1
-    assert PlayoutEvaluator.from_spec("playouts:patterns").playouts == 1  # the patterns run in Python only
+    assert PlayoutEvaluator.from_spec("playouts:patterns").playouts == plain.playouts  # compiled too
     tuned = PlayoutEvaluator.from_spec("playouts:16:priors", seed=3, max_batch=8, symmetry_mode="fixed")
     assert tuned.playouts == 16 and tuned.priors and tuned.max_batch == 8
     assert PlayoutEvaluator.from_spec("playouts:priors").priors
