@@ -37,7 +37,7 @@ import numpy as np
 
 from miai.go.coords import Color
 from miai.go.geometry import flood, neighbor_table
-from miai.go.rules import Rules, Scoring
+from miai.go.rules import Rules, Scoring, Tax
 
 # Plain ints for the hot loops: CPython specialises comparisons and arithmetic on exact ints only (an ``IntEnum``
 # stored in a colour list slows every later read of it), and a global is read four times faster than ``Color.X``.
@@ -564,3 +564,17 @@ def area_map_for_rules(stones: Sequence[int] | np.ndarray, size: int, rules: Rul
         territory_scoring=rules.scoring is Scoring.TERRITORY,
         tax=rules.tax.value.lower(),
     )
+
+
+def taxed_area_margin(stones: Sequence[int] | np.ndarray, size: int, rules: Rules) -> int:
+    """White's area minus Black's under area scoring with a seki or "all" tax, as KataGo counts a finished game
+    (``BoardHistory::countAreaScoreWhiteMinusBlack``): the independent-life area keeping stones (a one-owner area
+    touching a dame point or holding an own stone in atari keeps its stones but not its territory), and with the
+    "all" tax two points off per independent-life region of each colour, however many eyes it has."""
+    basic = calculate_area(stones, size, non_pass_alive_stones=True, safe_big_territories=True,
+                           unsafe_big_territories=True, multi_stone_suicide=rules.multi_stone_suicide)
+    owned = independent_life_area(stones, size, basic, keep_territories=False, keep_stones=True)
+    margin = int(np.count_nonzero(owned == Color.WHITE)) - int(np.count_nonzero(owned == Color.BLACK))
+    if rules.tax is Tax.ALL:
+        margin -= 2 * independent_life_region_balance(stones, size, basic)
+    return margin

@@ -35,7 +35,7 @@ from miai.go.board import NO_POINT, Board
 from miai.go.coords import PASS, Color, check_size
 from miai.go.geometry import symmetric_points
 from miai.go.errors import IllegalMoveError, IllegalReason, InvalidMoveError, SetupError
-from miai.go.rules import KoRule, Rules, Scoring
+from miai.go.rules import KoRule, Rules, Scoring, Tax
 
 _COLORS = (Color.EMPTY, Color.BLACK, Color.WHITE)
 _TROMP_TAYLOR = Rules.preset("tromp-taylor")
@@ -665,11 +665,16 @@ class GameState:
     # ----------------------------------------------------------------- scoring
     def score(self, dead: Iterable[int] = ()) -> float:
         """Final score from White's view (positive: White ahead) by the rules' scoring, with ``dead`` stones lifted
-        (komi, handicap bonus and the button's half point included)."""
+        (komi, handicap bonus and the button's half point included). Taxed area scoring counts as KataGo counts a
+        finished game (:func:`miai.go.benson.taxed_area_margin`)."""
         colors, removed = scoring.remove_dead(self.board.colors(), dead)
         bonus = self.rules.handicap_bonus(self.handicap)
+        if self.rules.scoring is Scoring.AREA and self.rules.tax is not Tax.NONE:
+            from miai.go import benson  # (lazy, as below: stone arrays; only taxed area scoring needs it here)
+
+            return benson.taxed_area_margin(colors, self.size, self.rules) + self._komi + bonus + self.button_bonus()
         if self.rules.scoring is Scoring.AREA:
-            black, white = scoring.area(colors, self.size, self.rules.tax)
+            black, white = scoring.area(colors, self.size)
         else:
             black, white = scoring.territory(colors, self.size, self.rules.tax)
             black += self._captures[1] + removed[2]

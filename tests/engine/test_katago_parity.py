@@ -37,6 +37,8 @@ CHECKED = (
     "b6-0009", "rules-0012", "rules-0010", "rules-0013",
     # Positions with true eyes, one visit apart while miai's search dropped them (search.forbid_eye_filling)
     "b6-0008", "b6-0032", "rules-0047",
+    # Stone-scoring near the end, where the search scores finished games by KataGo's count (independent-life areas)
+    "rules-0011",
 )
 
 pytestmark = needs_shared(NET, "reference/pub_b6.jsonl", "reference/pub_rules.jsonl")

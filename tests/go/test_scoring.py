@@ -80,6 +80,15 @@ def test_tax_all_charges_each_group_up_to_two_eyes() -> None:
     assert territory(colors, 6, Tax.ALL) == (8, 11)
 
 
+def test_stone_scoring_counts_a_finished_game_as_katago() -> None:
+    # KataGo's count (BoardHistory::countAreaScoreWhiteMinusBlack): two points off each independent-life area,
+    # however many eyes: Black's two eye regions and White's one cost both two points, so the 18-18 area stands.
+    assert state_from_board(BOARD, "stone-scoring", komi=7.5).score(DEAD) == 7.5
+    # The two inner groups in seki touch the dame C7: they keep their stones (Black 4, White 5) but neither their
+    # eyes nor a tax; the outer groups keep everything and pay two each. Black 22 + 4, White 15 + 5.
+    assert state_from_board(SEKI_WITH_EYES, "stone-scoring", komi=7.5).score() == 20 - 26 + 7.5
+
+
 def test_empty_regions_and_neutral_points() -> None:
     size, colors = parse_board("X . O\n. . .\n. . .")
     regions = empty_regions(colors, size)
