@@ -137,10 +137,13 @@ def position_from_state(state: GameState) -> PlayoutPosition:
     )
 
 
-_SPEC_FLAGS = ("priors", "tactical", "noselfatari", "patterns", "knowledge", "locality", "thirdline", "light",
-               "python")
+_SPEC_FLAGS = ("priors", "tactical", "noselfatari", "patterns", "largepatterns", "knowledge", "locality",
+               "thirdline", "light", "python")
 # What ``playouts`` alone plays, the strongest measured combination (docs/playouts.md); ``light`` drops them.
-MODE_DEFAULTS = frozenset({"noselfatari", "knowledge", "tactical"})
+MODE_DEFAULTS = frozenset({"noselfatari", "knowledge", "tactical", "largepatterns"})
+# The smallest board on which ``largepatterns`` plays MoGo's patterns: on 13x13 they lifted the mode against GNU Go
+# level 1, on 9x9 no gain was measured (docs/playouts.md, "3x3 patterns").
+PATTERNS_MIN_SIZE = 13
 # Playouts per evaluation when the spec names none and they are compiled: a compiled playout costs a small part of
 # a visit, and eight a visit beat one at equal time (docs/playouts.md, "Compiled playouts"). In Python, one.
 COMPILED_PLAYOUTS = 8
@@ -161,6 +164,7 @@ class PlayoutEvaluator:
         amaf: also report all-moves-as-first statistics (``Evaluation.amaf``) for RAVE (``search.rave_equivalence``).
         patterns: playouts play MoGo's 3x3 patterns around the previous move before a random move
             (:meth:`PlayoutBoard.pattern_moves`; after the tactical answers when both are on).
+        large_patterns: the same patterns, but only on boards of :data:`PATTERNS_MIN_SIZE` lines or more.
         knowledge: with ``amaf``, also give each evaluated position Go heuristics as imaginary playouts
             (:func:`miai.nets.playouts.knowledge.prior_knowledge`), which start a new node's RAVE statistics.
         locality: with ``knowledge``, add Fuego's locality bonus to it (``Knowledge.locality``: moves valued by
@@ -181,6 +185,7 @@ class PlayoutEvaluator:
         tactical: bool = False,
         no_self_atari: bool = False,
         patterns: bool = False,
+        large_patterns: bool = False,
         knowledge: bool = False,
         locality: bool = False,
         third_line: bool = False,
@@ -202,6 +207,7 @@ class PlayoutEvaluator:
         self.tactical = tactical
         self.no_self_atari = no_self_atari
         self.patterns = patterns
+        self.large_patterns = large_patterns
         self.knowledge = knowledge
         self.locality = locality
         self.third_line = third_line
@@ -229,7 +235,7 @@ class PlayoutEvaluator:
     def _options(self) -> dict[str, Any]:
         """What a worker's own evaluator needs to play the same playouts (read at each call: ``amaf`` may change)."""
         return {"playouts": self.playouts, "tactical": self.tactical, "no_self_atari": self.no_self_atari,
-                "patterns": self.patterns, "knowledge": self.knowledge, "locality": self.locality,
+                "patterns": self.patterns, "large_patterns": self.large_patterns, "knowledge": self.knowledge, "locality": self.locality,
                 "third_line": self.third_line,
                 "max_moves": self.max_moves, "amaf": self.amaf, "compiled": self.compiled}
 
@@ -241,16 +247,17 @@ class PlayoutEvaluator:
     @classmethod
     def from_spec(cls, name: str, **options: Any) -> PlayoutEvaluator:
         """Build from a model name as given to ``--model``:
-        ``playouts[:N][:priors][:tactical][:noselfatari][:patterns][:knowledge][:locality][:thirdline][:light]
-        [:python]`` (any order).
+        ``playouts[:N][:priors][:tactical][:noselfatari][:patterns][:largepatterns][:knowledge][:locality][:thirdline]
+        [:light][:python]`` (any order).
 
         ``N`` is the number of playouts per evaluation (default :data:`COMPILED_PLAYOUTS` where the playouts are
         compiled, else 1), ``priors`` switches on the capture/escape
         priors, ``tactical`` the capture/escape playout policy, ``noselfatari`` the refusal of self-atari of chains
-        of two or more stones in the playouts, ``patterns`` MoGo's 3x3 patterns in the playouts and ``knowledge``
+        of two or more stones in the playouts, ``patterns`` MoGo's 3x3 patterns in the playouts (``largepatterns``:
+        on boards of :data:`PATTERNS_MIN_SIZE` lines or more only) and ``knowledge``
         the prior knowledge of new nodes, ``locality`` Fuego's locality bonus in it and ``thirdline`` Pachi's
         third-line bonus (each with the knowledge).
-        ``noselfatari``, ``knowledge`` and ``tactical`` (:data:`MODE_DEFAULTS`)
+        ``noselfatari``, ``knowledge``, ``tactical`` and ``largepatterns`` (:data:`MODE_DEFAULTS`)
         are on unless ``light`` is named: ``playouts:light`` is the textbook light playout, flags named with it add
         to it.
         ``python`` plays the playouts in Python even where the compiled board could (for comparisons).
@@ -280,6 +287,7 @@ class PlayoutEvaluator:
             playouts = COMPILED_PLAYOUTS if fast else 1
         return cls(playouts, priors="priors" in flags, tactical="tactical" in flags,
                    no_self_atari="noselfatari" in flags, patterns="patterns" in flags,
+                   large_patterns="largepatterns" in flags,
                    knowledge=bool(flags & {"knowledge", "locality", "thirdline"}), locality="locality" in flags,
                    third_line="thirdline" in flags,
                    compiled="python" not in flags, **known)
@@ -339,11 +347,16 @@ class PlayoutEvaluator:
             stats: PlayoutStats = fast.run_playouts_compiled(position, self.playouts, self._rng,
                                                              max_moves=self.max_moves, amaf=self.amaf,
                                                              no_self_atari=self.no_self_atari, tactical=self.tactical,
-                                                             patterns=self.patterns)
+                                                             patterns=self._patterns(position))
             return stats
         return run_playouts(position, self.playouts, self._rng, max_moves=self.max_moves, template=board,
                             tactical=self.tactical, amaf=self.amaf, no_self_atari=self.no_self_atari,
-                            patterns=self.patterns)
+                            patterns=self._patterns(position))
+
+    def _patterns(self, position: PlayoutPosition) -> bool:
+        """Whether this position's playouts play the 3x3 patterns (``patterns``, or ``large_patterns`` on a board
+        large enough)."""
+        return self.patterns or (self.large_patterns and position.size >= PATTERNS_MIN_SIZE)
 
     def _amaf(self, stats: PlayoutStats, board: PlayoutBoard | None, position: PlayoutPosition,
               legal: Sequence[int], fast: Any) -> Amaf | None:

@@ -132,6 +132,35 @@ def test_compiled_pattern_playouts_answer_the_last_move_with_the_python_boards_p
     assert played == expected
 
 
+def _hane_position(size: int) -> tuple[PlayoutPosition, set[int]]:
+    """White's hane at D4 on Black's D5 (as above) on an otherwise empty board of ``size``, Black to move: the
+    position and the flat points of the Python board's pattern moves around D4."""
+    stones = [0] * (size * size)
+    stones[2 * size + 3], stones[3 * size + 2], stones[3 * size + 3] = BLACK, WHITE, WHITE
+    last = 3 * size + 3
+    position = PlayoutPosition(size=size, stones=tuple(stones), to_play=BLACK, komi=0.5, last_move=last)
+    board = PlayoutBoard.from_stones(stones, size)
+    points = board.geometry.points
+    return position, {points.index(p) for p in board.pattern_moves(BLACK, points[last])}
+
+
+@pytest.mark.parametrize("size, answers_locally", [(9, False), (13, True), (19, True)])
+def test_the_modes_playouts_play_the_patterns_from_13x13_up(size: int, answers_locally: bool) -> None:
+    # `playouts` alone (the mode's defaults) answers the hane with a pattern move on 13x13 and larger boards, where
+    # the patterns won against GNU Go; on 9x9, where they were not measured to help, the first move is random.
+    position, expected = _hane_position(size)
+    evaluator = PlayoutEvaluator.from_spec("playouts:300", seed=5, amaf=True, max_moves=1)
+    amaf = evaluator.evaluate_position(position).amaf
+    assert amaf is not None
+    played = {int(m) for m in np.flatnonzero(amaf.first[0])}
+    assert (played <= expected) is answers_locally
+    if answers_locally:
+        assert played == expected
+    plain = PlayoutEvaluator.from_spec("playouts:light:noselfatari:tactical:knowledge:300", seed=5, amaf=True,
+                                       max_moves=1).evaluate_position(position).amaf
+    assert plain is not None and not {int(m) for m in np.flatnonzero(plain.first[0])} <= expected
+
+
 def test_a_won_position_is_won_and_seeds_repeat() -> None:
     # Black owns the whole 5x5 board but two eyes: every playout ends with Black's area.
     rows = ["XXXXX", "X.XXX", "XXXXX", "XXX.X", "XXXXX"]
