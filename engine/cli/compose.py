@@ -173,8 +173,8 @@ class ProgressBar:
 
 
 MODEL_HELP = ("The net that plays: a KataGo model file (.bin.gz, .bin, .txt.gz; converted to ONNX once and cached), "
-              "an .onnx file, or playouts[:N][:priors][:tactical][:noselfatari][:patterns][:largepatterns][:knowledge][:locality]"
-              "[:thirdline][:light][:python] for no net (docs/playouts.md). "
+              "an .onnx file, or playouts[:N][:priors][:tactical][:noselfatari][:patterns][:largepatterns]"
+              "[:knowledge][:locality][:thirdline][:light][:python] for no net (docs/playouts.md). "
               "Default: miai's bundled nets. "
               "KataGo's nets are published at https://katagotraining.org/networks/.")
 RULES_HELP = (f"Rules: a preset ({', '.join(Rules.preset_names())}), or a JSON object or compact string as "

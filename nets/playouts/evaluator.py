@@ -235,8 +235,8 @@ class PlayoutEvaluator:
     def _options(self) -> dict[str, Any]:
         """What a worker's own evaluator needs to play the same playouts (read at each call: ``amaf`` may change)."""
         return {"playouts": self.playouts, "tactical": self.tactical, "no_self_atari": self.no_self_atari,
-                "patterns": self.patterns, "large_patterns": self.large_patterns, "knowledge": self.knowledge, "locality": self.locality,
-                "third_line": self.third_line,
+                "patterns": self.patterns, "large_patterns": self.large_patterns, "knowledge": self.knowledge,
+                "locality": self.locality, "third_line": self.third_line,
                 "max_moves": self.max_moves, "amaf": self.amaf, "compiled": self.compiled}
 
     @staticmethod

@@ -115,25 +115,8 @@ def test_compiled_tactical_playouts_save_the_group_in_atari() -> None:
     assert tactical.ownership()[2 * 7 + 1] > light.ownership()[2 * 7 + 1] + 0.2
 
 
-def test_compiled_pattern_playouts_answer_the_last_move_with_the_python_boards_pattern_moves() -> None:
-    # White's hane at D4 (x=3, y=3) on Black's stone at D5 leaves 3x3 patterns around it; Black's first playout
-    # move must be one of the points the Python board names, and over many playouts every one of them comes up.
-    rows = [".......", ".......", "...X...", "..OO...", ".......", ".......", "......."]
-    stones = tuple({"X": BLACK, "O": WHITE}.get(c, 0) for c in "".join(rows))
-    last = 3 * 7 + 3
-    position = PlayoutPosition(size=7, stones=stones, to_play=BLACK, komi=0.5, last_move=last)
-    board = PlayoutBoard.from_stones(stones, 7)
-    points = board.geometry.points
-    expected = {points.index(p) for p in board.pattern_moves(BLACK, points[last])}
-    assert expected
-    stats = run_playouts_compiled(position, 400, random.Random(3), amaf=True, patterns=True, max_moves=1)
-    assert stats.amaf_first is not None
-    played = {int(m) for m in np.flatnonzero(stats.amaf_first[0])}
-    assert played == expected
-
-
 def _hane_position(size: int) -> tuple[PlayoutPosition, set[int]]:
-    """White's hane at D4 on Black's D5 (as above) on an otherwise empty board of ``size``, Black to move: the
+    """White's C4 and D4 (the hane at D4) against Black's D5 on an otherwise empty board of ``size``, Black to move: the
     position and the flat points of the Python board's pattern moves around D4."""
     stones = [0] * (size * size)
     stones[2 * size + 3], stones[3 * size + 2], stones[3 * size + 3] = BLACK, WHITE, WHITE
@@ -142,6 +125,17 @@ def _hane_position(size: int) -> tuple[PlayoutPosition, set[int]]:
     board = PlayoutBoard.from_stones(stones, size)
     points = board.geometry.points
     return position, {points.index(p) for p in board.pattern_moves(BLACK, points[last])}
+
+
+def test_compiled_pattern_playouts_answer_the_last_move_with_the_python_boards_pattern_moves() -> None:
+    # White's hane at D4 (x=3, y=3) on Black's stone at D5 leaves 3x3 patterns around it; Black's first playout
+    # move must be one of the points the Python board names, and over many playouts every one of them comes up.
+    position, expected = _hane_position(7)
+    assert expected
+    stats = run_playouts_compiled(position, 400, random.Random(3), amaf=True, patterns=True, max_moves=1)
+    assert stats.amaf_first is not None
+    played = {int(m) for m in np.flatnonzero(stats.amaf_first[0])}
+    assert played == expected
 
 
 @pytest.mark.parametrize("size, answers_locally", [(9, False), (13, True), (19, True)])
