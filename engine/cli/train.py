@@ -9,8 +9,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from miai.nets.train.trainer import TrainConfig
 
 
 TEACHER_HELP = ("Teacher net: a KataGo model (.bin.gz) or .onnx file. miai's nets were distilled from g170 b6c96 "
@@ -100,7 +104,9 @@ def gen(data_name: str, teacher: str, source: str, size: int, positions: int, mi
               help="Positions per size kept out of training (the first ones; see `miai train eval`).")
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--start-from", "start_from", default=None,
-              help="A new run starts from this run's checkpoint (weights, optimizer, step count) instead of scratch.")
+              help="A new run starts from this run's checkpoint (weights, optimizer, step count) instead of scratch, "
+                   "or from a net `miai train export` wrote (an .onnx file such as miai's bundled nets: its weights, "
+                   "batch norms recalibrated on the data, step 0).")
 def fit(data_name: str, run_name: str, steps: int, batch_size: int, lr: float, sizes: str, blocks: int,
         channels: int, threads: int, minutes: float, holdout: int, seed: int, start_from: str | None) -> None:
     """Train the student on a data set; resumes from the run's checkpoint when there is one."""
@@ -109,11 +115,13 @@ def fit(data_name: str, run_name: str, steps: int, batch_size: int, lr: float, s
     from miai.nets.train.paths import data_dir, run_dir
     from miai.nets.train.trainer import CHECKPOINT, TrainConfig, train as run_training
 
-    if start_from is not None and not (run_dir(run_name) / CHECKPOINT).is_file():
-        _copy_checkpoint(run_dir(start_from), run_dir(run_name))
-
     config = TrainConfig(steps=steps, batch_size=batch_size, lr=lr, size_weights=_size_weights(sizes),
                          threads=threads, seed=seed, holdout=holdout)
+    if start_from is not None and not (run_dir(run_name) / CHECKPOINT).is_file():
+        if start_from.endswith(".onnx"):
+            _start_from_onnx(Path(start_from), config, data_dir(data_name), run_dir(run_name))
+        else:
+            _copy_checkpoint(run_dir(start_from), run_dir(run_name))
     model = ModelConfig(blocks=blocks, channels=channels, gpool_channels=channels // 4,
                         head_channels=max(8, channels // 2), value_hidden=channels)
     directory = run_dir(run_name)
@@ -136,6 +144,22 @@ def fit(data_name: str, run_name: str, steps: int, batch_size: int, lr: float, s
         except TrainError as exc:
             raise click.ClickException(str(exc)) from exc
     click.echo(f"checkpoint: {ckpt}", err=True)
+
+
+def _start_from_onnx(path: Path, config: TrainConfig, data_directory: Path, run_directory: Path) -> None:
+    """Seed a new run with the weights of an exported student."""
+    from miai.nets.train import TrainError
+    from miai.nets.train.manifest import origin_of
+    from miai.nets.train.onnx_import import student_from_onnx
+    from miai.nets.train.trainer import start_from_net
+
+    if not path.is_file():
+        raise click.ClickException(f"--start-from: no such file: {path}")
+    try:
+        checkpoint = start_from_net(student_from_onnx(path), config, data_directory, run_directory, origin_of(path))
+    except TrainError as exc:
+        raise click.ClickException(f"--start-from: {exc}") from exc
+    click.echo(f"starting from {path} (batch norms recalibrated; step 0): {checkpoint}", err=True)
 
 
 def _copy_checkpoint(source: Path, target: Path) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from miai.nets.train import TrainError
 
-__all__ = ["write_manifest", "verify_manifest", "manifest_path", "record_match", "TEACHER"]
+__all__ = ["write_manifest", "verify_manifest", "manifest_path", "origin_of", "record_match", "TEACHER"]
 
 _LOSS_KEYS = ("total", "policy", "value", "score", "ownership")
 TEACHER = "g170-b6c96-s175395328-d26788732.bin.gz (KataGo, MIT licence)"
@@ -88,10 +88,33 @@ def write_manifest(
         "command": command,
         "measured": previous.get("measured", {}) if previous.get("sha256") == sha else {},
     }
+    if data.get("origin"):
+        manifest["started_from"] = data["origin"]
     if board_sizes is not None:
         manifest["board_sizes"] = list(board_sizes)
     target.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return target
+
+
+def origin_of(onnx_path: Path) -> dict[str, Any]:
+    """What a run that starts from ``onnx_path`` records about it: the file's name and sha256, and
+    from its manifest (when one matches the file) the name, data, steps, command and its own origin."""
+    origin: dict[str, Any] = {"file": Path(onnx_path).name, "sha256": _sha256(Path(onnx_path))}
+    try:
+        manifest = verify_manifest(onnx_path)
+    except TrainError:
+        return origin
+    training = manifest.get("training", {})
+    origin.update({
+        "name": manifest.get("name"),
+        "data": manifest.get("data"),
+        "steps": training.get("steps_done"),
+        "wall_seconds": training.get("wall_seconds"),
+        "command": manifest.get("command"),
+    })
+    if manifest.get("started_from"):
+        origin["started_from"] = manifest["started_from"]
+    return origin
 
 
 def verify_manifest(onnx_path: Path) -> dict[str, Any]:

@@ -32,7 +32,10 @@ from miai.nets.train import TrainError
 from miai.nets.train.dataset import Batch, ShardSet
 from miai.nets.train.model import ModelConfig, StudentNet
 
-__all__ = ["TrainConfig", "LossWeights", "compute_losses", "train", "load_checkpoint", "holdout_metrics", "CHECKPOINT"]
+__all__ = [
+    "TrainConfig", "LossWeights", "compute_losses", "train", "start_from_net", "load_checkpoint", "holdout_metrics",
+    "CHECKPOINT",
+]
 
 CHECKPOINT = "checkpoint.pt"
 SCORE_SCALE = 20.0  # the decoder multiplies raw score mean, stdev and lead by 20 (model version 8)
@@ -154,6 +157,7 @@ class Checkpoint(TypedDict):
     model_config: dict[str, Any]  # ModelConfig.to_json()
     train_config: dict[str, Any]  # TrainConfig.to_json()
     data: dict[int, int]  # positions per board size
+    origin: dict[str, Any]  # the net a run started from (`start_from_net`), or {} for a run from scratch
 
 
 def load_checkpoint(path: Path) -> tuple[StudentNet, Checkpoint]:
@@ -171,6 +175,40 @@ def _save(path: Path, payload: Checkpoint) -> None:
     tmp = path.with_name(path.name + ".tmp")
     torch.save(payload, tmp)
     tmp.replace(path)  # atomic: a crash never leaves a half-written checkpoint
+
+
+def _payload(net: StudentNet, optimizer: torch.optim.Optimizer, step: int, elapsed: float,
+             rng: np.random.Generator, config: TrainConfig, counts: dict[int, int],
+             origin: dict[str, Any]) -> Checkpoint:
+    return {
+        "model": net.state_dict(), "optimizer": optimizer.state_dict(), "step": step,
+        "elapsed": elapsed, "numpy_rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state(),
+        "model_config": net.config.to_json(), "train_config": config.to_json(), "data": counts,
+        "origin": origin,
+    }
+
+
+def start_from_net(net: StudentNet, config: TrainConfig, data_directory: Path, run_directory: Path,
+                   origin: dict[str, Any] | None = None, batches: int = 32) -> Path:
+    """Seeds a run with the weights of ``net`` (e.g. a committed net read back by
+    ``onnx_import.student_from_onnx``): its batch norms are recalibrated on ``batches`` training
+    batches, and the run starts at step 0 with a fresh optimizer (a warm restart). ``origin``
+    (what the net is: file, sha256, its manifest's lineage) goes into every checkpoint of the run and
+    into the manifest of what it exports."""
+    from miai.nets.train.onnx_import import recalibrate_norms
+
+    torch.set_num_threads(config.threads)
+    rng = np.random.default_rng(config.seed)
+    torch.manual_seed(config.seed)
+    shards = ShardSet(data_directory, dict(config.size_weights), holdout=config.holdout)
+    shards.refresh()
+    samples = (shards.sample(config.batch_size, rng) for _ in range(batches))
+    recalibrate_norms(net, ((b.spatial, b.global_) for b in samples))
+    optimizer = torch.optim.AdamW(net.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    run_directory.mkdir(parents=True, exist_ok=True)
+    path = run_directory / CHECKPOINT
+    _save(path, _payload(net, optimizer, 0, 0.0, rng, config, shards.counts(), origin or {}))
+    return path
 
 
 Progress = Callable[[int, int, Mapping[str, float]], None]
@@ -198,6 +236,7 @@ def train(
     net = StudentNet(model_config or ModelConfig())
     optimizer = torch.optim.AdamW(net.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     step, elapsed = 0, 0.0
+    origin: dict[str, Any] = {}
     if ckpt_path.is_file():
         data: Checkpoint = torch.load(ckpt_path, map_location="cpu", weights_only=False)
         net = StudentNet(ModelConfig.from_json(data["model_config"]))
@@ -205,6 +244,7 @@ def train(
         optimizer = torch.optim.AdamW(net.parameters(), lr=config.lr, weight_decay=config.weight_decay)
         optimizer.load_state_dict(data["optimizer"])
         step, elapsed = int(data["step"]), float(data["elapsed"])
+        origin = data.get("origin", {})
         rng.bit_generator.state = data["numpy_rng"]
         torch.set_rng_state(data["torch_rng"])
     shards = ShardSet(data_directory, dict(config.size_weights), holdout=config.holdout)
@@ -212,11 +252,7 @@ def train(
     log_path = run_directory / "log.jsonl"
 
     def checkpoint() -> None:
-        _save(ckpt_path, {
-            "model": net.state_dict(), "optimizer": optimizer.state_dict(), "step": step,
-            "elapsed": elapsed, "numpy_rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state(),
-            "model_config": net.config.to_json(), "train_config": config.to_json(), "data": shards.counts(),
-        })
+        _save(ckpt_path, _payload(net, optimizer, step, elapsed, rng, config, shards.counts(), origin))
 
     net.train()
     started = time.monotonic()
