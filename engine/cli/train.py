@@ -94,7 +94,7 @@ def gen(data_name: str, teacher: str, source: str, size: int, positions: int, mi
 @click.option("--batch-size", default=64, show_default=True, type=click.IntRange(1))
 @click.option("--lr", default=2e-3, show_default=True, type=click.FloatRange(0, min_open=True))
 @click.option("--sizes", default="9:0.7,13:0.15,19:0.15", show_default=True,
-              help="Board sizes and the share of batches of each.")
+              help="Board sizes and the share of batches of each; sizes not named are left out.")
 @click.option("--blocks", default=5, show_default=True, type=click.IntRange(1))
 @click.option("--channels", default=48, show_default=True, type=click.IntRange(8))
 @click.option("--threads", default=1, show_default=True, type=click.IntRange(1), help="torch threads.")

@@ -60,8 +60,9 @@ class ShardSet:
     """Every shard of a data directory, held in memory per board size."""
 
     def __init__(self, directory: Path, size_weights: Mapping[int, float] | None = None, holdout: int = 0) -> None:
-        """``holdout``: the first ``holdout`` positions of each size are kept out of training
-        batches and served by ``validation`` instead."""
+        """``size_weights``: the share of batches of each board size; sizes it does not name are
+        never sampled (without weights, every size alike). ``holdout``: the first ``holdout``
+        positions of each size are kept out of training batches and served by ``validation`` instead."""
         self.directory = Path(directory)
         self.size_weights = dict(size_weights or {})
         self.holdout = holdout
@@ -92,9 +93,12 @@ class ShardSet:
         sizes = [s for s, n in sorted(self.counts().items()) if n > self.holdout]
         if not sizes:
             raise TrainError(f"no training data in {self.directory}")
-        weights = np.array([self.size_weights.get(s, 1.0) for s in sizes], dtype=np.float64)
+        # A size the weights leave out stays out, even when another job is adding shards of it meanwhile.
+        default = 0.0 if self.size_weights else 1.0
+        weights = np.array([self.size_weights.get(s, default) for s in sizes], dtype=np.float64)
         if weights.sum() <= 0:
-            raise TrainError("the size weights of the available sizes are all 0")
+            asked = sorted(self.size_weights)
+            raise TrainError(f"no training data of the sizes asked for ({asked}) in {self.directory}")
         return sizes, weights / weights.sum()
 
     def sample(self, batch_size: int, rng: np.random.Generator, augment: bool = True) -> Batch:

@@ -140,6 +140,23 @@ def test_holdout_rows_never_reach_training_batches(tmp_path: Path) -> None:
     assert validation is not None and list(validation.global_[:, 0]) == list(range(8))
 
 
+def test_batches_come_only_from_the_sizes_asked_for(tmp_path: Path) -> None:
+    """`--sizes 9:1` trains on 9x9 alone even when the data set also holds (or meanwhile gains) 7x7."""
+    ShardWriter(tmp_path, "a", 9, shard_size=1).add(fake_labels(random_states(9, 8)))
+    ShardWriter(tmp_path, "b", 7, shard_size=1).add(fake_labels(random_states(7, 8)))
+    rng = np.random.default_rng(0)
+    only_nine = ShardSet(tmp_path, {9: 1.0})
+    only_nine.refresh()
+    assert {only_nine.sample(4, rng).spatial.shape[-1] for _ in range(30)} == {9}
+    every_size = ShardSet(tmp_path)
+    every_size.refresh()
+    assert {every_size.sample(4, rng).spatial.shape[-1] for _ in range(30)} == {7, 9}
+    with pytest.raises(TrainError, match="sizes asked for"):
+        none_there = ShardSet(tmp_path, {13: 1.0})
+        none_there.refresh()
+        none_there.sample(4, rng)
+
+
 def test_kifu_lines_are_parsed_into_moves(tmp_path: Path) -> None:
     kifu = tmp_path / "games.kifu"
     moves = ";B[pd];W[dp];B[pq];W[dd];B[fq];W[cn];B[jp];W[qf];B[nc];W[rd];B[qc];W[tt]"
