@@ -44,6 +44,12 @@ def _last_log(run_directory: Path) -> dict[str, Any]:
     return json.loads(lines[-1]) if lines else {}
 
 
+def _trained_sizes(counts: dict[int, int], train_config: dict[str, Any]) -> dict[str, int]:
+    """Positions per board size the run drew batches from (the data set may hold other sizes too)."""
+    weights = train_config.get("size_weights") or {}
+    return {str(k): v for k, v in counts.items() if not weights or float(weights.get(str(k), 0.0)) > 0.0}
+
+
 def write_manifest(
     checkpoint: Path, onnx_path: Path, name: str, command: str = "", board_sizes: tuple[int, int] | None = None
 ) -> Path:
@@ -77,7 +83,7 @@ def write_manifest(
             "norm": "batch norm (running statistics)",
         },
         "teacher": TEACHER,
-        "data": {"positions_per_size": {str(k): v for k, v in data["data"].items()}},
+        "data": {"positions_per_size": _trained_sizes(data["data"], data["train_config"])},
         "training": {
             **data["train_config"],
             "steps_done": data["step"],
