@@ -158,8 +158,11 @@ class MatchSummary:
         }
 
     def write_json(self, path: str | Path) -> None:
-        """Write `to_json()` to `path`."""
-        Path(path).write_text(json.dumps(self.to_json(), indent=2) + "\n", encoding="utf-8")
+        """Write `to_json()` to `path` (atomically: a reader never sees half a summary)."""
+        target = Path(path)
+        tmp = target.with_name(target.name + ".tmp")
+        tmp.write_text(json.dumps(self.to_json(), indent=2) + "\n", encoding="utf-8")
+        tmp.replace(target)
 
     def format(self) -> str:
         """A few lines for humans: standings, Elo, SPRT, how games ended."""

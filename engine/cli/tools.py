@@ -37,7 +37,7 @@ from miai.engine.cli.compose import RULES_HELP, build_evaluator, config_options,
               help="Net whose ownership marks dead stones when the engines' scores disagree (default: all alive; "
                    "--config/--set's [net] section says how it runs).")
 @config_options
-@click.option("--json", "json_path", default=None, type=click.Path(dir_okay=False), help="Write the summary as JSON.")
+@click.option("--json", "json_path", default=None, type=click.Path(dir_okay=False), help="Write the summary as JSON (rewritten after every game).")
 @click.option("--log-dir", default=None, type=click.Path(file_okay=False), help="Keep the engines' stderr here.")
 def match(black_cmd: str, white_cmd: str, games: int, first_game: int, size: int, komi: float, handicap: int, max_moves: int | None,
           sprt: str | None, rules: str, time_spec: str | None,
@@ -52,6 +52,7 @@ def match(black_cmd: str, white_cmd: str, games: int, first_game: int, size: int
     from miai.match.elo import SprtConfig
     from miai.go.clock import TimeControl
     from miai.match.runner import MatchConfig, MatchError, ownership_dead_stones, run_match
+    from miai.match.summary import GameRecord, MatchSummary, ProgressPrinter
 
     try:
         sprt_config = None
@@ -69,8 +70,15 @@ def match(black_cmd: str, white_cmd: str, games: int, first_game: int, size: int
     dead = None
     if dead_model:
         dead = ownership_dead_stones(build_evaluator(dead_model, own_config))
+    printer = ProgressPrinter()
+
+    def progress(record: GameRecord, summary: MatchSummary) -> None:
+        printer(record, summary)
+        if json_path:  # after every game, so that a match stopped early keeps the games it played
+            summary.write_json(json_path)
+
     try:
-        summary = run_match(black_cmd, white_cmd, config, dead_stones=dead)
+        summary = run_match(black_cmd, white_cmd, config, dead_stones=dead, progress=progress, on_move=printer.move)
     except MatchError as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(summary.format())

@@ -582,3 +582,27 @@ def test_a_match_summary_is_recorded_in_a_net_manifest(tmp_path) -> None:
     assert entry["wins_A"] + entry["wins_B"] + entry["draws"] + entry["voids"] == 2
     with pytest.raises(TrainError, match="not a miai match"):
         record_match(net, "bad", tmp_path / "tiny.json")
+
+
+def test_the_json_summary_holds_the_games_played_while_the_match_runs(tmp_path: Path) -> None:
+    """A match stopped by hand (here: killed) keeps the summary of the games it finished."""
+    import subprocess
+    import time
+
+    summary = tmp_path / "match.json"
+    slow = " ".join([*engine("--random", "3", "--slow", "0.05")])
+    fast = " ".join(RANDOM_B)
+    process = subprocess.Popen([sys.executable, "-m", "miai.engine", "match", "--black", slow, "--white", fast,
+                                "--games", "200", "--size", "5", "--komi", "0.5", "--json", str(summary)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 60
+        while not summary.is_file() and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.1)
+        assert process.poll() is None, "the match should still be running"
+        played = json.loads(summary.read_text(encoding="utf-8"))
+    finally:
+        process.kill()
+        process.wait()
+    assert 1 <= played["games_played"] < 200
+    assert played["wins"]["A"] + played["wins"]["B"] + played["draws"] + played["voids"] == played["games_played"]
