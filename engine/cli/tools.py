@@ -37,7 +37,8 @@ from miai.engine.cli.compose import RULES_HELP, build_evaluator, config_options,
               help="Net whose ownership marks dead stones when the engines' scores disagree (default: all alive; "
                    "--config/--set's [net] section says how it runs).")
 @config_options
-@click.option("--json", "json_path", default=None, type=click.Path(dir_okay=False), help="Write the summary as JSON (rewritten after every game).")
+@click.option("--json", "json_path", default=None, type=click.Path(dir_okay=False),
+              help="Write the summary as JSON (rewritten after every game).")
 @click.option("--log-dir", default=None, type=click.Path(file_okay=False), help="Keep the engines' stderr here.")
 def match(black_cmd: str, white_cmd: str, games: int, first_game: int, size: int, komi: float, handicap: int, max_moves: int | None,
           sprt: str | None, rules: str, time_spec: str | None,

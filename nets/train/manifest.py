@@ -105,11 +105,11 @@ def write_manifest(
 def origin_of(onnx_path: Path) -> dict[str, Any]:
     """What a run that starts from ``onnx_path`` records about it: the file's name and sha256, and
     from its manifest (when one matches the file) the name, data, steps, command and its own origin."""
-    origin: dict[str, Any] = {"file": Path(onnx_path).name, "sha256": _sha256(Path(onnx_path))}
     try:
-        manifest = verify_manifest(onnx_path)
+        manifest = verify_manifest(onnx_path)  # reads the file's sha256 once and checks the manifest against it
     except TrainError:
-        return origin
+        return {"file": Path(onnx_path).name, "sha256": _sha256(Path(onnx_path))}
+    origin: dict[str, Any] = {"file": Path(onnx_path).name, "sha256": manifest["sha256"]}
     training = manifest.get("training", {})
     origin.update({
         "name": manifest.get("name"),

@@ -586,12 +586,13 @@ def test_a_match_summary_is_recorded_in_a_net_manifest(tmp_path) -> None:
 
 def test_the_json_summary_holds_the_games_played_while_the_match_runs(tmp_path: Path) -> None:
     """A match stopped by hand (here: killed) keeps the summary of the games it finished."""
+    import shlex
     import subprocess
     import time
 
     summary = tmp_path / "match.json"
-    slow = " ".join([*engine("--random", "3", "--slow", "0.05")])
-    fast = " ".join(RANDOM_B)
+    slow = shlex.join(engine("--random", "3", "--slow", "0.05"))
+    fast = shlex.join(RANDOM_B)
     process = subprocess.Popen([sys.executable, "-m", "miai.engine", "match", "--black", slow, "--white", fast,
                                 "--games", "200", "--size", "5", "--komi", "0.5", "--json", str(summary)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path)
