@@ -40,8 +40,11 @@ def train() -> None:
 @click.option("--temperature", default=0.8, show_default=True, type=click.FloatRange(0.05), help="Self-play.")
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--threads", default=1, show_default=True, type=click.IntRange(1), help="onnxruntime threads.")
+@click.option("--lookahead", default=0, show_default=True, type=click.IntRange(0),
+              help="Improve the policy targets by evaluating this many likeliest moves one ply deeper (0 = raw "
+                   "policy; costs that many more evaluations a position).")
 def gen(data_name: str, teacher: str, source: str, size: int, positions: int, minutes: float, kifu: str | None,
-        parallel: int, temperature: float, seed: int, threads: int) -> None:
+        parallel: int, temperature: float, seed: int, threads: int, lookahead: int) -> None:
     """Add teacher-labelled positions to a data set (resumable: it only adds shards)."""
     from miai.nets.evaluator import EvaluatorError
     from miai.nets.loading import load_evaluator
@@ -61,13 +64,17 @@ def gen(data_name: str, teacher: str, source: str, size: int, positions: int, mi
     except TrainError as exc:
         raise click.ClickException(str(exc)) from exc
     directory = data_dir(data_name)
+    improve = datagen.Lookahead(children=lookahead) if lookahead else None
+    tag = f"-q{lookahead}" if lookahead else ""  # shard names say which targets they hold
     if source == "selfplay":
-        config = datagen.SelfPlayConfig(size=size, parallel_games=parallel, temperature=temperature, seed=seed)
+        config = datagen.SelfPlayConfig(size=size, parallel_games=parallel, temperature=temperature, seed=seed,
+                                        lookahead=improve)
         batches = datagen.self_play_positions(labeler, config)
-        prefix = f"selfplay-s{seed}"
+        prefix = f"selfplay{tag}-s{seed}"
     else:
-        batches = datagen.kifu_positions(labeler, datagen.KifuConfig(path=str(kifu), batch=parallel, seed=seed), size)
-        prefix = f"kifu-s{seed}"
+        kifu_config = datagen.KifuConfig(path=str(kifu), batch=parallel, seed=seed, lookahead=improve)
+        batches = datagen.kifu_positions(labeler, kifu_config, size)
+        prefix = f"kifu{tag}-s{seed}"
     writer = datagen.ShardWriter(directory, prefix, size)
     interactive, reported = sys.stderr.isatty(), 0.0
     with click.progressbar(length=positions, label=f"{source} {size}x{size}", file=sys.stderr,

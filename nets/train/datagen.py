@@ -31,13 +31,15 @@ from miai.go.errors import GoError
 from miai.go.rules import Rules
 from miai.go.state import GameState
 from miai.nets import features
-from miai.nets.decode import decode_batch
+from miai.nets.decode import DecodedBatch, decode_batch
 from miai.nets.evaluator import Evaluator, OnnxEvaluator, legal_mask
 from miai.nets.train import TrainError
 
 __all__ = [
     "Labels",
     "Teacher",
+    "Lookahead",
+    "improved_policy",
     "ShardWriter",
     "SelfPlayConfig",
     "KifuConfig",
@@ -107,18 +109,37 @@ class Teacher:
         self.output_names = [o.name for o in evaluator.session.get_outputs()]
         self.evaluations = 0
 
-    def label(self, states: Sequence[GameState]) -> Labels:
-        """Labels ``states`` (all of one board size) in one onnxruntime call."""
+    def label(self, states: Sequence[GameState], lookahead: Lookahead | None = None) -> Labels:
+        """Labels ``states`` (all of one board size) in one onnxruntime call (two with ``lookahead``)."""
         size = int(states[0].size)
         encoded = [features.encode(s) for s in states]
+        decoded = self._evaluate(states, encoded)
+        assert decoded.ownership is not None
+        policy = decoded.policy
+        if lookahead is not None:
+            root = (1.0 + decoded.win - decoded.loss) / 2.0
+            policy = self._improved_policy(states, policy, root, lookahead)
+        return Labels(
+            size=size,
+            spatial=np.stack([pack_spatial(e[0]) for e in encoded]),
+            global_=np.stack([e[1] for e in encoded]).astype(np.float32),
+            policy=policy.astype(np.float16),
+            value=np.stack([decoded.win, decoded.loss, decoded.no_result], axis=1).astype(np.float32),
+            score=np.stack([decoded.score_mean, decoded.score_stdev, decoded.lead], axis=1).astype(np.float32),
+            ownership=decoded.ownership.astype(np.float16),
+        )
+
+    def _evaluate(self, states: Sequence[GameState], encoded: Sequence[tuple[np.ndarray, np.ndarray]]) -> DecodedBatch:
+        """The teacher's decoded outputs for ``states`` from their encoded inputs, in one call."""
         spatial = np.stack([e[0] for e in encoded])
         global_ = np.stack([e[1] for e in encoded])
         outputs = self.evaluator.session.run(None, {"input_spatial": spatial, "input_global": global_})
         named = dict(zip(self.output_names, outputs))
-        n, area = len(states), size * size
+        n, area = len(states), int(states[0].size) ** 2
         legal = np.stack([legal_mask(s) for s in states])
         allow = np.array([features.allows_no_result(s.rules) for s in states])
-        decoded = decode_batch(
+        self.evaluations += n
+        return decode_batch(
             named["policy"],
             named["value"],
             named["miscvalue"],
@@ -127,17 +148,60 @@ class Teacher:
             allow,
             self.evaluator.info.post,
         )
-        self.evaluations += n
-        assert decoded.ownership is not None
-        return Labels(
-            size=size,
-            spatial=np.stack([pack_spatial(e[0]) for e in encoded]),
-            global_=global_.astype(np.float32),
-            policy=decoded.policy.astype(np.float16),
-            value=np.stack([decoded.win, decoded.loss, decoded.no_result], axis=1).astype(np.float32),
-            score=np.stack([decoded.score_mean, decoded.score_stdev, decoded.lead], axis=1).astype(np.float32),
-            ownership=decoded.ownership.astype(np.float16),
-        )
+
+    def _improved_policy(
+        self, states: Sequence[GameState], policy: np.ndarray, root: np.ndarray, lookahead: Lookahead
+    ) -> np.ndarray:
+        """``policy`` improved by evaluating each state's ``lookahead.children`` likeliest moves (pass aside)."""
+        children: list[GameState] = []
+        encoded: list[tuple[np.ndarray, np.ndarray]] = []
+        owners: list[tuple[int, int]] = []  # (state index, move) per child
+        for k, state in enumerate(states):
+            for move in top_moves(policy[k], lookahead.children):
+                child = state.copy()
+                child.push(move)
+                children.append(child)
+                encoded.append(features.encode(child))
+                owners.append((k, move))
+        q = np.repeat(root[:, None], policy.shape[1], axis=1)  # moves not evaluated keep the root's value
+        if children:
+            decoded = self._evaluate(children, encoded)
+            for (k, move), win, loss in zip(owners, decoded.win, decoded.loss):
+                q[k, move] = (1.0 + loss - win) / 2.0  # the child's view is the opponent's
+        return improved_policy(policy, q, lookahead.scale)
+
+
+@dataclass(frozen=True)
+class Lookahead:
+    """One-ply lookahead targets: a cheap stand-in for teacher searches.
+
+    The teacher also evaluates the positions after its ``children`` likeliest moves, and the policy
+    target becomes ``softmax(log prior + scale * q)``, q the move's winrate for the player to move
+    (the root's own winrate for moves not evaluated). This is the completed-Q policy improvement of
+    Gumbel MuZero (Danihelka et al., 2022) with one visit per child: its sigma is
+    ``(c_visit + max visits) * c_scale * q`` = (50 + 1) * 0.1 * q, hence ``scale`` 5. Self-play
+    then samples its moves from the improved policy too.
+    """
+
+    children: int = 8
+    scale: float = 5.0
+
+
+def top_moves(policy: np.ndarray, count: int) -> list[int]:
+    """The ``count`` board moves (pass excluded) with the highest positive probability, best first."""
+    board = policy[:-1].astype(np.float32)
+    order = np.argsort(-board, kind="stable")[:count]
+    return [int(m) for m in order if board[m] > 0]
+
+
+def improved_policy(policy: np.ndarray, q: np.ndarray, scale: float) -> np.ndarray:
+    """``softmax(log policy + scale * q)`` over each row's moves of positive probability (others stay 0)."""
+    legal = policy > 0
+    logits = np.where(legal, np.log(np.where(legal, policy, 1.0)) + scale * q, -np.inf)
+    logits -= logits.max(axis=1, keepdims=True)
+    weights: np.ndarray = np.where(legal, np.exp(logits), 0.0)
+    improved: np.ndarray = (weights / weights.sum(axis=1, keepdims=True)).astype(np.float32)
+    return improved
 
 
 class ShardWriter:
@@ -215,6 +279,7 @@ class SelfPlayConfig:
     komi_range: tuple[float, float] = (5.5, 8.5)
     max_moves_per_area: float = 1.6  # games stop after size*size*this moves at the latest
     seed: int = 0
+    lookahead: Lookahead | None = None  # policy targets improved by one-ply lookahead (moves sampled from them)
 
 
 def self_play_positions(teacher: Teacher, config: SelfPlayConfig) -> Iterator[Labels]:
@@ -224,7 +289,7 @@ def self_play_positions(teacher: Teacher, config: SelfPlayConfig) -> Iterator[La
     limit = int(size * size * config.max_moves_per_area)
     games = [random_game(size, rng, config.komi_range) for _ in range(config.parallel_games)]
     while True:
-        labels = teacher.label(games)
+        labels = teacher.label(games, config.lookahead)
         yield labels
         for k, game in enumerate(games):
             hot = len(game.moves) < config.opening_moves
@@ -268,6 +333,7 @@ class KifuConfig:
     batch: int = 32
     komi_range: tuple[float, float] = (5.5, 8.5)
     seed: int = 0
+    lookahead: Lookahead | None = None  # policy targets improved by one-ply lookahead
 
 
 def _replay(moves: list[int], upto: int, game: GameState) -> GameState:
@@ -290,7 +356,7 @@ def kifu_positions(teacher: Teacher, config: KifuConfig, size: int = 19) -> Iter
             moves = games[int(rng.integers(len(games)))]
             upto = int(rng.integers(0, len(moves) + 1))
             states.append(_replay(moves, upto, random_game(size, rng, config.komi_range)))
-        yield teacher.label(states)
+        yield teacher.label(states, config.lookahead)
 
 
 @dataclass

@@ -19,6 +19,7 @@ from miai.nets import features
 from miai.nets.evaluator import legal_mask
 from miai.nets.train import TrainError
 from miai.nets.train.datagen import (
+    improved_policy,
     Labels,
     ShardWriter,
     pack_spatial,
@@ -201,6 +202,44 @@ def test_teacher_labels_agree_with_the_evaluator() -> None:
         np.testing.assert_allclose(labels.policy[k].astype(np.float32), evaluation.policy, atol=1e-3)
         np.testing.assert_allclose(labels.value[k], [evaluation.win, evaluation.loss, evaluation.no_result], atol=1e-5)
         assert labels.score[k, 2] == pytest.approx(evaluation.lead, abs=1e-3)
+        assert np.all(labels.policy[k][~legal_mask(state)] == 0)
+
+
+def test_the_improved_policy_moves_mass_towards_moves_that_win_more() -> None:
+    policy = np.array([[0.5, 0.3, 0.0, 0.2]], np.float32)
+    q = np.array([[0.2, 0.8, 0.9, 0.5]], np.float32)
+    better = improved_policy(policy, q, 5.0)
+    assert better.sum() == pytest.approx(1.0) and better[0, 2] == 0.0  # an illegal move stays out
+    assert better[0, 1] > better[0, 0] and better[0, 1] > 0.3 and better[0, 0] < 0.5
+    # log(0.3/0.5) + 5 * (0.8 - 0.2): the odds move by exp(scale * q difference)
+    assert np.log(better[0, 1] / better[0, 0]) == pytest.approx(np.log(0.6) + 3.0, abs=1e-5)
+    np.testing.assert_allclose(improved_policy(policy, q, 0.0), policy, atol=1e-6)
+
+
+@needs_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz")
+def test_lookahead_targets_come_from_the_teachers_view_of_each_child() -> None:
+    """The improved policy is the prior shifted by the evaluator's own winrate after each top move."""
+    from miai.nets.loading import load_evaluator
+    from miai.nets.train.datagen import Lookahead, Teacher, top_moves
+
+    evaluator = load_evaluator(TEACHER)
+    teacher = Teacher(evaluator)  # type: ignore[arg-type]
+    states = random_states(9, 2, seed=3)
+    raw = teacher.label(states)
+    labels = teacher.label(states, Lookahead(children=3, scale=5.0))
+    assert teacher.evaluations == 2 + 2 + 6
+    np.testing.assert_array_equal(labels.value, raw.value)  # only the policy target changes
+    for k, state in enumerate(states):
+        prior = raw.policy[k].astype(np.float32)
+        root = evaluator.evaluate([state])[0]
+        q = np.full(prior.shape, (1.0 + root.win - root.loss) / 2.0, np.float32)
+        for move in top_moves(prior, 3):
+            child = state.copy()
+            child.push(move)
+            answer = evaluator.evaluate([child])[0]
+            q[move] = (1.0 + answer.loss - answer.win) / 2.0
+        expected = improved_policy(prior[None, :], q[None, :], 5.0)[0]
+        np.testing.assert_allclose(labels.policy[k].astype(np.float32), expected, atol=2e-3)
         assert np.all(labels.policy[k][~legal_mask(state)] == 0)
 
 
