@@ -19,9 +19,9 @@ from miai.nets import features
 from miai.nets.evaluator import legal_mask
 from miai.nets.train import TrainError
 from miai.nets.train.datagen import (
-    improved_policy,
     Labels,
     ShardWriter,
+    improved_policy,
     pack_spatial,
     read_kifu_games,
     sample_move,
