@@ -95,7 +95,8 @@ def gen(data_name: str, teacher: str, source: str, size: int, positions: int, mi
 
 
 @train.command("fit")
-@click.option("--data", "data_name", default="default", show_default=True, help="Data set name.")
+@click.option("--data", "data_name", default="default", show_default=True,
+              help="Data set name, or several separated by commas to train on them as one (a,b).")
 @click.option("--run", "run_name", default="default", show_default=True, help="Run name (checkpoint directory).")
 @click.option("--steps", default=3000, show_default=True, type=click.IntRange(1), help="Optimizer steps.")
 @click.option("--batch-size", default=64, show_default=True, type=click.IntRange(1))
@@ -119,14 +120,14 @@ def fit(data_name: str, run_name: str, steps: int, batch_size: int, lr: float, s
     """Train the student on a data set; resumes from the run's checkpoint when there is one."""
     from miai.nets.train import TrainError
     from miai.nets.train.model import ModelConfig
-    from miai.nets.train.paths import data_dir, run_dir
+    from miai.nets.train.paths import run_dir
     from miai.nets.train.trainer import CHECKPOINT, TrainConfig, train as run_training
 
     config = TrainConfig(steps=steps, batch_size=batch_size, lr=lr, size_weights=_size_weights(sizes),
                          threads=threads, seed=seed, holdout=holdout)
     if start_from is not None and not (run_dir(run_name) / CHECKPOINT).is_file():
         if start_from.endswith(".onnx"):
-            _start_from_onnx(Path(start_from), config, data_dir(data_name), run_dir(run_name))
+            _start_from_onnx(Path(start_from), config, _data_dirs(data_name), run_dir(run_name))
         else:
             _copy_checkpoint(run_dir(start_from), run_dir(run_name))
     model = ModelConfig(blocks=blocks, channels=channels, gpool_channels=channels // 4,
@@ -146,14 +147,14 @@ def fit(data_name: str, run_name: str, steps: int, batch_size: int, lr: float, s
                 click.echo(f"step {step}/{total} {summary}", err=True)
 
         try:
-            ckpt = run_training(config, data_dir(data_name), directory, model, max_seconds=minutes * 60,
+            ckpt = run_training(config, _data_dirs(data_name), directory, model, max_seconds=minutes * 60,
                                 progress=progress)
         except TrainError as exc:
             raise click.ClickException(str(exc)) from exc
     click.echo(f"checkpoint: {ckpt}", err=True)
 
 
-def _start_from_onnx(path: Path, config: TrainConfig, data_directory: Path, run_directory: Path) -> None:
+def _start_from_onnx(path: Path, config: TrainConfig, data_directory: list[Path], run_directory: Path) -> None:
     """Seed a new run with the weights of an exported student."""
     from miai.nets.train import TrainError
     from miai.nets.train.manifest import origin_of
@@ -238,7 +239,8 @@ def record(net: str, summary: str, key: str, note: str) -> None:
 
 
 @train.command("eval")
-@click.option("--data", "data_name", default="default", show_default=True, help="Data set name.")
+@click.option("--data", "data_name", default="default", show_default=True,
+              help="Data set name (several separated by commas: the hold-out is the first one's).")
 @click.option("--run", "run_name", default="default", show_default=True, help="Run name.")
 @click.option("--holdout", default=512, show_default=True, type=click.IntRange(1),
               help="Held-out positions per size (the first ones of the data set; training skips them).")
@@ -247,14 +249,28 @@ def evaluate(data_name: str, run_name: str, holdout: int) -> None:
     import json
 
     from miai.nets.train.dataset import ShardSet
-    from miai.nets.train.paths import data_dir, run_dir
+    from miai.nets.train.paths import run_dir
     from miai.nets.train.trainer import CHECKPOINT, holdout_metrics, load_checkpoint
 
     net, _ = load_checkpoint(run_dir(run_name) / CHECKPOINT)
-    shards = ShardSet(data_dir(data_name), holdout=holdout)
+    shards = ShardSet(_data_dirs(data_name), holdout=holdout)
     shards.refresh()
     metrics = holdout_metrics(net, shards, holdout)
     click.echo(json.dumps({str(size): values for size, values in metrics.items()}, indent=2))
+
+
+def _data_dirs(text: str) -> list[Path]:
+    """The directories of the data sets named in ``a,b`` (existing ones only: a typo is not a new empty set)."""
+    from miai.nets.train.paths import train_root
+
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise click.BadParameter("expected a data set name", param_hint="--data")
+    directories = [train_root() / "data" / name for name in names]
+    missing = [str(d) for d in directories if not d.is_dir()]
+    if missing:
+        raise click.BadParameter(f"no such data set: {', '.join(missing)}", param_hint="--data")
+    return directories
 
 
 def _size_weights(text: str) -> tuple[tuple[int, float], ...]:

@@ -7,7 +7,7 @@ written since the last call, so training can start while data generation still r
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,13 +57,19 @@ def load_shard(path: Path) -> Labels:
 
 
 class ShardSet:
-    """Every shard of a data directory, held in memory per board size."""
+    """Every shard of one or more data directories, held in memory per board size."""
 
-    def __init__(self, directory: Path, size_weights: Mapping[int, float] | None = None, holdout: int = 0) -> None:
-        """``size_weights``: the share of batches of each board size; sizes it does not name are
-        never sampled (without weights, every size alike). ``holdout``: the first ``holdout``
-        positions of each size are kept out of training batches and served by ``validation`` instead."""
-        self.directory = Path(directory)
+    def __init__(
+        self, directory: Path | Sequence[Path], size_weights: Mapping[int, float] | None = None, holdout: int = 0
+    ) -> None:
+        """``directory``: one data directory, or several read in the order given (so that several data
+        sets train as one). ``size_weights``: the share of batches of each board size; sizes it does
+        not name are never sampled (without weights, every size alike). ``holdout``: the first
+        ``holdout`` positions of each size (of the first directory holding that size) are kept out of
+        training batches and served by ``validation`` instead."""
+        self.directories = [Path(directory)] if isinstance(directory, (str, Path)) else [Path(d) for d in directory]
+        if not self.directories:
+            raise TrainError("no data directory given")
         self.size_weights = dict(size_weights or {})
         self.holdout = holdout
         self._loaded: set[str] = set()
@@ -73,17 +79,21 @@ class ShardSet:
     def refresh(self) -> int:
         """Load shards not seen yet; returns how many were added."""
         added = 0
-        for path in sorted(self.directory.glob("*.npz")):
-            if path.name in self._loaded or ".tmp" in path.name:
+        for path in (p for d in self.directories for p in sorted(d.glob("*.npz"))):
+            if str(path) in self._loaded or ".tmp" in path.name:
                 continue
             labels = load_shard(path)
             self._parts.setdefault(labels.size, []).append(labels)
-            self._loaded.add(path.name)
+            self._loaded.add(str(path))
             added += 1
         if added:
             self._merged = {size: Labels.concat(parts) for size, parts in self._parts.items()}
             self._parts = {size: [merged] for size, merged in self._merged.items()}
         return added
+
+    def describe(self) -> str:
+        """The directories, for messages."""
+        return ", ".join(str(d) for d in self.directories)
 
     def counts(self) -> dict[int, int]:
         """Positions held per board size."""
@@ -92,13 +102,13 @@ class ShardSet:
     def _size_probabilities(self) -> tuple[list[int], np.ndarray]:
         sizes = [s for s, n in sorted(self.counts().items()) if n > self.holdout]
         if not sizes:
-            raise TrainError(f"no training data in {self.directory}")
+            raise TrainError(f"no training data in {self.describe()}")
         # A size the weights leave out stays out, even when another job is adding shards of it meanwhile.
         default = 0.0 if self.size_weights else 1.0
         weights = np.array([self.size_weights.get(s, default) for s in sizes], dtype=np.float64)
         if weights.sum() <= 0:
             asked = sorted(self.size_weights)
-            raise TrainError(f"no training data of the sizes asked for ({asked}) in {self.directory}")
+            raise TrainError(f"no training data of the sizes asked for ({asked}) in {self.describe()}")
         return sizes, weights / weights.sum()
 
     def sample(self, batch_size: int, rng: np.random.Generator, augment: bool = True) -> Batch:

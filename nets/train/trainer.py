@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
@@ -188,7 +188,7 @@ def _payload(net: StudentNet, optimizer: torch.optim.Optimizer, step: int, elaps
     }
 
 
-def start_from_net(net: StudentNet, config: TrainConfig, data_directory: Path, run_directory: Path,
+def start_from_net(net: StudentNet, config: TrainConfig, data_directory: Path | Sequence[Path], run_directory: Path,
                    origin: dict[str, Any] | None = None, batches: int = 32) -> Path:
     """Seeds a run with the weights of ``net`` (e.g. a committed net read back by
     ``onnx_import.student_from_onnx``): its batch norms are recalibrated on ``batches`` training
@@ -216,14 +216,14 @@ Progress = Callable[[int, int, Mapping[str, float]], None]
 
 def train(
     config: TrainConfig,
-    data_directory: Path,
+    data_directory: Path | Sequence[Path],
     run_directory: Path,
     model_config: ModelConfig | None = None,
     *,
     max_seconds: float = 0.0,
     progress: Progress | None = None,
 ) -> Path:
-    """Train (or resume) the student on the shards in ``data_directory``; returns the checkpoint.
+    """Train (or resume) the student on the shards in ``data_directory`` (one or several); returns the checkpoint.
 
     ``max_seconds`` (0 = none) stops early after a checkpoint; running again resumes.
     """

@@ -141,6 +141,24 @@ def test_holdout_rows_never_reach_training_batches(tmp_path: Path) -> None:
     assert validation is not None and list(validation.global_[:, 0]) == list(range(8))
 
 
+def test_several_directories_train_as_one_set(tmp_path: Path) -> None:
+    """Two data sets (whose shards have the same names) load as one; the hold-out stays the first one's."""
+    first, second = tmp_path / "a", tmp_path / "b"
+    for directory, start in ((first, 0), (second, 100)):
+        directory.mkdir()
+        labels = fake_labels(random_states(5, 10))
+        labels.global_[:, 0] = np.arange(start, start + 10)  # tag rows
+        ShardWriter(directory, "s", 5, shard_size=1).add(labels)
+    assert sorted(p.name for p in first.glob("*.npz")) == sorted(p.name for p in second.glob("*.npz"))
+    shards = ShardSet([first, second], holdout=4)
+    assert shards.refresh() == 2 and shards.counts() == {5: 20}
+    rng = np.random.default_rng(0)
+    tags = set(np.concatenate([shards.sample(16, rng).global_[:, 0] for _ in range(20)]).tolist())
+    assert tags == set(range(4, 10)) | set(range(100, 110))
+    validation = shards.validation(5, 100)
+    assert validation is not None and list(validation.global_[:, 0]) == [0, 1, 2, 3]
+
+
 def test_batches_come_only_from_the_sizes_asked_for(tmp_path: Path) -> None:
     """`--sizes 9:1` trains on 9x9 alone even when the data set also holds (or meanwhile gains) 7x7."""
     ShardWriter(tmp_path, "a", 9, shard_size=1).add(fake_labels(random_states(9, 8)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -46,9 +47,12 @@ def test_gen_fit_eval_export(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     (evaluation,) = load_evaluator(target).evaluate([GameState(7)])
     assert evaluation.policy.shape == (50,)
     # A fine-tuning run starts from r's checkpoint and continues its step count; r itself is untouched.
-    run("fit", "--data", "d", "--run", "r2", "--start-from", "r", "--steps", "5", "--sizes", "7:1", "--holdout", "8")
+    # It trains on two data sets as one (the second a copy of the first under another name).
+    shutil.copytree(tmp_path / "train" / "data" / "d", tmp_path / "train" / "data" / "e")
+    run("fit", "--data", "d,e", "--run", "r2", "--start-from", "r", "--steps", "5", "--sizes", "7:1", "--holdout", "8")
     run("export", "--run", "r2", "--output", str(tmp_path / "net" / "tuned.onnx"), "--name", "tuned")
-    assert verify_manifest(tmp_path / "net" / "tuned.onnx")["training"]["steps_done"] == 5
+    tuned = verify_manifest(tmp_path / "net" / "tuned.onnx")
+    assert tuned["training"]["steps_done"] == 5 and tuned["data"]["positions_per_size"] == {"7": 48}
     assert verify_manifest(target)["training"]["steps_done"] == 3
 
 
@@ -62,3 +66,11 @@ def test_start_from_a_run_without_checkpoint_is_refused(tmp_path: Path, monkeypa
     monkeypatch.setenv("MIAI_TRAIN_DIR", str(tmp_path))
     result = CliRunner().invoke(main, ["train", "fit", "--run", "new", "--start-from", "missing"])
     assert result.exit_code != 0 and "no checkpoint" in result.output
+
+
+def test_a_missing_data_set_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MIAI_TRAIN_DIR", str(tmp_path))
+    (tmp_path / "data" / "here").mkdir(parents=True)
+    result = CliRunner().invoke(main, ["train", "fit", "--data", "here,typo", "--run", "new"])
+    assert result.exit_code != 0 and "no such data set" in result.output and "typo" in result.output
+    assert not (tmp_path / "data" / "typo").exists()
