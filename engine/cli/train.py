@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from miai.nets.train.trainer import TrainConfig
 
 
-TEACHER_HELP = ("Teacher net: a KataGo model (.bin.gz) or .onnx file. miai's nets were distilled from g170 b6c96 "
+TEACHER_HELP = ("Teacher net: a KataGo model (.bin.gz) or .onnx file, or a KaTrain version (1.9.3: g170e b15c192, "
+                "1.14.0: b18c384nbt; downloaded once). miai's nets were distilled from g170 b6c96 "
                 "(g170-b6c96-s175395328-d26788732.bin.gz, one of KataGo's published nets: "
                 "https://katagotraining.org/networks/).")
 
@@ -56,7 +57,7 @@ def gen(data_name: str, teacher: str, source: str, size: int, positions: int, mi
     if source == "kifu" and kifu is None:
         raise click.UsageError("--source kifu needs --kifu FILE (real games, one a line)")
     try:
-        evaluator = load_evaluator(teacher, intra_op_threads=threads, max_batch=max(parallel, 1))
+        evaluator = load_evaluator(_teacher_path(teacher), intra_op_threads=threads, max_batch=max(parallel, 1))
     except (OSError, ValueError, EvaluatorError) as exc:  # the message names the file
         raise click.ClickException(f"cannot load the teacher: {exc}") from exc
     try:
@@ -257,6 +258,18 @@ def evaluate(data_name: str, run_name: str, holdout: int) -> None:
     shards.refresh()
     metrics = holdout_metrics(net, shards, holdout)
     click.echo(json.dumps({str(size): values for size, values in metrics.items()}, indent=2))
+
+
+def _teacher_path(teacher: str) -> str:
+    """``teacher`` itself, or the net of the KaTrain version it names (fetched once into the cache)."""
+    from miai.nets.katrain_nets import KATRAIN_NETS, KatrainNetError, fetch_katrain_net
+
+    if teacher not in KATRAIN_NETS:
+        return teacher
+    try:
+        return str(fetch_katrain_net(teacher))
+    except KatrainNetError as exc:
+        raise click.ClickException(f"cannot fetch KaTrain {teacher}'s net: {exc}") from exc
 
 
 def _data_dirs(text: str) -> list[Path]:

@@ -74,3 +74,16 @@ def test_a_missing_data_set_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyP
     result = CliRunner().invoke(main, ["train", "fit", "--data", "here,typo", "--run", "new"])
     assert result.exit_code != 0 and "no such data set" in result.output and "typo" in result.output
     assert not (tmp_path / "data" / "typo").exists()
+
+
+def test_a_katrain_version_names_its_cached_net_as_teacher(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--teacher 1.9.3` is KaTrain 1.9.3's net from the cache (here a broken file: the error names it)."""
+    from miai.nets.katrain_nets import KATRAIN_NETS
+
+    monkeypatch.setenv("MIAI_TRAIN_DIR", str(tmp_path / "train"))
+    monkeypatch.setenv("MIAI_CACHE_DIR", str(tmp_path / "cache"))
+    cached = tmp_path / "cache" / "katrain" / "1.9.3" / KATRAIN_NETS["1.9.3"]
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(b"not a model")
+    result = CliRunner().invoke(main, ["train", "gen", "--data", "d", "--teacher", "1.9.3", "--positions", "8"])
+    assert result.exit_code != 0 and "cannot load the teacher" in result.output and cached.name in result.output
