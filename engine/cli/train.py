@@ -274,12 +274,12 @@ def _teacher_path(teacher: str) -> str:
 
 def _data_dirs(text: str) -> list[Path]:
     """The directories of the data sets named in ``a,b`` (existing ones only: a typo is not a new empty set)."""
-    from miai.nets.train.paths import train_root
+    from miai.nets.train.paths import data_dir
 
     names = [name.strip() for name in text.split(",") if name.strip()]
     if not names:
         raise click.BadParameter("expected a data set name", param_hint="--data")
-    directories = [train_root() / "data" / name for name in names]
+    directories = [data_dir(name, create=False) for name in names]
     missing = [str(d) for d in directories if not d.is_dir()]
     if missing:
         raise click.BadParameter(f"no such data set: {', '.join(missing)}", param_hint="--data")

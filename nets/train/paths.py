@@ -15,10 +15,11 @@ def train_root() -> Path:
     return root
 
 
-def data_dir(name: str) -> Path:
-    """Directory holding the shards of the data set ``name``."""
+def data_dir(name: str, create: bool = True) -> Path:
+    """Directory holding the shards of the data set ``name`` (made unless ``create`` is False)."""
     path = train_root() / "data" / name
-    path.mkdir(parents=True, exist_ok=True)
+    if create:
+        path.mkdir(parents=True, exist_ok=True)
     return path
 
 
