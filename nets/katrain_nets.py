@@ -22,7 +22,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-__all__ = ["KATRAIN_NETS", "KatrainNetError", "fetch_katrain_net", "cache_root"]
+__all__ = ["KATRAIN_NETS", "KatrainNetError", "fetch_katrain_net", "model_path", "cache_root"]
 
 # Known nets, so a fresh cache can be checked without opening the wheel.
 KATRAIN_NETS = {
@@ -45,6 +45,15 @@ def cache_root() -> Path:
     if env:
         return Path(env)
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "miai"
+
+
+def model_path(name: str) -> Path:
+    """``name`` as a model file, or, when it is a known KaTrain version, that wheel's net (fetched once).
+
+    Raises:
+        KatrainNetError: a KaTrain version whose net cannot be fetched.
+    """
+    return fetch_katrain_net(name) if name in KATRAIN_NETS else Path(name)
 
 
 def fetch_katrain_net(version: str) -> Path:

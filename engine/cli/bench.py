@@ -384,9 +384,9 @@ def convert_command(net: str | None, sizes: str, batches: str, threads: str, sec
     g170 b6c96 net in the current directory.
     """
     from miai.engine.bench.nets import bench_convert
-    from miai.nets.katrain_nets import KATRAIN_NETS, fetch_katrain_net
+    from miai.nets.katrain_nets import model_path
 
-    path = fetch_katrain_net(net) if net in KATRAIN_NETS else Path(net or DEFAULT_CONVERT_NET)
+    path = model_path(net or DEFAULT_CONVERT_NET)
     if not path.is_file():
         raise click.ClickException(f"no such model file: {path}")
     _report(bench_convert(path, _sizes(sizes), _counts(batches, "batch sizes"), _counts(threads, "thread counts"),

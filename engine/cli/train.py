@@ -260,14 +260,12 @@ def evaluate(data_name: str, run_name: str, holdout: int) -> None:
     click.echo(json.dumps({str(size): values for size, values in metrics.items()}, indent=2))
 
 
-def _teacher_path(teacher: str) -> str:
-    """``teacher`` itself, or the net of the KaTrain version it names (fetched once into the cache)."""
-    from miai.nets.katrain_nets import KATRAIN_NETS, KatrainNetError, fetch_katrain_net
+def _teacher_path(teacher: str) -> Path:
+    """The teacher's model file: ``teacher`` itself, or the net of the KaTrain version it names."""
+    from miai.nets.katrain_nets import KatrainNetError, model_path
 
-    if teacher not in KATRAIN_NETS:
-        return teacher
     try:
-        return str(fetch_katrain_net(teacher))
+        return model_path(teacher)
     except KatrainNetError as exc:
         raise click.ClickException(f"cannot fetch KaTrain {teacher}'s net: {exc}") from exc
 
