@@ -9,11 +9,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 if TYPE_CHECKING:
+    from miai.nets.train.model import ModelConfig, StudentNet
     from miai.nets.train.trainer import TrainConfig
 
 
@@ -104,8 +105,10 @@ def gen(data_name: str, teacher: str, source: str, size: int, positions: int, mi
 @click.option("--lr", default=2e-3, show_default=True, type=click.FloatRange(0, min_open=True))
 @click.option("--sizes", default="9:0.7,13:0.15,19:0.15", show_default=True,
               help="Board sizes and the share of batches of each; sizes not named are left out.")
-@click.option("--blocks", default=5, show_default=True, type=click.IntRange(1))
-@click.option("--channels", default=48, show_default=True, type=click.IntRange(8))
+@click.option("--blocks", default=None, type=click.IntRange(1),
+              help="Residual blocks (default 5, or the --start-from net's; more than it has grows it).")
+@click.option("--channels", default=None, type=click.IntRange(8),
+              help="Trunk channels (default 48, or the --start-from net's; more than it has grows it).")
 @click.option("--threads", default=1, show_default=True, type=click.IntRange(1), help="torch threads.")
 @click.option("--minutes", default=0.0, show_default=True, type=click.FloatRange(0),
               help="Stop after this long (resume by running again); 0 = run all steps.")
@@ -115,24 +118,23 @@ def gen(data_name: str, teacher: str, source: str, size: int, positions: int, mi
 @click.option("--start-from", "start_from", default=None,
               help="A new run starts from this run's checkpoint (weights, optimizer, step count) instead of scratch, "
                    "or from a net `miai train export` wrote (an .onnx file such as miai's bundled nets: its weights, "
-                   "batch norms recalibrated on the data, step 0).")
-def fit(data_name: str, run_name: str, steps: int, batch_size: int, lr: float, sizes: str, blocks: int,
-        channels: int, threads: int, minutes: float, holdout: int, seed: int, start_from: str | None) -> None:
+                   "batch norms recalibrated on the data, step 0). With more --blocks or --channels than the net "
+                   "has, it is grown first into a larger net computing the same outputs (step 0).")
+def fit(data_name: str, run_name: str, steps: int, batch_size: int, lr: float, sizes: str, blocks: int | None,
+        channels: int | None, threads: int, minutes: float, holdout: int, seed: int, start_from: str | None) -> None:
     """Train the student on a data set; resumes from the run's checkpoint when there is one."""
     from miai.nets.train import TrainError
-    from miai.nets.train.model import ModelConfig
     from miai.nets.train.paths import run_dir
     from miai.nets.train.trainer import CHECKPOINT, TrainConfig, train as run_training
 
     config = TrainConfig(steps=steps, batch_size=batch_size, lr=lr, size_weights=_size_weights(sizes),
                          threads=threads, seed=seed, holdout=holdout)
     if start_from is not None and not (run_dir(run_name) / CHECKPOINT).is_file():
-        if start_from.endswith(".onnx"):
-            _start_from_onnx(Path(start_from), config, _data_dirs(data_name), run_dir(run_name))
+        if start_from.endswith(".onnx") or blocks is not None or channels is not None:
+            _start_from_net(start_from, config, _data_dirs(data_name), run_dir(run_name), blocks, channels)
         else:
             _copy_checkpoint(run_dir(start_from), run_dir(run_name))
-    model = ModelConfig(blocks=blocks, channels=channels, gpool_channels=channels // 4,
-                        head_channels=max(8, channels // 2), value_hidden=channels)
+    model = _model_config(blocks or 5, channels or 48)
     directory = run_dir(run_name)
     interactive = sys.stderr.isatty()
     with click.progressbar(length=steps, label="training", file=sys.stderr, show_pos=True, show_eta=True,
@@ -155,20 +157,61 @@ def fit(data_name: str, run_name: str, steps: int, batch_size: int, lr: float, s
     click.echo(f"checkpoint: {ckpt}", err=True)
 
 
-def _start_from_onnx(path: Path, config: TrainConfig, data_directory: list[Path], run_directory: Path) -> None:
-    """Seed a new run with the weights of an exported student."""
+def _model_config(blocks: int, channels: int) -> ModelConfig:
+    """The student of ``blocks`` x ``channels``; heads and pooling scale with the trunk."""
+    from miai.nets.train.model import ModelConfig
+
+    return ModelConfig(blocks=blocks, channels=channels, gpool_channels=channels // 4,
+                       head_channels=max(8, channels // 2), value_hidden=channels)
+
+
+def _start_from_net(source: str, config: TrainConfig, data_directory: list[Path], run_directory: Path,
+                    blocks: int | None, channels: int | None) -> None:
+    """Seed a new run with the weights of an exported student or of a run, grown when asked for a larger one."""
     from miai.nets.train import TrainError
     from miai.nets.train.manifest import origin_of
     from miai.nets.train.onnx_import import student_from_onnx
-    from miai.nets.train.trainer import start_from_net
+    from miai.nets.train.paths import run_dir
+    from miai.nets.train.trainer import CHECKPOINT, load_checkpoint, start_from_net
 
-    if not path.is_file():
-        raise click.ClickException(f"--start-from: no such file: {path}")
     try:
-        checkpoint = start_from_net(student_from_onnx(path), config, data_directory, run_directory, origin_of(path))
+        if source.endswith(".onnx"):
+            if not Path(source).is_file():
+                raise click.ClickException(f"--start-from: no such file: {source}")
+            net, origin = student_from_onnx(Path(source)), origin_of(Path(source))
+        else:
+            if not (run_dir(source) / CHECKPOINT).is_file():
+                raise click.ClickException(f"--start-from: no checkpoint in {run_dir(source)}")
+            net, data = load_checkpoint(run_dir(source) / CHECKPOINT)
+            origin = {"run": source, "steps": data["step"]}
+            if data.get("origin"):
+                origin["started_from"] = data["origin"]
+        if (blocks, channels) != (None, None):
+            net, origin = _grown(net, origin, blocks or net.config.blocks, channels or net.config.channels)
+        checkpoint = start_from_net(net, config, data_directory, run_directory, origin)
     except TrainError as exc:
         raise click.ClickException(f"--start-from: {exc}") from exc
-    click.echo(f"starting from {path} (batch norms recalibrated; step 0): {checkpoint}", err=True)
+    size = f"{net.config.blocks} blocks of {net.config.channels} channels"
+    click.echo(f"starting from {source} as {size} (batch norms recalibrated; step 0): {checkpoint}", err=True)
+
+
+def _grown(net: StudentNet, origin: dict[str, Any], blocks: int, channels: int) -> tuple[StudentNet, dict[str, Any]]:
+    """``net`` grown to ``blocks`` x ``channels`` (heads and pooling scale as in a new net, never below the
+    source's), and ``origin`` saying so; ``net`` itself when it already has that size."""
+    import dataclasses
+
+    from miai.nets.train.grow import grow
+
+    source = net.config
+    scaled = _model_config(blocks, channels)
+    wanted = dataclasses.replace(
+        scaled, gpool_channels=max(scaled.gpool_channels, source.gpool_channels),
+        head_channels=max(scaled.head_channels, source.head_channels),
+        value_hidden=max(scaled.value_hidden, source.value_hidden),
+        gpool_blocks=source.gpool_blocks, initial_kernel=source.initial_kernel)
+    if wanted == source:
+        return net, origin
+    return grow(net, wanted), {**origin, "grown_from": {"blocks": source.blocks, "channels": source.channels}}
 
 
 def _copy_checkpoint(source: Path, target: Path) -> None:

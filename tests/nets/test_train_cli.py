@@ -87,3 +87,29 @@ def test_a_katrain_version_names_its_cached_net_as_teacher(tmp_path: Path, monke
     cached.write_bytes(b"not a model")
     result = CliRunner().invoke(main, ["train", "gen", "--data", "d", "--teacher", "1.9.3", "--positions", "8"])
     assert result.exit_code != 0 and "cannot load the teacher" in result.output and cached.name in result.output
+
+
+def test_fit_grows_a_net_into_a_larger_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--start-from net.onnx --blocks 3 --channels 24` trains a larger net that starts as the smaller one."""
+    from miai.nets.train.datagen import ShardWriter
+    from miai.nets.train.export import export_onnx
+    from miai.nets.train.model import ModelConfig, StudentNet
+    from miai.nets.train.trainer import load_checkpoint
+    from tests.nets.test_train import fake_labels, random_states
+
+    monkeypatch.setenv("MIAI_TRAIN_DIR", str(tmp_path / "train"))
+    data = tmp_path / "train" / "data" / "d"
+    data.mkdir(parents=True)
+    ShardWriter(data, "r", 7, shard_size=1).add(fake_labels(random_states(7, 40)))
+    small = tmp_path / "small.onnx"
+    export_onnx(StudentNet(ModelConfig(blocks=2, channels=16, gpool_blocks=(1,))).eval(), small, "small")
+    runner = CliRunner()
+    args = ["train", "fit", "--data", "d", "--start-from", str(small), "--steps", "2", "--batch-size", "8",
+            "--sizes", "7:1", "--holdout", "0"]
+    shrink = runner.invoke(main, [*args, "--run", "s", "--channels", "8"])
+    assert shrink.exit_code != 0 and "cannot shrink" in shrink.output
+    result = runner.invoke(main, [*args, "--run", "g", "--blocks", "3", "--channels", "24"])
+    assert result.exit_code == 0, result.output
+    net, checkpoint = load_checkpoint(tmp_path / "train" / "runs" / "g" / "checkpoint.pt")
+    assert (net.config.blocks, net.config.channels, net.config.gpool_blocks) == (3, 24, (1,))
+    assert checkpoint["step"] == 2 and checkpoint["origin"]["grown_from"] == {"blocks": 2, "channels": 16}

@@ -212,6 +212,52 @@ def test_a_run_starts_from_an_exported_net_and_trains_on(tmp_path: Path) -> None
     assert origin["command"] == "miai train fit --run first" and origin["steps"] == 3
 
 
+GROWN = ModelConfig(blocks=4, channels=24, gpool_channels=6, gpool_blocks=(1,), head_channels=12, value_hidden=20)
+
+
+def test_a_grown_net_computes_what_its_source_computes() -> None:
+    """More blocks, wider trunk, heads and pooling: same outputs on any board (a masked corner too)."""
+    from miai.nets.train.grow import grow
+
+    source = randomized(StudentNet(TINY))
+    grown = grow(source, GROWN)
+    assert grown.config == GROWN and sum(p.numel() for p in grown.parameters()) > 2 * sum(
+        p.numel() for p in source.parameters())
+    spatial, global_ = _inputs(9, 6)
+    spatial[1, 0, 7:, :] = 0.0  # a 7x9 board inside the 9x9 tensor
+    for want, have in zip(_torch_outputs(source, spatial, global_), _torch_outputs(grown, spatial, global_)):
+        np.testing.assert_allclose(have, want, atol=1e-5 * max(1.0, float(np.abs(want).max())))
+
+
+def test_a_grown_net_trains_its_new_channels() -> None:
+    """The weights that read the new channels start at zero but are not stuck there."""
+    from miai.nets.train.grow import grow
+
+    net = grow(randomized(StudentNet(TINY)), GROWN)
+    net.train()
+    from miai.nets.train.dataset import ShardSet
+
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    batch = ShardSet._batch(fake_labels(random_states(9, 16)), np.arange(16), 0)
+    compute_losses(net, batch, LossWeights())["total"].backward()
+    optimizer.step()
+    reader = net.blocks[0].conv1.weight[:, TINY.channels:]  # block 0 reading the new trunk channels
+    head = net.value.v2.weight[:, TINY.head_channels:GROWN.head_channels]
+    assert float(reader.detach().abs().max()) > 0.0 and float(head.detach().abs().max()) > 0.0
+
+
+@pytest.mark.parametrize("smaller", [
+    ModelConfig(blocks=1, channels=16, gpool_channels=4, gpool_blocks=(1,), head_channels=8, value_hidden=16),
+    ModelConfig(blocks=2, channels=12, gpool_channels=3, gpool_blocks=(1,), head_channels=8, value_hidden=16),
+    ModelConfig(blocks=3, channels=24, gpool_channels=6, gpool_blocks=(0,), head_channels=12, value_hidden=20),
+])
+def test_growing_refuses_to_shrink_or_move_the_pooling_blocks(smaller: ModelConfig) -> None:
+    from miai.nets.train.grow import grow
+
+    with pytest.raises(TrainError, match="shrink|global-pooling"):
+        grow(StudentNet(TINY), smaller)
+
+
 def test_a_file_that_is_not_a_student_is_refused_with_its_name(tmp_path: Path) -> None:
     from miai.nets.train.onnx_import import student_from_onnx
 
