@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RESIGN", "FINAL_SCORE", "COUNT", "ILLEGAL", "CRASH", "TIME", "VOID",
-    "GameRecord", "EngineInfo", "MatchSummary", "summarize", "parse_score", "ProgressPrinter",
+    "GameRecord", "EngineInfo", "MatchSummary", "summarize", "parse_score", "ProgressPrinter", "result_entry",
 ]
 
 # How a game was decided (GameRecord.method).
@@ -267,3 +267,60 @@ def summarize(
     draws = winners.count(None)
     result = sprt(wins, draws, losses, config.sprt) if config.sprt is not None else None
     return MatchSummary(config, engines, tuple(games), estimate_elo(wins, draws, losses), result, stopped_early)
+
+
+# -- results kept elsewhere (a net's manifest) -----------------------------------------------------------------
+
+
+def result_entry(paths: Sequence[Path]) -> dict[str, object]:
+    """The result of one or several ``miai match --json`` files as one record (engines, board, games, Elo).
+
+    Several files are parts of one schedule (e.g. games 1-20 and 21-40 played as two streams side by side):
+    they must pit the same engines on the same board; their games add up and the Elo is computed over all.
+
+    Raises:
+        ValueError: a file is not a ``miai match --json`` summary, or the files are of different pairings.
+    """
+    parts = [_Part.read(Path(path)) for path in paths]
+    if not parts:
+        raise ValueError("no match summary given")
+    for path, part in zip(paths[1:], parts[1:]):
+        if part.pairing != parts[0].pairing:
+            raise ValueError(f"{path} is not the same pairing as {paths[0]} (engines, board size, komi, rules)")
+    counts = [sum(column) for column in zip(*(part.counts for part in parts))]
+    games, wins_a, wins_b, draws, voids = counts
+    elo = estimate_elo(wins_a, draws, wins_b)
+    entry: dict[str, object] = dict(zip(("A", "B", "size", "komi", "rules"), parts[0].pairing))
+    entry.update(games=games, wins_A=wins_a, wins_B=wins_b, draws=draws, voids=voids,
+                 elo_A_minus_B=round(elo.elo), elo_95=[round(elo.low), round(elo.high)])
+    for side, index in (("A", 0), ("B", 1)):
+        moves = sum(part.genmoves[index] for part in parts)
+        seconds = sum(part.seconds[index] for part in parts)
+        entry[f"seconds_per_move_{side}"] = round(seconds / moves, 3) if moves else 0.0
+    return entry
+
+
+@dataclass(frozen=True)
+class _Part:
+    """What ``result_entry`` takes from one summary file."""
+
+    pairing: tuple[str, str, int, float, str]  # engine A's and B's commands, size, komi, rules
+    counts: tuple[int, int, int, int, int]  # games, wins of A, wins of B, draws, voids
+    genmoves: tuple[int, int]  # A's, B's
+    seconds: tuple[float, float]  # thinking in all, A's, B's
+
+    @classmethod
+    def read(cls, path: Path) -> _Part:
+        try:
+            summary = json.loads(path.read_text(encoding="utf-8"))
+            config, engines, thinking, wins = summary["config"], summary["engines"], summary["thinking"], summary["wins"]
+            return cls(
+                (str(engines["A"]["command"]), str(engines["B"]["command"]), int(config["size"]),
+                 float(config["komi"]), str(config["rules"])),
+                (int(summary["games_played"]), int(wins["A"]), int(wins["B"]), int(summary["draws"]),
+                 int(summary["voids"])),
+                (int(thinking["A"]["genmoves"]), int(thinking["B"]["genmoves"])),
+                (float(thinking["A"]["seconds"]), float(thinking["B"]["seconds"])),
+            )
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"{path} is not a miai match --json summary ({exc})") from exc

@@ -265,19 +265,21 @@ def _size_range(text: str) -> tuple[int, int]:
 
 @train.command("record")
 @click.argument("net", type=click.Path(exists=True, dir_okay=False))
-@click.argument("summary", type=click.Path(exists=True, dir_okay=False))
+@click.argument("summaries", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--key", required=True, help="Name of the measurement in the manifest.")
 @click.option("--note", default="", help="A remark stored with it.")
-def record(net: str, summary: str, key: str, note: str) -> None:
-    """Store a `miai match --json` SUMMARY in NET's manifest (measured.matches.KEY)."""
+def record(net: str, summaries: tuple[str, ...], key: str, note: str) -> None:
+    """Store `miai match --json` SUMMARIES in NET's manifest (measured.matches.KEY); several files are parts of
+    one schedule (e.g. two streams of games side by side) and are added up."""
     import json
 
+    from miai.match.summary import result_entry
     from miai.nets.train import TrainError
     from miai.nets.train.manifest import record_match
 
     try:
-        entry = record_match(Path(net), key, Path(summary), note)
-    except TrainError as exc:
+        entry = record_match(Path(net), key, result_entry([Path(s) for s in summaries]), note)
+    except (TrainError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(json.dumps(entry, indent=2))
 

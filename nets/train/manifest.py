@@ -141,30 +141,16 @@ def verify_manifest(onnx_path: Path) -> dict[str, Any]:
     return manifest
 
 
-def record_match(onnx_path: Path, key: str, summary_path: Path, note: str = "") -> dict[str, Any]:
-    """Add the result of a ``miai match --json`` summary to the manifest's ``measured.matches[key]``.
+def record_match(onnx_path: Path, key: str, entry: dict[str, Any], note: str = "") -> dict[str, Any]:
+    """Store a match result (``miai.match.summary.result_entry``) as the manifest's ``measured.matches[key]``.
 
-    Returns the entry. Raises ``TrainError`` when the manifest does not match its net or the summary
-    is not a ``miai match`` summary.
-    """
+    Returns the stored entry. Raises ``TrainError`` when the manifest does not match its net."""
     manifest = verify_manifest(onnx_path)
-    try:
-        summary = json.loads(Path(summary_path).read_text(encoding="utf-8"))
-        config, elo, engines = summary["config"], summary["elo_A_minus_B"], summary["engines"]
-        entry: dict[str, Any] = {
-            "A": engines["A"]["command"], "B": engines["B"]["command"],
-            "size": config["size"], "komi": config["komi"], "rules": config["rules"],
-            "games": summary["games_played"], "wins_A": summary["wins"]["A"], "wins_B": summary["wins"]["B"],
-            "draws": summary["draws"], "voids": summary["voids"],
-            "elo_A_minus_B": round(elo["elo"]), "elo_95": [round(elo["low"]), round(elo["high"])],
-            "seconds_per_move_A": round(summary["thinking"]["A"]["mean"], 3),
-            "seconds_per_move_B": round(summary["thinking"]["B"]["mean"], 3),
-        }
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise TrainError(f"{summary_path} is not a miai match --json summary ({exc})") from exc
+    entry = dict(entry)
     if note:
         entry["note"] = note
     measured = manifest.setdefault("measured", {})
     measured.setdefault("matches", {})[key] = entry
     manifest_path(onnx_path).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return entry
+

@@ -567,7 +567,7 @@ def test_a_match_summary_is_recorded_in_a_net_manifest(tmp_path) -> None:
     import hashlib
     import json
 
-    from miai.nets.train import TrainError
+    from miai.match.summary import result_entry
     from miai.nets.train.manifest import record_match
 
     net = tmp_path / "tiny.onnx"
@@ -576,12 +576,32 @@ def test_a_match_summary_is_recorded_in_a_net_manifest(tmp_path) -> None:
     (tmp_path / "tiny.json").write_text(json.dumps(manifest))
     summary = quiet_match(RANDOM_A, PASSER, games=2)
     summary.write_json(str(tmp_path / "summary.json"))
-    entry = record_match(net, "random-vs-passer", tmp_path / "summary.json", note="5x5")
+    entry = record_match(net, "random-vs-passer", result_entry([tmp_path / "summary.json"]), note="5x5")
     stored = json.loads((tmp_path / "tiny.json").read_text())["measured"]["matches"]["random-vs-passer"]
     assert stored == entry and entry["games"] == 2 and entry["size"] == 5 and entry["note"] == "5x5"
     assert entry["wins_A"] + entry["wins_B"] + entry["draws"] + entry["voids"] == 2
-    with pytest.raises(TrainError, match="not a miai match"):
-        record_match(net, "bad", tmp_path / "tiny.json")
+    assert (entry["elo_A_minus_B"], entry["elo_95"]) == (round(summary.elo.elo), [round(summary.elo.low),
+                                                                                   round(summary.elo.high)])
+    with pytest.raises(ValueError, match="not a miai match"):
+        result_entry([tmp_path / "tiny.json"])
+
+
+def test_two_streams_of_one_schedule_are_recorded_as_one_result(tmp_path) -> None:
+    """Games 1-2 and 3-4 played apart add up to a 4-game result, Elo over all four; another pairing is refused."""
+    from miai.match.elo import estimate_elo
+    from miai.match.summary import result_entry
+
+    first, second = quiet_match(RANDOM_A, PASSER, games=2), quiet_match(RANDOM_A, PASSER, games=2)
+    first.write_json(str(tmp_path / "1.json"))
+    second.write_json(str(tmp_path / "2.json"))
+    entry = result_entry([tmp_path / "1.json", tmp_path / "2.json"])
+    wins_a, wins_b = first.wins[0] + second.wins[0], first.wins[1] + second.wins[1]
+    draws = first.draws + second.draws
+    assert (entry["games"], entry["wins_A"], entry["wins_B"], entry["draws"]) == (4, wins_a, wins_b, draws)
+    assert entry["elo_A_minus_B"] == round(estimate_elo(wins_a, draws, wins_b).elo)
+    quiet_match(PASSER, RANDOM_A, games=2).write_json(str(tmp_path / "other.json"))
+    with pytest.raises(ValueError, match="same pairing"):
+        result_entry([tmp_path / "1.json", tmp_path / "other.json"])
 
 
 def test_the_json_summary_holds_the_games_played_while_the_match_runs(tmp_path: Path) -> None:
