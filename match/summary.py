@@ -307,7 +307,7 @@ class _Part:
     pairing: tuple[str, str, int, float, str]  # engine A's and B's commands, size, komi, rules
     counts: tuple[int, int, int, int, int]  # games, wins of A, wins of B, draws, voids
     genmoves: tuple[int, int]  # A's, B's
-    seconds: tuple[float, float]  # thinking in all, A's, B's
+    seconds: tuple[float, float]  # seconds of thinking in all, A's, B's
 
     @classmethod
     def read(cls, path: Path) -> _Part:

@@ -134,7 +134,7 @@ def fit(data_name: str, run_name: str, steps: int, batch_size: int, lr: float, s
             _start_from_net(start_from, config, _data_dirs(data_name), run_dir(run_name), blocks, channels)
         else:
             _copy_checkpoint(run_dir(start_from), run_dir(run_name))
-    model = _model_config(blocks or 5, channels or 48)
+    model = _model_config(blocks, channels)
     directory = run_dir(run_name)
     interactive = sys.stderr.isatty()
     with click.progressbar(length=steps, label="training", file=sys.stderr, show_pos=True, show_eta=True,
@@ -157,10 +157,11 @@ def fit(data_name: str, run_name: str, steps: int, batch_size: int, lr: float, s
     click.echo(f"checkpoint: {ckpt}", err=True)
 
 
-def _model_config(blocks: int, channels: int) -> ModelConfig:
-    """The student of ``blocks`` x ``channels``; heads and pooling scale with the trunk."""
+def _model_config(blocks: int | None, channels: int | None) -> ModelConfig:
+    """The student of ``blocks`` x ``channels`` (None: ``ModelConfig``'s); heads and pooling scale with the trunk."""
     from miai.nets.train.model import ModelConfig
 
+    blocks, channels = blocks or ModelConfig.blocks, channels or ModelConfig.channels
     return ModelConfig(blocks=blocks, channels=channels, gpool_channels=channels // 4,
                        head_channels=max(8, channels // 2), value_hidden=channels)
 
@@ -180,9 +181,7 @@ def _start_from_net(source: str, config: TrainConfig, data_directory: list[Path]
                 raise click.ClickException(f"--start-from: no such file: {source}")
             net, origin = student_from_onnx(Path(source)), origin_of(Path(source))
         else:
-            if not (run_dir(source) / CHECKPOINT).is_file():
-                raise click.ClickException(f"--start-from: no checkpoint in {run_dir(source)}")
-            net, data = load_checkpoint(run_dir(source) / CHECKPOINT)
+            net, data = load_checkpoint(run_dir(source) / CHECKPOINT)  # names the path when there is none
             origin = {"run": source, "steps": data["step"]}
             if data.get("origin"):
                 origin["started_from"] = data["origin"]

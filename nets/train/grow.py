@@ -40,8 +40,9 @@ def check_growable(source: ModelConfig, target: ModelConfig) -> None:
 def grow(source: StudentNet, target_config: ModelConfig, seed: int = 0) -> StudentNet:
     """A ``target_config`` student (eval mode) whose outputs equal ``source``'s on every input."""
     check_growable(source.config, target_config)
-    torch.manual_seed(seed)
-    target = StudentNet(target_config)
+    with torch.random.fork_rng():  # the new channels' random weights, without touching the caller's generator
+        torch.manual_seed(seed)
+        target = StudentNet(target_config)
     with torch.no_grad():
         _place(target.initial_conv.weight, source.initial_conv.weight)
         _place(target.initial_global.weight, source.initial_global.weight)

@@ -153,4 +153,3 @@ def record_match(onnx_path: Path, key: str, entry: dict[str, Any], note: str = "
     measured.setdefault("matches", {})[key] = entry
     manifest_path(onnx_path).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return entry
-
