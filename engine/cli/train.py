@@ -134,6 +134,7 @@ def fit(data_name: str, run_name: str, steps: int, batch_size: int, lr: float, s
             _start_from_net(start_from, config, _data_dirs(data_name), run_dir(run_name), blocks, channels)
         else:
             _copy_checkpoint(run_dir(start_from), run_dir(run_name))
+    _check_resumed_size(run_dir(run_name) / CHECKPOINT, blocks, channels)
     model = _model_config(blocks, channels)
     directory = run_dir(run_name)
     interactive = sys.stderr.isatty()
@@ -155,6 +156,20 @@ def fit(data_name: str, run_name: str, steps: int, batch_size: int, lr: float, s
         except TrainError as exc:
             raise click.ClickException(str(exc)) from exc
     click.echo(f"checkpoint: {ckpt}", err=True)
+
+
+def _check_resumed_size(checkpoint: Path, blocks: int | None, channels: int | None) -> None:
+    """Refuse --blocks/--channels that differ from the checkpoint a run resumes: it would go on at its own size."""
+    from miai.nets.train.trainer import load_checkpoint
+
+    if (blocks is None and channels is None) or not checkpoint.is_file():
+        return
+    have = load_checkpoint(checkpoint)[0].config
+    if blocks not in (None, have.blocks) or channels not in (None, have.channels):
+        raise click.ClickException(
+            f"{checkpoint} holds {have.blocks} blocks of {have.channels} channels, so the run would resume at that "
+            f"size, not --blocks {blocks or have.blocks} --channels {channels or have.channels}; name a new --run "
+            f"(with --start-from {checkpoint.parent.name} to grow it)")
 
 
 def _model_config(blocks: int | None, channels: int | None) -> ModelConfig:

@@ -113,3 +113,9 @@ def test_fit_grows_a_net_into_a_larger_one(tmp_path: Path, monkeypatch: pytest.M
     net, checkpoint = load_checkpoint(tmp_path / "train" / "runs" / "g" / "checkpoint.pt")
     assert (net.config.blocks, net.config.channels, net.config.gpool_blocks) == (3, 24, (1,))
     assert checkpoint["step"] == 2 and checkpoint["origin"]["grown_from"] == {"blocks": 2, "channels": 16}
+    # Run g exists now: another size for it is refused rather than silently resumed at 3x24.
+    resized = runner.invoke(main, [*args, "--run", "g", "--channels", "32", "--steps", "4"])
+    assert resized.exit_code != 0 and "24 channels" in resized.output and "--run" in resized.output
+    assert load_checkpoint(tmp_path / "train" / "runs" / "g" / "checkpoint.pt")[1]["step"] == 2
+    resumed = runner.invoke(main, [*args, "--run", "g", "--channels", "24", "--steps", "4"])
+    assert resumed.exit_code == 0, resumed.output
