@@ -45,8 +45,10 @@ def train() -> None:
 @click.option("--lookahead", default=0, show_default=True, type=click.IntRange(0),
               help="Improve the policy targets by evaluating this many likeliest moves one ply deeper (0 = raw "
                    "policy; costs that many more evaluations a position).")
+@click.option("--lookahead-value", is_flag=True,
+              help="With --lookahead: back the value targets up from the same moves too (at no extra cost).")
 def gen(data_name: str, teacher: str, source: str, size: int, positions: int, minutes: float, kifu: str | None,
-        parallel: int, temperature: float, seed: int, threads: int, lookahead: int) -> None:
+        parallel: int, temperature: float, seed: int, threads: int, lookahead: int, lookahead_value: bool) -> None:
     """Add teacher-labelled positions to a data set (resumable: it only adds shards)."""
     from miai.nets.evaluator import EvaluatorError
     from miai.nets.loading import load_evaluator
@@ -57,6 +59,8 @@ def gen(data_name: str, teacher: str, source: str, size: int, positions: int, mi
 
     if source == "kifu" and kifu is None:
         raise click.UsageError("--source kifu needs --kifu FILE (real games, one a line)")
+    if lookahead_value and not lookahead:
+        raise click.UsageError("--lookahead-value needs --lookahead N (the moves whose values it backs up)")
     try:
         evaluator = load_evaluator(_teacher_path(teacher), intra_op_threads=threads, max_batch=max(parallel, 1))
     except (OSError, ValueError, EvaluatorError) as exc:  # the message names the file
@@ -66,8 +70,8 @@ def gen(data_name: str, teacher: str, source: str, size: int, positions: int, mi
     except TrainError as exc:
         raise click.ClickException(str(exc)) from exc
     directory = data_dir(data_name)
-    improve = datagen.Lookahead(children=lookahead) if lookahead else None
-    tag = f"-q{lookahead}" if lookahead else ""  # shard names say which targets they hold
+    improve = datagen.Lookahead(children=lookahead, mix_value=lookahead_value) if lookahead else None
+    tag = f"-q{lookahead}{'v' if lookahead_value else ''}" if lookahead else ""  # shard names say which targets
     if source == "selfplay":
         config = datagen.SelfPlayConfig(size=size, parallel_games=parallel, temperature=temperature, seed=seed,
                                         lookahead=improve)

@@ -39,6 +39,7 @@ __all__ = [
     "Labels",
     "Teacher",
     "Lookahead",
+    "mixed_value",
     "improved_policy",
     "ShardWriter",
     "SelfPlayConfig",
@@ -116,15 +117,22 @@ class Teacher:
         decoded = self._evaluate(states, encoded)
         assert decoded.ownership is not None
         policy = decoded.policy
+        value = np.stack([decoded.win, decoded.loss, decoded.no_result], axis=1)
         if lookahead is not None:
             root = (1.0 + decoded.win - decoded.loss) / 2.0
-            policy = self._improved_policy(states, policy, root, lookahead)
+            children = self._children(states, policy, lookahead.children)
+            q = np.repeat(root[:, None], policy.shape[1], axis=1)  # moves not evaluated keep the root's value
+            q[children.rows, children.moves] = (1.0 + children.value[:, 0] - children.value[:, 1]) / 2.0
+            improved = improved_policy(policy, q, lookahead.scale)
+            if lookahead.mix_value:
+                value = mixed_value(value, policy, children)
+            policy = improved
         return Labels(
             size=size,
             spatial=np.stack([pack_spatial(e[0]) for e in encoded]),
             global_=np.stack([e[1] for e in encoded]).astype(np.float32),
             policy=policy.astype(np.float16),
-            value=np.stack([decoded.win, decoded.loss, decoded.no_result], axis=1).astype(np.float32),
+            value=value.astype(np.float32),
             score=np.stack([decoded.score_mean, decoded.score_stdev, decoded.lead], axis=1).astype(np.float32),
             ownership=decoded.ownership.astype(np.float16),
         )
@@ -149,26 +157,50 @@ class Teacher:
             self.evaluator.info.post,
         )
 
-    def _improved_policy(
-        self, states: Sequence[GameState], policy: np.ndarray, root: np.ndarray, lookahead: Lookahead
-    ) -> np.ndarray:
-        """``policy`` improved by evaluating each state's ``lookahead.children`` likeliest moves (pass aside)."""
-        children: list[GameState] = []
+    def _children(self, states: Sequence[GameState], policy: np.ndarray, count: int) -> Children:
+        """The teacher's value after each state's ``count`` likeliest moves (pass aside), in one call."""
+        rows: list[int] = []
+        moves: list[int] = []
         encoded: list[tuple[np.ndarray, np.ndarray]] = []
-        owners: list[tuple[int, int]] = []  # (state index, move) per child
+        children: list[GameState] = []
         for k, state in enumerate(states):
-            for move in top_moves(policy[k], lookahead.children):
+            for move in top_moves(policy[k], count):
                 child = state.copy()
                 child.push(move)
                 children.append(child)
                 encoded.append(features.encode(child))
-                owners.append((k, move))
-        q = np.repeat(root[:, None], policy.shape[1], axis=1)  # moves not evaluated keep the root's value
+                rows.append(k)
+                moves.append(move)
+        value = np.zeros((0, 3), np.float32)
         if children:
             decoded = self._evaluate(children, encoded)
-            for (k, move), win, loss in zip(owners, decoded.win, decoded.loss):
-                q[k, move] = (1.0 + loss - win) / 2.0  # the child's view is the opponent's
-        return improved_policy(policy, q, lookahead.scale)
+            # The child's win is the opponent's: from the parent's view win and loss swap.
+            value = np.stack([decoded.loss, decoded.win, decoded.no_result], axis=1)
+        return Children(np.array(rows, np.intp), np.array(moves, np.intp), value)
+
+
+@dataclass(frozen=True)
+class Children:
+    """The positions one ply below a batch: row of the parent, move played, the teacher's (win, loss, no
+    result) there from the parent's view."""
+
+    rows: np.ndarray
+    moves: np.ndarray
+    value: np.ndarray
+
+
+def mixed_value(root: np.ndarray, prior: np.ndarray, children: Children) -> np.ndarray:
+    """Value targets backed up one ply: Gumbel MuZero's v_mix with one visit per evaluated child,
+    ``(v + n * sum(prior_a * v_a) / sum(prior_a)) / (1 + n)`` over the n children of each row (rows
+    without children keep their own value)."""
+    mixed = root.astype(np.float64).copy()
+    weights = prior[children.rows, children.moves].astype(np.float64)
+    for k in np.unique(children.rows):
+        mine = children.rows == k
+        n = int(mine.sum())
+        backed = (weights[mine, None] * children.value[mine]).sum(axis=0) / max(weights[mine].sum(), 1e-12)
+        mixed[k] = (root[k] + n * backed) / (1 + n)
+    return mixed
 
 
 @dataclass(frozen=True)
@@ -180,11 +212,14 @@ class Lookahead:
     (the root's own winrate for moves not evaluated). This is the completed-Q policy improvement of
     Gumbel MuZero (Danihelka et al., 2022) with one visit per child: its sigma is
     ``(c_visit + max visits) * c_scale * q`` = (50 + 1) * 0.1 * q, hence ``scale`` 5. Self-play
-    then samples its moves from the improved policy too.
+    then samples its moves from the improved policy too. With ``mix_value`` the value target is
+    backed up from the same children (``mixed_value``), so that it too says what a shallow search
+    of the teacher finds rather than its first impression.
     """
 
     children: int = 8
     scale: float = 5.0
+    mix_value: bool = False
 
 
 def top_moves(policy: np.ndarray, count: int) -> list[int]:

@@ -257,3 +257,45 @@ def test_lookahead_targets_come_from_the_teachers_view_of_each_child() -> None:
         expected = improved_policy(prior[None, :], q[None, :], 5.0)[0]
         np.testing.assert_allclose(labels.policy[k].astype(np.float32), expected, atol=2e-3)
         assert np.all(labels.policy[k][~legal_mask(state)] == 0)
+
+
+def test_mixed_value_backs_up_the_prior_weighted_children() -> None:
+    """v_mix = (v + n * sum(prior_a v_a) / sum(prior_a)) / (1 + n); a row without children keeps its value."""
+    from miai.nets.train.datagen import Children, mixed_value
+
+    root = np.array([[0.6, 0.4, 0.0], [0.5, 0.5, 0.0]], np.float32)
+    prior = np.array([[0.6, 0.2, 0.2], [0.5, 0.5, 0.0]], np.float32)
+    children = Children(np.array([0, 0]), np.array([0, 1]), np.array([[0.2, 0.8, 0.0], [1.0, 0.0, 0.0]], np.float32))
+    mixed = mixed_value(root, prior, children)
+    backed = (0.6 * np.array([0.2, 0.8, 0.0]) + 0.2 * np.array([1.0, 0.0, 0.0])) / 0.8  # win 0.4, loss 0.6
+    np.testing.assert_allclose(mixed[0], (root[0] + 2 * backed) / 3, atol=1e-6)
+    np.testing.assert_allclose(mixed[0].sum(), 1.0, atol=1e-6)  # still a distribution
+    np.testing.assert_array_equal(mixed[1], root[1])
+
+
+@needs_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz")
+def test_lookahead_value_targets_come_from_the_same_children() -> None:
+    """With ``mix_value`` the value target is the teacher's root value mixed with its values one ply down
+    (each from the player to move's side), and the policy target is the plain lookahead's."""
+    from miai.nets.loading import load_evaluator
+    from miai.nets.train.datagen import Lookahead, Teacher, top_moves
+
+    evaluator = load_evaluator(TEACHER)
+    teacher = Teacher(evaluator)  # type: ignore[arg-type]
+    states = [GameState(size=9, rules=Rules.preset("chinese"), komi=7.0), *random_states(9, 1, seed=5)]
+    raw = teacher.label(states)
+    plain = teacher.label(states, Lookahead(children=3))
+    mixed = teacher.label(states, Lookahead(children=3, mix_value=True))
+    np.testing.assert_array_equal(mixed.policy, plain.policy)
+    for k, state in enumerate(states):
+        prior = raw.policy[k].astype(np.float32)
+        total, weight = np.zeros(3), 0.0
+        for move in top_moves(prior, 3):
+            child = state.copy()
+            child.push(move)
+            answer = evaluator.evaluate([child])[0]
+            total += prior[move] * np.array([answer.loss, answer.win, answer.no_result])
+            weight += prior[move]
+        expected = (raw.value[k] + 3 * total / weight) / 4
+        np.testing.assert_allclose(mixed.value[k], expected, atol=2e-3)
+    assert not np.allclose(mixed.value[0], raw.value[0], atol=1e-3)  # on the empty board the children move it
