@@ -22,6 +22,7 @@ comments; a line per game goes to stderr (or to the `progress` callback).
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -129,11 +130,14 @@ class MatchConfig:
     sgf_dir: str | None = None  # one SGF per game is written here
     sprt: SprtConfig | None = None  # run an SPRT for A against B ...
     sprt_stop: bool = True  # ... and stop as soon as it accepts H0 or H1
-    log_dir: str | None = None  # engines' stderr is appended to <log_dir>/A.stderr and B.stderr
+    log_dir: str | None = None  # engines' stderr is appended to <log_dir>/A.stderr and B.stderr (A2.stderr, ...)
+    concurrency: int = 1  # games played at once, each by its own pair of engine processes
 
     def __post_init__(self) -> None:
         if self.games < 1:
             raise ValueError("games must be at least 1")
+        if self.concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
         if not 1 <= self.first_game <= self.games:
             raise ValueError(f"the first game must be in 1..{self.games} (the number of games), got {self.first_game}")
         if not 2 <= self.size <= 25:
@@ -222,10 +226,12 @@ def _time_left_command(clock: Clock, color: Color) -> str:
 
 
 class _Player:
-    """An engine slot (A or B): starts, handshakes and restarts its GtpEngine."""
+    """An engine slot (A or B; with concurrent games, one per game in progress): starts, handshakes and
+    restarts its GtpEngine."""
 
-    def __init__(self, label: str, command: str | Sequence[str], config: MatchConfig) -> None:
+    def __init__(self, label: str, command: str | Sequence[str], config: MatchConfig, slot: int = 0) -> None:
         self.label = label
+        self.log_name = f"{label}.stderr" if slot == 0 else f"{label}{slot + 1}.stderr"
         self.argv = split_command(command)
         self.command = command if isinstance(command, str) else " ".join(command)
         self.config = config
@@ -243,7 +249,7 @@ class _Player:
             return self.engine
         if self.engine is not None:
             self.engine.close(timeout=1.0)
-        log = Path(self.config.log_dir) / f"{self.label}.stderr" if self.config.log_dir else None
+        log = Path(self.config.log_dir) / self.log_name if self.config.log_dir else None
         if log is not None:
             log.parent.mkdir(parents=True, exist_ok=True)
         self.engine = GtpEngine(self.argv, name=self.label, stderr_log=log)
@@ -590,7 +596,9 @@ def run_match(
     resumes where it stopped and its SGF files continue the series. `dead_stones(state)` gives the
     dead stones for miai's own count when the engines' final_score answers disagree (default: all alive).
     `progress(record, summary)` is called after every game and `on_move(game number, moves played)` after every
-    move (default for both: a ProgressPrinter on stderr).
+    move (default for both: a ProgressPrinter on stderr). With `config.concurrency` N, N games run at once, each
+    between its own pair of engine processes; games are handed out in schedule order, so each keeps its opening and
+    colours, and the summary lists them by number whatever order they finish in.
 
     Raises:
         MatchError: an engine cannot be started or fails the GTP handshake, or the openings file is bad.
@@ -601,18 +609,20 @@ def run_match(
         printer = ProgressPrinter()
         progress, on_move = printer, on_move or printer.move
     hooks = _Hooks(dead_stones, progress, on_move)
-    players = (_Player("A", black_cmd, config), _Player("B", white_cmd, config))
+    slots = min(config.concurrency, config.games - config.first_game + 1)
+    pairs = [(_Player("A", black_cmd, config, slot), _Player("B", white_cmd, config, slot)) for slot in range(slots)]
     try:
-        for player in players:
+        for player in (player for pair in pairs for player in pair):
             try:
                 player.ensure_started()
             except GtpClientError as exc:
                 hint = " (a slow start? see --start-timeout)" if isinstance(exc, GtpTimeout) else ""
                 raise MatchError(f"engine {player.label} ({player.command}) does not start: {exc}{hint}") from None
-        return _play_games(config, players, openings, hooks)
+        return _Schedule(config, pairs[0], openings, hooks).play(pairs)
     finally:
-        for player in players:
-            player.close()
+        for pair in pairs:
+            for player in pair:
+                player.close()
 
 
 @dataclass(frozen=True)
@@ -624,18 +634,82 @@ class _Hooks:
     on_move: Callable[[int, int], None] | None
 
 
-def _play_games(
-    config: MatchConfig, players: tuple[_Player, _Player], openings: list[list[int]], hooks: _Hooks
-) -> MatchSummary:
-    records: list[GameRecord] = []
-    summary = summarize(config, (players[0].info, players[1].info), records)
-    for index in range(config.first_game - 1, config.games):  # a resumed match keeps each game's opening and colours
-        swap = config.alternate and index % 2 == 1
-        black, white = (players[1], players[0]) if swap else players
-        opening = openings[(index // 2 if config.alternate else index) % len(openings)]
-        records.append(play_game(index + 1, black, white, config, opening, hooks.dead_stones, hooks.on_move))
-        summary = summarize(config, (players[0].info, players[1].info), records)
-        hooks.progress(records[-1], summary)
-        if config.sprt_stop and summary.sprt is not None and summary.sprt.verdict != "continue":
-            return replace(summary, stopped_early=index + 1 < config.games)
-    return summary
+class _Schedule:
+    """The games still to play, handed out in order to one or more pairs of engines (one thread per pair
+    when there are several); records and the running summary are shared, the callbacks see one game at a
+    time."""
+
+    def __init__(self, config: MatchConfig, first: tuple[_Player, _Player], openings: list[list[int]],
+                 hooks: _Hooks) -> None:
+        self.config, self.openings, self.hooks = config, openings, hooks
+        self.first = first  # the pair whose engines name A and B in the summary
+        self.left = iter(range(config.first_game - 1, config.games))  # a resumed match keeps openings and colours
+        self.records: list[GameRecord] = []
+        self.summary = summarize(config, self._engines(), self.records)
+        self.decided = False  # the SPRT has decided: no new game starts
+        self.lock = threading.Lock()
+        self.dead_lock = threading.Lock()
+        self.failures: list[BaseException] = []
+
+    def play(self, pairs: Sequence[tuple[_Player, _Player]]) -> MatchSummary:
+        """Play the schedule with these pairs of engines; the summary of every game played."""
+        if len(pairs) == 1:
+            self._work(pairs[0])
+        else:
+            workers = [threading.Thread(target=self._guarded, args=(pair,), name=f"match-{k + 1}", daemon=True)
+                       for k, pair in enumerate(pairs)]
+            for worker in workers:
+                worker.start()
+            for worker in workers:
+                while worker.is_alive():
+                    worker.join(0.2)  # a timed wait, so that Ctrl-C reaches the main thread
+            if self.failures:
+                raise self.failures[0]
+        early = len(self.records) < self.config.games - self.config.first_game + 1
+        return replace(self.summary, stopped_early=early) if self.decided else self.summary
+
+    def _guarded(self, pair: tuple[_Player, _Player]) -> None:
+        try:
+            self._work(pair)
+        except BaseException as exc:  # handed to the main thread, which re-raises it after the others stop
+            with self.lock:
+                self.failures.append(exc)
+                self.decided = True
+
+    def _work(self, pair: tuple[_Player, _Player]) -> None:
+        dead_stones = self._dead_stones()
+        while True:
+            with self.lock:
+                index = None if self.decided else next(self.left, None)
+            if index is None:
+                return
+            swap = self.config.alternate and index % 2 == 1
+            black, white = (pair[1], pair[0]) if swap else pair
+            opening = self.openings[(index // 2 if self.config.alternate else index) % len(self.openings)]
+            record = play_game(index + 1, black, white, self.config, opening, dead_stones, self.hooks.on_move)
+            with self.lock:
+                self._record(record)
+
+    def _record(self, record: GameRecord) -> None:
+        self.records.append(record)
+        self.records.sort(key=lambda r: r.number)
+        self.summary = summarize(self.config, self._engines(), self.records)
+        self.hooks.progress(record, self.summary)
+        sprt = self.summary.sprt
+        if self.config.sprt_stop and sprt is not None and sprt.verdict != "continue":
+            self.decided = True
+
+    def _engines(self) -> tuple[EngineInfo, EngineInfo]:
+        return self.first[0].info, self.first[1].info
+
+    def _dead_stones(self) -> DeadStones | None:
+        """The caller's callback, one call at a time (a net evaluator need not be thread-safe)."""
+        callback = self.hooks.dead_stones
+        if callback is None or self.config.concurrency == 1:
+            return callback
+        return self._locked_dead_stones
+
+    def _locked_dead_stones(self, state: GameState) -> Sequence[int]:
+        assert self.hooks.dead_stones is not None
+        with self.dead_lock:
+            return self.hooks.dead_stones(state)

@@ -40,11 +40,13 @@ from miai.engine.cli.compose import RULES_HELP, build_evaluator, config_options,
 @click.option("--json", "json_path", default=None, type=click.Path(dir_okay=False),
               help="Write the summary as JSON (rewritten after every game).")
 @click.option("--log-dir", default=None, type=click.Path(file_okay=False), help="Keep the engines' stderr here.")
+@click.option("--concurrency", default=1, show_default=True, type=click.IntRange(1),
+              help="Games played at once, each by its own pair of engines (they share the machine's cores).")
 def match(black_cmd: str, white_cmd: str, games: int, first_game: int, size: int, komi: float, handicap: int, max_moves: int | None,
           sprt: str | None, rules: str, time_spec: str | None,
           visits: int | None, openings: str | None, sgf_dir: str | None, alternate: bool, move_timeout: float,
           start_timeout: float, dead_model: str | None, config_path: str | None, sets: tuple[str, ...],
-          json_path: str | None, log_dir: str | None) -> None:
+          json_path: str | None, log_dir: str | None, concurrency: int) -> None:
     """Play GTP engines against each other and report wins, Elo with a 95% interval and how games ended.
 
     The engines are configured by their own command lines; --config and --set configure what miai itself runs
@@ -64,7 +66,7 @@ def match(black_cmd: str, white_cmd: str, games: int, first_game: int, size: int
                              sprt=sprt_config, rules=rules, alternate=alternate,
                              time=TimeControl.parse_spec(time_spec) if time_spec else None, visits=visits,
                              openings=openings, sgf_dir=sgf_dir, move_timeout=move_timeout, start_timeout=start_timeout,
-                             log_dir=log_dir)
+                             log_dir=log_dir, concurrency=concurrency)
     except ValueError as exc:
         raise click.ClickException(str(exc)) from exc
     own_config = load_config_or_fail(config_path, sets)  # bad --config/--set fail before any game starts

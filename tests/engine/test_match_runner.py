@@ -237,6 +237,37 @@ def test_a_resumed_match_plays_the_rest_of_the_schedule(tmp_path: Path) -> None:
         MatchConfig(games=6, first_game=7)
 
 
+def test_concurrent_games_keep_the_schedule_and_the_summary(tmp_path: Path) -> None:
+    """Three games at once: the same games, openings and colours as one at a time, listed by number; each
+    game's engines are their own processes (their stderr apart in the log dir)."""
+    openings = tmp_path / "openings.txt"
+    openings.write_text("C3 C4\nB2 D4\nD2 B4\n")
+    one = quiet_match(PASSER, PASSER, games=6, openings=str(openings), sgf_dir=str(tmp_path / "one"))
+    three = quiet_match(PASSER, PASSER, games=6, openings=str(openings), sgf_dir=str(tmp_path / "three"),
+                        concurrency=3, log_dir=str(tmp_path / "logs"))
+
+    def schedule(summary: MatchSummary) -> list[tuple[int, str, str, list[tuple[object, int]]]]:
+        return [(g.number, g.black, g.result, load_sgf(Path(g.sgf_path).read_text()).moves) for g in summary.games
+                if g.sgf_path]
+
+    assert [g.number for g in three.games] == [1, 2, 3, 4, 5, 6]
+    assert schedule(three) == schedule(one)
+    assert (three.wins, three.draws) == (one.wins, one.draws)
+    assert sorted(p.name for p in (tmp_path / "logs").iterdir()) == ["A.stderr", "A2.stderr", "A3.stderr",
+                                                                     "B.stderr", "B2.stderr", "B3.stderr"]
+    with pytest.raises(ValueError, match="concurrency"):
+        MatchConfig(concurrency=0)
+
+
+def test_concurrent_games_stop_when_the_sprt_decides() -> None:
+    """No game starts after the SPRT decides; the ones already running are counted."""
+    summary = quiet_match(RANDOM_A, engine("--moves", " ".join(["resign"] * 30)), games=40, concurrency=2,
+                          sprt=SprtConfig(elo0=0, elo1=200))
+    assert 8 <= len(summary.games) <= 9 and summary.stopped_early
+    assert [g.number for g in summary.games] == list(range(1, len(summary.games) + 1))
+    assert summary.sprt is not None and summary.sprt.verdict == "H1"
+
+
 def test_both_engines_are_told_every_opening_move(tmp_path: Path) -> None:
     # A long opening on 5x5 leaves few points free; an engine that missed its own colour's opening moves would
     # soon pick an occupied point and forfeit.
