@@ -22,6 +22,8 @@ TEACHER_HELP = ("Teacher net: a KataGo model (.bin.gz) or .onnx file, or a KaTra
                 "1.14.0: b18c384nbt; downloaded once). miai's nets were distilled from g170 b6c96 "
                 "(g170-b6c96-s175395328-d26788732.bin.gz, one of KataGo's published nets: "
                 "https://katagotraining.org/networks/).")
+STEP_OPTION = click.option("--step", default=None, type=click.IntRange(1),
+                           help="A checkpoint the run kept (fit --keep-every) instead of its latest.")
 
 
 @click.group()
@@ -119,20 +121,24 @@ def gen(data_name: str, teacher: str, source: str, size: int, positions: int, mi
 @click.option("--holdout", default=512, show_default=True, type=click.IntRange(0),
               help="Positions per size kept out of training (the first ones; see `miai train eval`).")
 @click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--keep-every", default=0, show_default=True, type=click.IntRange(0),
+              help="Also keep the checkpoint of every this many steps, for `export --step` or `eval --step` (0 = the "
+                   "latest only).")
 @click.option("--start-from", "start_from", default=None,
               help="A new run starts from this run's checkpoint (weights, optimizer, step count) instead of scratch, "
                    "or from a net `miai train export` wrote (an .onnx file such as miai's bundled nets: its weights, "
                    "batch norms recalibrated on the data, step 0). With more --blocks or --channels than the net "
                    "has, it is grown first into a larger net computing the same outputs (step 0).")
 def fit(data_name: str, run_name: str, steps: int, batch_size: int, lr: float, sizes: str, blocks: int | None,
-        channels: int | None, threads: int, minutes: float, holdout: int, seed: int, start_from: str | None) -> None:
+        channels: int | None, threads: int, minutes: float, holdout: int, seed: int, keep_every: int,
+        start_from: str | None) -> None:
     """Train the student on a data set; resumes from the run's checkpoint when there is one."""
     from miai.nets.train import TrainError
     from miai.nets.train.paths import run_dir
     from miai.nets.train.trainer import CHECKPOINT, TrainConfig, train as run_training
 
     config = TrainConfig(steps=steps, batch_size=batch_size, lr=lr, size_weights=_size_weights(sizes),
-                         threads=threads, seed=seed, holdout=holdout)
+                         threads=threads, seed=seed, holdout=holdout, keep_every=keep_every)
     if start_from is not None and not (run_dir(run_name) / CHECKPOINT).is_file():
         if start_from.endswith(".onnx") or blocks is not None or channels is not None:
             _start_from_net(start_from, config, _data_dirs(data_name), run_dir(run_name), blocks, channels)
@@ -255,17 +261,32 @@ def _copy_checkpoint(source: Path, target: Path) -> None:
 @click.option("--command", "command_text", default="", help="The command(s) that produced the net (manifest).")
 @click.option("--board-sizes", default=None, metavar="LO-HI",
               help="Board sizes a bundled net plays by default, e.g. 2-10 (manifest; default: all).")
-def export(run_name: str, output: str | None, net_name: str, command_text: str, board_sizes: str | None) -> None:
+@STEP_OPTION
+def export(run_name: str, output: str | None, net_name: str, command_text: str, board_sizes: str | None,
+           step: int | None) -> None:
     """Export a run's checkpoint as an ONNX net for `miai gtp --model`, plus its JSON manifest."""
     from miai.nets.train.manifest import write_manifest
     from miai.nets.train.paths import run_dir
-    from miai.nets.train.trainer import CHECKPOINT
 
     sizes = _size_range(board_sizes) if board_sizes else None
     directory = run_dir(run_name)
     target = Path(output) if output else directory / f"{net_name}.onnx"
-    manifest = write_manifest(directory / CHECKPOINT, target, net_name, command_text, board_sizes=sizes)
+    manifest = write_manifest(_checkpoint(directory, step), target, net_name, command_text, board_sizes=sizes)
     click.echo(f"wrote {target} and {manifest}", err=True)
+
+
+def _checkpoint(directory: Path, step: int | None) -> Path:
+    """A run's latest checkpoint, or the one it kept at ``step`` (``fit --keep-every``)."""
+    from miai.nets.train.trainer import CHECKPOINT, kept_checkpoint
+
+    if step is None:
+        return directory / CHECKPOINT
+    path = kept_checkpoint(directory, step)
+    if not path.is_file():
+        kept = sorted(int(p.stem.split("-")[1]) for p in directory.glob("checkpoint-*.pt"))
+        raise click.ClickException(f"{directory.name} kept no checkpoint at step {step} (kept: "
+                                   f"{', '.join(map(str, kept)) or 'none; see fit --keep-every'})")
+    return path
 
 
 def _size_range(text: str) -> tuple[int, int]:
@@ -308,15 +329,16 @@ def record(net: str, summaries: tuple[str, ...], key: str, note: str) -> None:
 @click.option("--run", "run_name", default="default", show_default=True, help="Run name.")
 @click.option("--holdout", default=512, show_default=True, type=click.IntRange(1),
               help="Held-out positions per size (the first ones of the data set; training skips them).")
-def evaluate(data_name: str, run_name: str, holdout: int) -> None:
+@STEP_OPTION
+def evaluate(data_name: str, run_name: str, holdout: int, step: int | None) -> None:
     """Compare a run's checkpoint with the teacher on held-out positions (JSON on stdout)."""
     import json
 
     from miai.nets.train.dataset import ShardSet
     from miai.nets.train.paths import run_dir
-    from miai.nets.train.trainer import CHECKPOINT, holdout_metrics, load_checkpoint
+    from miai.nets.train.trainer import holdout_metrics, load_checkpoint
 
-    net, _ = load_checkpoint(run_dir(run_name) / CHECKPOINT)
+    net, _ = load_checkpoint(_checkpoint(run_dir(run_name), step))
     shards = ShardSet(_data_dirs(data_name), holdout=holdout)
     shards.refresh()
     metrics = holdout_metrics(net, shards, holdout)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -34,10 +35,15 @@ from miai.nets.train.model import ModelConfig, StudentNet
 
 __all__ = [
     "TrainConfig", "LossWeights", "compute_losses", "train", "start_from_net", "load_checkpoint", "holdout_metrics",
-    "CHECKPOINT",
+    "kept_checkpoint", "CHECKPOINT",
 ]
 
 CHECKPOINT = "checkpoint.pt"
+
+
+def kept_checkpoint(run_directory: Path, step: int) -> Path:
+    """Where a run keeps the checkpoint of ``step`` (``TrainConfig.keep_every``), to be matched or exported later."""
+    return Path(run_directory) / f"checkpoint-{step:06d}.pt"
 SCORE_SCALE = 20.0  # the decoder multiplies raw score mean, stdev and lead by 20 (model version 8)
 
 
@@ -67,6 +73,7 @@ class TrainConfig:
     holdout: int = 512
     refresh_every: int = 200
     checkpoint_seconds: float = 120.0
+    keep_every: int = 0  # also keep the checkpoint of every this many steps (``kept_checkpoint``); 0 = latest only
     log_every: int = 100
     losses: LossWeights = field(default_factory=LossWeights)
 
@@ -280,10 +287,13 @@ def train(
                 handle.write(json.dumps(record) + "\n")
         if progress is not None:
             progress(step, config.steps, running)
-        if now - last_save >= config.checkpoint_seconds or step == config.steps:
+        keep = bool(config.keep_every) and step % config.keep_every == 0
+        if now - last_save >= config.checkpoint_seconds or step == config.steps or keep:
             elapsed += now - started
             started = last_save = now
             checkpoint()
+            if keep:
+                shutil.copyfile(ckpt_path, kept_checkpoint(run_directory, step))
             if max_seconds and elapsed >= max_seconds:
                 break
     elapsed += time.monotonic() - started

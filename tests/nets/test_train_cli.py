@@ -119,3 +119,30 @@ def test_fit_grows_a_net_into_a_larger_one(tmp_path: Path, monkeypatch: pytest.M
     assert load_checkpoint(tmp_path / "train" / "runs" / "g" / "checkpoint.pt")[1]["step"] == 2
     resumed = runner.invoke(main, [*args, "--run", "g", "--channels", "24", "--steps", "4"])
     assert resumed.exit_code == 0, resumed.output
+
+
+def test_fit_keeps_checkpoints_to_export_or_evaluate_later(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`fit --keep-every 2` keeps steps 2 and 4 beside the latest; `export --step 2` writes that net, and a step
+    not kept is refused with the ones that were."""
+    from miai.nets.train.datagen import ShardWriter
+    from tests.nets.test_train import fake_labels, random_states
+
+    monkeypatch.setenv("MIAI_TRAIN_DIR", str(tmp_path / "train"))
+    data = tmp_path / "train" / "data" / "d"
+    data.mkdir(parents=True)
+    ShardWriter(data, "r", 7, shard_size=1).add(fake_labels(random_states(7, 40)))
+    runner = CliRunner()
+    fit = runner.invoke(main, ["train", "fit", "--data", "d", "--run", "k", "--steps", "5", "--keep-every", "2",
+                               "--blocks", "1", "--channels", "8", "--batch-size", "8", "--sizes", "7:1",
+                               "--holdout", "8"])
+    assert fit.exit_code == 0, fit.output
+    run = tmp_path / "train" / "runs" / "k"
+    assert sorted(p.name for p in run.glob("checkpoint*.pt")) == ["checkpoint-000002.pt", "checkpoint-000004.pt",
+                                                                 "checkpoint.pt"]
+    export = runner.invoke(main, ["train", "export", "--run", "k", "--step", "2", "--output", str(tmp_path / "k2.onnx")])
+    assert export.exit_code == 0, export.output
+    assert verify_manifest(tmp_path / "k2.onnx")["training"]["steps_done"] == 2
+    evaluated = runner.invoke(main, ["train", "eval", "--data", "d", "--run", "k", "--step", "4", "--holdout", "8"])
+    assert evaluated.exit_code == 0 and "top1" in evaluated.output
+    missing = runner.invoke(main, ["train", "export", "--run", "k", "--step", "3"])
+    assert missing.exit_code != 0 and "no checkpoint at step 3 (kept: 2, 4)" in missing.output
