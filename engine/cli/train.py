@@ -15,7 +15,7 @@ import click
 
 if TYPE_CHECKING:
     from miai.nets.train.model import ModelConfig, StudentNet
-    from miai.nets.train.trainer import TrainConfig
+    from miai.nets.train.trainer import LossWeights, TrainConfig
 
 
 TEACHER_HELP = ("Teacher net: a KataGo model (.bin.gz) or .onnx file, or a KaTrain version (1.9.3: g170e b15c192, "
@@ -26,7 +26,19 @@ STEP_OPTION = click.option("--step", default=None, type=click.IntRange(1),
                            help="A checkpoint the run kept (fit --keep-every) instead of its latest.")
 
 
-@click.group()
+class _TrainGroup(click.Group):
+    """Turns the training package's errors (a missing run or checkpoint, a damaged shard) into one line."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from miai.nets.train import TrainError
+
+        try:
+            return super().invoke(ctx)
+        except TrainError as exc:
+            raise click.ClickException(str(exc)) from exc
+
+
+@click.group(cls=_TrainGroup)
 def train() -> None:
     """Train miai's own net by distilling a KataGo teacher (needs the `train` extra: torch)."""
 
@@ -121,6 +133,9 @@ def gen(data_name: str, teacher: str, source: str, size: int, positions: int, mi
 @click.option("--holdout", default=512, show_default=True, type=click.IntRange(0),
               help="Positions per size kept out of training (the first ones; see `miai train eval`).")
 @click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--loss-weights", default="", metavar="TERM=W,...",
+              help="Weights of the loss terms, e.g. value=2 (terms: policy, value, score, ownership; default 1, 1, "
+                   "0.5, 1).")
 @click.option("--keep-every", default=0, show_default=True, type=click.IntRange(0),
               help="Also keep the checkpoint of every this many steps, for `export --step` or `eval --step` (0 = the "
                    "latest only).")
@@ -130,15 +145,16 @@ def gen(data_name: str, teacher: str, source: str, size: int, positions: int, mi
                    "batch norms recalibrated on the data, step 0). With more --blocks or --channels than the net "
                    "has, it is grown first into a larger net computing the same outputs (step 0).")
 def fit(data_name: str, run_name: str, steps: int, batch_size: int, lr: float, sizes: str, blocks: int | None,
-        channels: int | None, threads: int, minutes: float, holdout: int, seed: int, keep_every: int,
-        start_from: str | None) -> None:
+        channels: int | None, threads: int, minutes: float, holdout: int, seed: int, loss_weights: str,
+        keep_every: int, start_from: str | None) -> None:
     """Train the student on a data set; resumes from the run's checkpoint when there is one."""
     from miai.nets.train import TrainError
     from miai.nets.train.paths import run_dir
     from miai.nets.train.trainer import CHECKPOINT, TrainConfig, train as run_training
 
     config = TrainConfig(steps=steps, batch_size=batch_size, lr=lr, size_weights=_size_weights(sizes),
-                         threads=threads, seed=seed, holdout=holdout, keep_every=keep_every)
+                         threads=threads, seed=seed, holdout=holdout, keep_every=keep_every,
+                         losses=_loss_weights(loss_weights))
     if start_from is not None and not (run_dir(run_name) / CHECKPOINT).is_file():
         if start_from.endswith(".onnx") or blocks is not None or channels is not None:
             _start_from_net(start_from, config, _data_dirs(data_name), run_dir(run_name), blocks, channels)
@@ -367,6 +383,27 @@ def _data_dirs(text: str) -> list[Path]:
     if missing:
         raise click.BadParameter(f"no such data set: {', '.join(missing)}", param_hint="--data")
     return directories
+
+
+def _loss_weights(text: str) -> LossWeights:
+    """``LossWeights`` with the terms ``text`` names (``value=2,score=1``) changed."""
+    import dataclasses
+
+    from miai.nets.train.trainer import LossWeights
+
+    terms = [f.name for f in dataclasses.fields(LossWeights)]
+    changed: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, _, weight = part.partition("=")
+        try:
+            changed[name.strip()] = float(weight)
+        except ValueError:
+            raise click.BadParameter(f"expected TERM=WEIGHT such as value=2, got {part!r}",
+                                     param_hint="--loss-weights") from None
+        if name.strip() not in terms or changed[name.strip()] < 0:
+            raise click.BadParameter(f"{part!r}: terms are {', '.join(terms)}, weights >= 0",
+                                     param_hint="--loss-weights")
+    return LossWeights(**changed)
 
 
 def _size_weights(text: str) -> tuple[tuple[int, float], ...]:

@@ -9,8 +9,8 @@ __all__ = ["train_root", "data_dir", "run_dir"]
 
 
 def train_root() -> Path:
-    """``$MIAI_TRAIN_DIR`` or ``~/.cache/miai/train`` (created on demand)."""
-    root = Path(os.environ.get("MIAI_TRAIN_DIR", Path.home() / ".cache" / "miai" / "train")).expanduser()
+    """``$MIAI_TRAIN_DIR`` (when set and not empty) or ``~/.cache/miai/train`` (created on demand)."""
+    root = Path(os.environ.get("MIAI_TRAIN_DIR") or Path.home() / ".cache" / "miai" / "train").expanduser()
     root.mkdir(parents=True, exist_ok=True)
     return root
 

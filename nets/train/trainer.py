@@ -128,28 +128,69 @@ def compute_losses(net: StudentNet, batch: Batch, weights: LossWeights) -> dict[
     return {"total": total, "policy": policy_loss, "value": value_loss, "score": score_loss, "ownership": ownership_loss}
 
 
-def holdout_metrics(net: StudentNet, shards: ShardSet, count: int = 512) -> dict[int, dict[str, float]]:
+def holdout_metrics(net: StudentNet, shards: ShardSet, count: int = 512) -> dict[int, dict[str, Any]]:
     """Per board size, on the held-out positions: the loss terms, how often the student's top
-    move is the teacher's (``top1``), and the teacher's probability of the student's top move
-    (``teacher_prob``)."""
+    move is the teacher's (``top1``), the teacher's probability of the student's top move
+    (``teacher_prob``), and ``by_stones``: agreement by game phase (``phase_metrics``)."""
     net.eval()
-    results: dict[int, dict[str, float]] = {}
+    results: dict[int, dict[str, Any]] = {}
     for size in shards.counts():
         batch = shards.validation(size, count)
         if batch is None:
             continue
         with torch.no_grad():
             losses = compute_losses(net, batch, LossWeights())
-            policy = net(torch.from_numpy(batch.spatial), torch.from_numpy(batch.global_))[0][:, 0, :].numpy()
-        student_top = policy.argmax(axis=1)
+            policy, value, _, _ = net(torch.from_numpy(batch.spatial), torch.from_numpy(batch.global_))
+        logits = policy[:, 0, :].numpy()
+        student_top = logits.argmax(axis=1)
         rows = np.arange(len(student_top))
         results[size] = {
             **{k: round(float(v), 4) for k, v in losses.items()},
             "top1": round(float(np.mean(student_top == batch.policy.argmax(axis=1))), 4),
             "teacher_prob": round(float(np.mean(batch.policy[rows, student_top])), 4),
             "positions": len(student_top),
+            "by_stones": phase_metrics(batch, logits, value.numpy()),
         }
     return results
+
+
+PHASES = (0.0, 0.125, 0.25, 0.5, 1.01)  # stones on the board as a share of its points: opening .. endgame
+
+
+def phase_metrics(batch: Batch, policy_logits: np.ndarray, value_logits: np.ndarray) -> dict[str, dict[str, float]]:
+    """The student against the teacher by the number of stones on the board (``PHASES``): positions, policy
+    and value KL divergence (nats), top-1 agreement, and the mean gap between the two winrates. Held-out
+    sets of early shards are mostly openings; this shows where in a game the student falls short."""
+    stones = batch.spatial[:, 1:3].sum(axis=(1, 2, 3))  # planes 1 and 2: the stones of either side
+    share = stones / (batch.size * batch.size)
+    policy_kl = _kl(batch.policy.astype(np.float64), policy_logits)
+    value_kl = _kl(batch.value.astype(np.float64), value_logits)
+    student_value = np.exp(_log_softmax(value_logits))
+    gap = np.abs((student_value[:, 0] - student_value[:, 1]) - (batch.value[:, 0] - batch.value[:, 1])) / 2.0
+    agree = policy_logits.argmax(axis=1) == batch.policy.argmax(axis=1)
+    phases: dict[str, dict[str, float]] = {}
+    for low, high in zip(PHASES, PHASES[1:]):
+        chosen = (share >= low) & (share < high)
+        if chosen.any():
+            phases[f"{int(low * 100)}-{min(int(high * 100), 100)}%"] = {
+                "positions": int(chosen.sum()), "policy_kl": round(float(policy_kl[chosen].mean()), 4),
+                "top1": round(float(agree[chosen].mean()), 4), "value_kl": round(float(value_kl[chosen].mean()), 4),
+                "winrate_gap": round(float(gap[chosen].mean()), 4)}
+    return phases
+
+
+def _log_softmax(logits: np.ndarray) -> np.ndarray:
+    shifted = logits.astype(np.float64) - logits.max(axis=1, keepdims=True)
+    result: np.ndarray = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    return result
+
+
+def _kl(target: np.ndarray, logits: np.ndarray) -> np.ndarray:
+    """KL(target || softmax(logits)) per row; terms where the target is 0 count 0."""
+    positive = target > 0
+    logs = np.where(positive, np.log(np.where(positive, target, 1.0)) - _log_softmax(logits), 0.0)
+    result: np.ndarray = (target * logs).sum(axis=1)
+    return result
 
 
 class Checkpoint(TypedDict):

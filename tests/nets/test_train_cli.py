@@ -125,6 +125,7 @@ def test_fit_keeps_checkpoints_to_export_or_evaluate_later(tmp_path: Path, monke
     """`fit --keep-every 2` keeps steps 2 and 4 beside the latest; `export --step 2` writes that net, and a step
     not kept is refused with the ones that were."""
     from miai.nets.train.datagen import ShardWriter
+    from miai.nets.train.trainer import load_checkpoint
     from tests.nets.test_train import fake_labels, random_states
 
     monkeypatch.setenv("MIAI_TRAIN_DIR", str(tmp_path / "train"))
@@ -134,9 +135,11 @@ def test_fit_keeps_checkpoints_to_export_or_evaluate_later(tmp_path: Path, monke
     runner = CliRunner()
     fit = runner.invoke(main, ["train", "fit", "--data", "d", "--run", "k", "--steps", "5", "--keep-every", "2",
                                "--blocks", "1", "--channels", "8", "--batch-size", "8", "--sizes", "7:1",
-                               "--holdout", "8"])
+                               "--holdout", "8", "--loss-weights", "value=2.5"])
     assert fit.exit_code == 0, fit.output
     run = tmp_path / "train" / "runs" / "k"
+    assert load_checkpoint(run / "checkpoint.pt")[1]["train_config"]["losses"] == {
+        "policy": 1.0, "value": 2.5, "score": 0.5, "ownership": 1.0}
     assert sorted(p.name for p in run.glob("checkpoint*.pt")) == ["checkpoint-000002.pt", "checkpoint-000004.pt",
                                                                  "checkpoint.pt"]
     export = runner.invoke(main, ["train", "export", "--run", "k", "--step", "2", "--output", str(tmp_path / "k2.onnx")])

@@ -283,3 +283,31 @@ def test_the_bundled_nets_read_back_into_torch(name: str) -> None:
     got = session.run(outputs, {"input_spatial": spatial, "input_global": global_})
     for want, have in zip(got, _torch_outputs(net, spatial, global_)):
         np.testing.assert_allclose(have, want, atol=2e-4 * max(1.0, float(np.abs(want).max())))
+
+
+def test_phase_metrics_split_agreement_by_stones_on_the_board() -> None:
+    """A student that outputs the teacher's own distributions has zero KL and gap in every phase; one that is
+    wrong on the fuller boards only shows it there."""
+    from miai.nets.train.dataset import Batch
+    from miai.nets.train.trainer import phase_metrics
+
+    size, n = 4, 6
+    spatial = np.zeros((n, 22, size, size), np.float32)
+    for k in range(n):  # 0, 3, 6, ... stones: 0%, 19%, 38%, 56%, 75%, 94% of the 16 points
+        spatial[k, 1].flat[: 3 * k] = 1.0
+    rng = np.random.default_rng(0)
+    policy = rng.dirichlet(np.ones(size * size + 1), n).astype(np.float32)
+    value = rng.dirichlet(np.ones(3), n).astype(np.float32)
+    batch = Batch(size, spatial, np.zeros((n, 19), np.float32), policy, value, np.zeros((n, 3), np.float32),
+                  np.zeros((n, size, size), np.float32))
+    exact = phase_metrics(batch, np.log(policy), np.log(value))
+    assert {name: m["positions"] for name, m in exact.items()} == {"0-12%": 1, "12-25%": 1, "25-50%": 1,
+                                                                 "50-100%": 3}
+    assert all(m["policy_kl"] == 0 and m["value_kl"] == 0 and m["winrate_gap"] == 0 and m["top1"] == 1
+               for m in exact.values())
+    swapped = np.log(value[:, [1, 0, 2]])
+    swapped[:3] = np.log(value[:3])  # wrong (win and loss swapped) only from half the board on
+    late = phase_metrics(batch, np.log(policy), swapped)
+    assert late["25-50%"]["value_kl"] == 0 and late["50-100%"]["value_kl"] > 0.01
+    gaps = np.abs(value[3:, 0] - value[3:, 1]).mean()
+    assert late["50-100%"]["winrate_gap"] == pytest.approx(gaps, abs=1e-4)
