@@ -611,6 +611,7 @@ def run_match(
     hooks = _Hooks(dead_stones, progress, on_move)
     slots = min(config.concurrency, config.games - config.first_game + 1)
     pairs = [(_Player("A", black_cmd, config, slot), _Player("B", white_cmd, config, slot)) for slot in range(slots)]
+    schedule = _Schedule(config, pairs[0], openings, hooks)
     try:
         for player in (player for pair in pairs for player in pair):
             try:
@@ -618,8 +619,9 @@ def run_match(
             except GtpClientError as exc:
                 hint = " (a slow start? see --start-timeout)" if isinstance(exc, GtpTimeout) else ""
                 raise MatchError(f"engine {player.label} ({player.command}) does not start: {exc}{hint}") from None
-        return _Schedule(config, pairs[0], openings, hooks).play(pairs)
+        return schedule.play(pairs)
     finally:
+        schedule.stop()  # after Ctrl-C, no worker starts another game (or restarts an engine closed below)
         for pair in pairs:
             for player in pair:
                 player.close()
@@ -646,7 +648,7 @@ class _Schedule:
         self.left = iter(range(config.first_game - 1, config.games))  # a resumed match keeps openings and colours
         self.records: list[GameRecord] = []
         self.summary = summarize(config, self._engines(), self.records)
-        self.decided = False  # the SPRT has decided: no new game starts
+        self.decided = False  # no new game starts: the SPRT decided, a worker failed or the match stops
         self.lock = threading.Lock()
         self.dead_lock = threading.Lock()
         self.failures: list[BaseException] = []
@@ -667,6 +669,11 @@ class _Schedule:
                 raise self.failures[0]
         early = len(self.records) < self.config.games - self.config.first_game + 1
         return replace(self.summary, stopped_early=early) if self.decided else self.summary
+
+    def stop(self) -> None:
+        """Start no more games."""
+        with self.lock:
+            self.decided = True
 
     def _guarded(self, pair: tuple[_Player, _Player]) -> None:
         try:
