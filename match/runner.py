@@ -229,7 +229,8 @@ class _Player:
     """An engine slot (A or B; with concurrent games, one per game in progress): starts, handshakes and
     restarts its GtpEngine."""
 
-    def __init__(self, label: str, command: str | Sequence[str], config: MatchConfig, slot: int = 0) -> None:
+    def __init__(self, label: str, command: str | Sequence[str], config: MatchConfig, slot: int = 0,
+                 warned: set[str] | None = None) -> None:
         self.label = label
         self.log_name = f"{label}.stderr" if slot == 0 else f"{label}{slot + 1}.stderr"
         self.argv = split_command(command)
@@ -237,7 +238,7 @@ class _Player:
         self.config = config
         self.engine: GtpEngine | None = None
         self.info = EngineInfo(label, self.command)
-        self._warned: set[str] = set()
+        self._warned = warned if warned is not None else set()  # shared by one engine's slots: each warning once
 
     def ensure_started(self) -> GtpEngine:
         """The running engine, starting (or restarting) it if needed.
@@ -610,7 +611,9 @@ def run_match(
         progress, on_move = printer, on_move or printer.move
     hooks = _Hooks(dead_stones, progress, on_move)
     slots = min(config.concurrency, config.games - config.first_game + 1)
-    pairs = [(_Player("A", black_cmd, config, slot), _Player("B", white_cmd, config, slot)) for slot in range(slots)]
+    warned: tuple[set[str], set[str]] = (set(), set())
+    pairs = [(_Player("A", black_cmd, config, slot, warned[0]), _Player("B", white_cmd, config, slot, warned[1]))
+             for slot in range(slots)]
     schedule = _Schedule(config, pairs[0], openings, hooks)
     try:
         for player in (player for pair in pairs for player in pair):

@@ -259,6 +259,13 @@ def test_concurrent_games_keep_the_schedule_and_the_summary(tmp_path: Path) -> N
         MatchConfig(concurrency=0)
 
 
+def test_concurrent_games_warn_once_per_engine(capsys: pytest.CaptureFixture[str]) -> None:
+    """An engine without kata-set-rules is named once, not once for each of its processes."""
+    quiet_match(PASSER, PASSER, games=4, concurrency=2, rules="japanese")
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "does not list kata-set-rules" in line]
+    assert [w.split()[2] for w in warnings] == ["A", "B"]
+
+
 def test_concurrent_games_stop_when_the_sprt_decides() -> None:
     """No game starts after the SPRT decides; the ones already running are counted."""
     summary = quiet_match(RANDOM_A, engine("--moves", " ".join(["resign"] * 30)), games=40, concurrency=2,
