@@ -293,13 +293,13 @@ def export(run_name: str, output: str | None, net_name: str, command_text: str, 
 
 def _checkpoint(directory: Path, step: int | None) -> Path:
     """A run's latest checkpoint, or the one it kept at ``step`` (``fit --keep-every``)."""
-    from miai.nets.train.trainer import CHECKPOINT, kept_checkpoint
+    from miai.nets.train.trainer import CHECKPOINT, kept_checkpoint, kept_steps
 
     if step is None:
         return directory / CHECKPOINT
     path = kept_checkpoint(directory, step)
     if not path.is_file():
-        kept = sorted(int(p.stem.split("-")[1]) for p in directory.glob("checkpoint-*.pt"))
+        kept = kept_steps(directory)
         raise click.ClickException(f"{directory.name} kept no checkpoint at step {step} (kept: "
                                    f"{', '.join(map(str, kept)) or 'none; see fit --keep-every'})")
     return path

@@ -35,7 +35,7 @@ from miai.nets.train.model import ModelConfig, StudentNet
 
 __all__ = [
     "TrainConfig", "LossWeights", "compute_losses", "train", "start_from_net", "load_checkpoint", "holdout_metrics",
-    "kept_checkpoint", "CHECKPOINT",
+    "kept_checkpoint", "kept_steps", "CHECKPOINT",
 ]
 
 CHECKPOINT = "checkpoint.pt"
@@ -44,6 +44,11 @@ CHECKPOINT = "checkpoint.pt"
 def kept_checkpoint(run_directory: Path, step: int) -> Path:
     """Where a run keeps the checkpoint of ``step`` (``TrainConfig.keep_every``), to be matched or exported later."""
     return Path(run_directory) / f"checkpoint-{step:06d}.pt"
+
+
+def kept_steps(run_directory: Path) -> list[int]:
+    """The steps whose checkpoints a run kept, in order."""
+    return sorted(int(path.stem.removeprefix("checkpoint-")) for path in Path(run_directory).glob("checkpoint-*.pt"))
 SCORE_SCALE = 20.0  # the decoder multiplies raw score mean, stdev and lead by 20 (model version 8)
 
 
@@ -108,7 +113,13 @@ def to_tensors(batch: Batch) -> dict[str, torch.Tensor]:
 def compute_losses(net: StudentNet, batch: Batch, weights: LossWeights) -> dict[str, torch.Tensor]:
     """The loss terms and their weighted ``total`` for one batch."""
     t = to_tensors(batch)
-    policy, value, misc, ownership = net(t["spatial"], t["global"])
+    return _losses(net(t["spatial"], t["global"]), t, weights)
+
+
+def _losses(outputs: tuple[torch.Tensor, ...], t: Mapping[str, torch.Tensor],
+            weights: LossWeights) -> dict[str, torch.Tensor]:
+    """The loss terms of the student's ``outputs`` against the targets ``t`` (``to_tensors``)."""
+    policy, value, misc, ownership = outputs
     policy_loss = -(t["policy"] * F.log_softmax(policy[:, 0, :], dim=1)).sum(dim=1).mean()
     value_loss = -(t["value"] * F.log_softmax(value, dim=1)).sum(dim=1).mean()
     target = t["score"] / SCORE_SCALE
@@ -138,18 +149,20 @@ def holdout_metrics(net: StudentNet, shards: ShardSet, count: int = 512) -> dict
         batch = shards.validation(size, count)
         if batch is None:
             continue
-        with torch.no_grad():
-            losses = compute_losses(net, batch, LossWeights())
-            policy, value, _, _ = net(torch.from_numpy(batch.spatial), torch.from_numpy(batch.global_))
-        logits = policy[:, 0, :].numpy()
-        student_top = logits.argmax(axis=1)
+        with torch.no_grad():  # one forward pass for the losses and the metrics
+            t = to_tensors(batch)
+            outputs = net(t["spatial"], t["global"])
+            losses = _losses(outputs, t, LossWeights())
+            policy_log = F.log_softmax(outputs[0][:, 0, :], dim=1).double().numpy()
+            value_log = F.log_softmax(outputs[1], dim=1).double().numpy()
+        student_top = policy_log.argmax(axis=1)
         rows = np.arange(len(student_top))
         results[size] = {
             **{k: round(float(v), 4) for k, v in losses.items()},
             "top1": round(float(np.mean(student_top == batch.policy.argmax(axis=1))), 4),
             "teacher_prob": round(float(np.mean(batch.policy[rows, student_top])), 4),
             "positions": len(student_top),
-            "by_stones": phase_metrics(batch, logits, value.numpy()),
+            "by_stones": phase_metrics(batch, policy_log, value_log),
         }
     return results
 
@@ -157,17 +170,18 @@ def holdout_metrics(net: StudentNet, shards: ShardSet, count: int = 512) -> dict
 PHASES = (0.0, 0.125, 0.25, 0.5, 1.01)  # stones on the board as a share of its points: opening .. endgame
 
 
-def phase_metrics(batch: Batch, policy_logits: np.ndarray, value_logits: np.ndarray) -> dict[str, dict[str, float]]:
-    """The student against the teacher by the number of stones on the board (``PHASES``): positions, policy
+def phase_metrics(batch: Batch, policy_log: np.ndarray, value_log: np.ndarray) -> dict[str, dict[str, float]]:
+    """The student (its log-probabilities of moves and of win, loss and no result) against the teacher by
+    the number of stones on the board (``PHASES``): positions, policy
     and value KL divergence (nats), top-1 agreement, and the mean gap between the two winrates. Held-out
     sets of early shards are mostly openings; this shows where in a game the student falls short."""
     stones = batch.spatial[:, 1:3].sum(axis=(1, 2, 3))  # planes 1 and 2: the stones of either side
     share = stones / (batch.size * batch.size)
-    policy_kl = _kl(batch.policy.astype(np.float64), policy_logits)
-    value_kl = _kl(batch.value.astype(np.float64), value_logits)
-    student_value = np.exp(_log_softmax(value_logits))
+    policy_kl = _kl(batch.policy.astype(np.float64), policy_log)
+    value_kl = _kl(batch.value.astype(np.float64), value_log)
+    student_value = np.exp(value_log)
     gap = np.abs((student_value[:, 0] - student_value[:, 1]) - (batch.value[:, 0] - batch.value[:, 1])) / 2.0
-    agree = policy_logits.argmax(axis=1) == batch.policy.argmax(axis=1)
+    agree = policy_log.argmax(axis=1) == batch.policy.argmax(axis=1)
     phases: dict[str, dict[str, float]] = {}
     for low, high in zip(PHASES, PHASES[1:]):
         chosen = (share >= low) & (share < high)
@@ -179,16 +193,10 @@ def phase_metrics(batch: Batch, policy_logits: np.ndarray, value_logits: np.ndar
     return phases
 
 
-def _log_softmax(logits: np.ndarray) -> np.ndarray:
-    shifted = logits.astype(np.float64) - logits.max(axis=1, keepdims=True)
-    result: np.ndarray = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
-    return result
-
-
-def _kl(target: np.ndarray, logits: np.ndarray) -> np.ndarray:
-    """KL(target || softmax(logits)) per row; terms where the target is 0 count 0."""
+def _kl(target: np.ndarray, log_probs: np.ndarray) -> np.ndarray:
+    """KL(target || exp(log_probs)) per row; terms where the target is 0 count 0."""
     positive = target > 0
-    logs = np.where(positive, np.log(np.where(positive, target, 1.0)) - _log_softmax(logits), 0.0)
+    logs = np.where(positive, np.log(np.where(positive, target, 1.0)) - log_probs, 0.0)
     result: np.ndarray = (target * logs).sum(axis=1)
     return result
 
