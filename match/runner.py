@@ -225,12 +225,27 @@ def _time_left_command(clock: Clock, color: Color) -> str:
 # -- engines -------------------------------------------------------------------------------------------------
 
 
+class _Warnings:
+    """The warnings one engine's processes have printed, so that each is printed once (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._said: set[str] = set()
+        self._lock = threading.Lock()
+
+    def first(self, name: str) -> bool:
+        """Whether ``name`` is new (it is now said)."""
+        with self._lock:
+            new = name not in self._said
+            self._said.add(name)
+            return new
+
+
 class _Player:
     """An engine slot (A or B; with concurrent games, one per game in progress): starts, handshakes and
     restarts its GtpEngine."""
 
     def __init__(self, label: str, command: str | Sequence[str], config: MatchConfig, slot: int = 0,
-                 warned: set[str] | None = None) -> None:
+                 warned: _Warnings | None = None) -> None:
         self.label = label
         self.log_name = f"{label}.stderr" if slot == 0 else f"{label}{slot + 1}.stderr"
         self.argv = split_command(command)
@@ -238,7 +253,7 @@ class _Player:
         self.config = config
         self.engine: GtpEngine | None = None
         self.info = EngineInfo(label, self.command)
-        self._warned = warned if warned is not None else set()  # shared by one engine's slots: each warning once
+        self._warned = warned if warned is not None else _Warnings()  # shared by one engine's slots
 
     def ensure_started(self) -> GtpEngine:
         """The running engine, starting (or restarting) it if needed.
@@ -296,8 +311,7 @@ class _Player:
             problem = f"refused {commands[-1]!r}"
         else:
             problem = f"does not list {name}, so {commands[0]!r} was not sent; set it on its command line"
-        if name not in self._warned:
-            self._warned.add(name)
+        if self._warned.first(name):
             print(f"match: engine {self.label} ({self.info.display}) {problem}", file=sys.stderr)
 
     def close(self) -> None:
@@ -611,7 +625,7 @@ def run_match(
         progress, on_move = printer, on_move or printer.move
     hooks = _Hooks(dead_stones, progress, on_move)
     slots = min(config.concurrency, config.games - config.first_game + 1)
-    warned: tuple[set[str], set[str]] = (set(), set())
+    warned = (_Warnings(), _Warnings())
     pairs = [(_Player("A", black_cmd, config, slot, warned[0]), _Player("B", white_cmd, config, slot, warned[1]))
              for slot in range(slots)]
     schedule = _Schedule(config, pairs[0], openings, hooks)
