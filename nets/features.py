@@ -446,6 +446,18 @@ NUM_SPATIAL = sum(f.count for f in SPATIAL_V7)
 NUM_GLOBAL = sum(f.count for f in GLOBAL_V7)
 
 
+def family_planes(name: str) -> tuple[bool, slice]:
+    """Where the planes of the family ``name`` sit: (spatial?, their slice of the spatial or global input)."""
+    for spatial, families in ((True, SPATIAL_V7), (False, GLOBAL_V7)):
+        start = 0
+        for family in families:
+            if family.name == name:
+                return spatial, slice(start, start + family.count)
+            start += family.count
+    known = ", ".join(f.name for f in (*SPATIAL_V7, *GLOBAL_V7))
+    raise ValueError(f"no input family {name!r} (families: {known})")
+
+
 def check_model_inputs(spatial_channels: int, global_channels: int) -> None:
     """Fail loudly when a model expects other inputs than input version 7 provides."""
     if (spatial_channels, global_channels) != (NUM_SPATIAL, NUM_GLOBAL):

@@ -159,7 +159,7 @@ def fit(data_name: str, run_name: str, steps: int, batch_size: int, lr: float, s
         if start_from.endswith(".onnx") or blocks is not None or channels is not None:
             _start_from_net(start_from, config, _data_dirs(data_name), run_dir(run_name), blocks, channels)
         else:
-            _copy_checkpoint(run_dir(start_from), run_dir(run_name))
+            _copy_checkpoint(run_dir(start_from, create=False), run_dir(run_name))
     _check_resumed_size(run_dir(run_name) / CHECKPOINT, blocks, channels)
     model = _model_config(blocks, channels)
     directory = run_dir(run_name)
@@ -222,7 +222,7 @@ def _start_from_net(source: str, config: TrainConfig, data_directory: list[Path]
                 raise click.ClickException(f"--start-from: no such file: {source}")
             net, origin = student_from_onnx(Path(source)), origin_of(Path(source))
         else:
-            net, data = load_checkpoint(run_dir(source) / CHECKPOINT)  # names the path when there is none
+            net, data = load_checkpoint(run_dir(source, create=False) / CHECKPOINT)  # names the path when missing
             origin = {"run": source, "steps": data["step"]}
             if data.get("origin"):
                 origin["started_from"] = data["origin"]
@@ -285,7 +285,7 @@ def export(run_name: str, output: str | None, net_name: str, command_text: str, 
     from miai.nets.train.paths import run_dir
 
     sizes = _size_range(board_sizes) if board_sizes else None
-    directory = run_dir(run_name)
+    directory = run_dir(run_name, create=False)
     target = Path(output) if output else directory / f"{net_name}.onnx"
     manifest = write_manifest(_checkpoint(directory, step), target, net_name, command_text, board_sizes=sizes)
     click.echo(f"wrote {target} and {manifest}", err=True)
@@ -343,21 +343,41 @@ def record(net: str, summaries: tuple[str, ...], key: str, note: str) -> None:
 @click.option("--data", "data_name", default="default", show_default=True,
               help="Data set name (several separated by commas: the hold-out is the first one's).")
 @click.option("--run", "run_name", default="default", show_default=True, help="Run name.")
+@click.option("--net", "net_file", default=None, type=click.Path(dir_okay=False),
+              help="Instead of a run: a net `miai train export` wrote (.onnx), such as miai's bundled nets.")
 @click.option("--holdout", default=512, show_default=True, type=click.IntRange(1),
               help="Held-out positions per size (the first ones of the data set; training skips them).")
+@click.option("--zero-inputs", "zero_inputs", default="", metavar="FAMILY,...",
+              help="Set these input families to zero first (e.g. ladders): what the net draws from them.")
 @STEP_OPTION
-def evaluate(data_name: str, run_name: str, holdout: int, step: int | None) -> None:
-    """Compare a run's checkpoint with the teacher on held-out positions (JSON on stdout)."""
+def evaluate(data_name: str, run_name: str, net_file: str | None, holdout: int, zero_inputs: str,
+             step: int | None) -> None:
+    """Compare a run's checkpoint (or --net) with the teacher on held-out positions (JSON on stdout)."""
     import json
 
+    from miai.nets import features
     from miai.nets.train.dataset import ShardSet
+    from miai.nets.train.onnx_import import student_from_onnx
     from miai.nets.train.paths import run_dir
     from miai.nets.train.trainer import holdout_metrics, load_checkpoint
 
-    net, _ = load_checkpoint(_checkpoint(run_dir(run_name), step))
+    zeroed = [name.strip() for name in zero_inputs.split(",") if name.strip()]
+    for name in zeroed:
+        try:
+            features.family_planes(name)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--zero-inputs") from exc
+    if net_file is not None:
+        if step is not None:
+            raise click.BadParameter("--step picks a run's kept checkpoint; a --net file has none", param_hint="--step")
+        if not Path(net_file).is_file():
+            raise click.BadParameter(f"no such file: {net_file}", param_hint="--net")
+        net = student_from_onnx(Path(net_file))
+    else:
+        net, _ = load_checkpoint(_checkpoint(run_dir(run_name, create=False), step))
     shards = ShardSet(_data_dirs(data_name), holdout=holdout)
     shards.refresh()
-    metrics = holdout_metrics(net, shards, holdout)
+    metrics = holdout_metrics(net, shards, holdout, zeroed)
     click.echo(json.dumps({str(size): values for size, values in metrics.items()}, indent=2))
 
 

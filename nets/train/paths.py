@@ -23,8 +23,10 @@ def data_dir(name: str, create: bool = True) -> Path:
     return path
 
 
-def run_dir(name: str) -> Path:
-    """Directory holding the checkpoints and logs of the training run ``name``."""
+def run_dir(name: str, create: bool = True) -> Path:
+    """Directory holding the checkpoints and logs of the training run ``name`` (made unless ``create`` is False:
+    reading a run that does not exist must not leave an empty one behind)."""
     path = train_root() / "runs" / name
-    path.mkdir(parents=True, exist_ok=True)
+    if create:
+        path.mkdir(parents=True, exist_ok=True)
     return path

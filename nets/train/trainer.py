@@ -29,6 +29,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
+from miai.nets import features
 from miai.nets.train import TrainError
 from miai.nets.train.dataset import Batch, ShardSet
 from miai.nets.train.model import ModelConfig, StudentNet
@@ -139,16 +140,21 @@ def _losses(outputs: tuple[torch.Tensor, ...], t: Mapping[str, torch.Tensor],
     return {"total": total, "policy": policy_loss, "value": value_loss, "score": score_loss, "ownership": ownership_loss}
 
 
-def holdout_metrics(net: StudentNet, shards: ShardSet, count: int = 512) -> dict[int, dict[str, Any]]:
+def holdout_metrics(net: StudentNet, shards: ShardSet, count: int = 512,
+                    zeroed: Sequence[str] = ()) -> dict[int, dict[str, Any]]:
     """Per board size, on the held-out positions: the loss terms, how often the student's top
     move is the teacher's (``top1``), the teacher's probability of the student's top move
-    (``teacher_prob``), and ``by_stones``: agreement by game phase (``phase_metrics``)."""
+    (``teacher_prob``), and ``by_stones``: agreement by game phase (``phase_metrics``). ``zeroed``: input
+    families (``features.family_planes``) set to zero first, to measure what the net draws from them."""
     net.eval()
     results: dict[int, dict[str, Any]] = {}
     for size in shards.counts():
         batch = shards.validation(size, count)
         if batch is None:
             continue
+        for name in zeroed:
+            spatial, planes = features.family_planes(name)
+            (batch.spatial if spatial else batch.global_)[:, planes] = 0.0
         with torch.no_grad():  # one forward pass for the losses and the metrics
             t = to_tensors(batch)
             outputs = net(t["spatial"], t["global"])

@@ -149,3 +149,39 @@ def test_fit_keeps_checkpoints_to_export_or_evaluate_later(tmp_path: Path, monke
     assert evaluated.exit_code == 0 and "top1" in evaluated.output
     missing = runner.invoke(main, ["train", "export", "--run", "k", "--step", "3"])
     assert missing.exit_code != 0 and "no checkpoint at step 3 (kept: 2, 4)" in missing.output
+
+
+def test_eval_takes_an_exported_net_and_zeroes_input_families(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`eval --net FILE` measures an exported net without a run; `--zero-inputs stones` blinds it to the stones
+    (its losses change); an unknown family is refused naming the known ones; evaluating a run that does not
+    exist names it and leaves no empty run directory behind."""
+    from miai.nets.train.datagen import ShardWriter
+    from tests.nets.test_train import fake_labels, random_states
+
+    monkeypatch.setenv("MIAI_TRAIN_DIR", str(tmp_path / "train"))
+    data = tmp_path / "train" / "data" / "d"
+    data.mkdir(parents=True)
+    ShardWriter(data, "r", 7, shard_size=1).add(fake_labels(random_states(7, 24)))
+    runner = CliRunner()
+
+    def ok(*args: str) -> str:
+        result = runner.invoke(main, ["train", *args])
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    ok("fit", "--data", "d", "--run", "k", "--steps", "3", "--blocks", "1", "--channels", "8", "--batch-size", "8",
+       "--sizes", "7:1", "--holdout", "8")
+    ok("export", "--run", "k", "--output", str(tmp_path / "k.onnx"))
+    from_run = json.loads(ok("eval", "--data", "d", "--run", "k", "--holdout", "8"))["7"]
+    from_file = json.loads(ok("eval", "--data", "d", "--net", str(tmp_path / "k.onnx"), "--holdout", "8"))["7"]
+    assert from_file["policy"] == pytest.approx(from_run["policy"], abs=1e-3)
+    blind = json.loads(ok("eval", "--data", "d", "--net", str(tmp_path / "k.onnx"), "--holdout", "8",
+                          "--zero-inputs", "stones,ladders"))["7"]
+    assert blind["policy"] != pytest.approx(from_file["policy"], abs=1e-4)
+    unknown = runner.invoke(main, ["train", "eval", "--data", "d", "--run", "k", "--zero-inputs", "ladder"])
+    assert unknown.exit_code != 0 and "no input family 'ladder'" in unknown.output and "ladders" in unknown.output
+    missing = runner.invoke(main, ["train", "eval", "--data", "d", "--run", "nosuch", "--holdout", "8"])
+    assert missing.exit_code != 0 and "nosuch" in missing.output and "Traceback" not in missing.output
+    assert not (tmp_path / "train" / "runs" / "nosuch").exists()
+    exported = runner.invoke(main, ["train", "export", "--run", "nosuch", "--output", str(tmp_path / "x.onnx")])
+    assert exported.exit_code != 0 and not (tmp_path / "train" / "runs" / "nosuch").exists()
