@@ -152,12 +152,13 @@ def holdout_metrics(net: StudentNet, shards: ShardSet, count: int = 512,
         batch = shards.validation(size, count)
         if batch is None:
             continue
-        for name in zeroed:
+        inputs = {"spatial": batch.spatial.copy(), "global": batch.global_.copy()}  # the batch keeps the stones
+        for name in zeroed:                                                           # that phase_metrics counts
             spatial, planes = features.family_planes(name)
-            (batch.spatial if spatial else batch.global_)[:, planes] = 0.0
+            inputs["spatial" if spatial else "global"][:, planes] = 0.0
         with torch.no_grad():  # one forward pass for the losses and the metrics
             t = to_tensors(batch)
-            outputs = net(t["spatial"], t["global"])
+            outputs = net(torch.from_numpy(inputs["spatial"]), torch.from_numpy(inputs["global"]))
             losses = _losses(outputs, t, LossWeights())
             policy_log = F.log_softmax(outputs[0][:, 0, :], dim=1).double().numpy()
             value_log = F.log_softmax(outputs[1], dim=1).double().numpy()
