@@ -50,6 +50,8 @@ def kept_checkpoint(run_directory: Path, step: int) -> Path:
 def kept_steps(run_directory: Path) -> list[int]:
     """The steps whose checkpoints a run kept, in order."""
     return sorted(int(path.stem.removeprefix("checkpoint-")) for path in Path(run_directory).glob("checkpoint-*.pt"))
+
+
 SCORE_SCALE = 20.0  # the decoder multiplies raw score mean, stdev and lead by 20 (model version 8)
 
 
