@@ -21,7 +21,7 @@ import math
 import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -142,6 +142,18 @@ def _losses(outputs: tuple[torch.Tensor, ...], t: Mapping[str, torch.Tensor],
     return {"total": total, "policy": policy_loss, "value": value_loss, "score": score_loss, "ownership": ownership_loss}
 
 
+def without_families(batch: Batch, names: Sequence[str]) -> Batch:
+    """``batch`` with the inputs of the named families (``features.family_planes``) set to zero, in a copy: the
+    batch itself keeps its stones, which ``phase_metrics`` counts."""
+    if not names:
+        return batch
+    spatial, global_ = batch.spatial.copy(), batch.global_.copy()
+    for name in names:
+        is_spatial, planes = features.family_planes(name)
+        (spatial if is_spatial else global_)[:, planes] = 0.0
+    return replace(batch, spatial=spatial, global_=global_)
+
+
 def holdout_metrics(net: StudentNet, shards: ShardSet, count: int = 512,
                     zeroed: Sequence[str] = ()) -> dict[int, dict[str, Any]]:
     """Per board size, on the held-out positions: the loss terms, how often the student's top
@@ -154,13 +166,9 @@ def holdout_metrics(net: StudentNet, shards: ShardSet, count: int = 512,
         batch = shards.validation(size, count)
         if batch is None:
             continue
-        inputs = {"spatial": batch.spatial.copy(), "global": batch.global_.copy()}  # the batch keeps the stones
-        for name in zeroed:                                                           # that phase_metrics counts
-            spatial, planes = features.family_planes(name)
-            inputs["spatial" if spatial else "global"][:, planes] = 0.0
         with torch.no_grad():  # one forward pass for the losses and the metrics
-            t = to_tensors(batch)
-            outputs = net(torch.from_numpy(inputs["spatial"]), torch.from_numpy(inputs["global"]))
+            t = to_tensors(without_families(batch, zeroed))
+            outputs = net(t["spatial"], t["global"])
             losses = _losses(outputs, t, LossWeights())
             policy_log = F.log_softmax(outputs[0][:, 0, :], dim=1).double().numpy()
             value_log = F.log_softmax(outputs[1], dim=1).double().numpy()
