@@ -7,11 +7,13 @@ Every file goes under ``~/.cache/miai/train`` (or ``$MIAI_TRAIN_DIR``), never in
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+
+from miai.engine.cli.compose import build_evaluator, load_config_or_fail
 
 if TYPE_CHECKING:
     from miai.nets.train.model import ModelConfig, StudentNet
@@ -61,8 +63,12 @@ def train() -> None:
                    "policy; costs that many more evaluations a position).")
 @click.option("--lookahead-value", is_flag=True,
               help="With --lookahead: back the value targets up from the same moves too (at no extra cost).")
+@click.option("--search", "search_visits", default=0, show_default=True, type=click.IntRange(0),
+              help="Self-play only: search each position with miai's search over the teacher for this many root "
+                   "visits, and take the policy, value and score targets from that search (0 = none).")
 def gen(data_name: str, teacher: str, source: str, size: int, positions: int, minutes: float, kifu: str | None,
-        parallel: int, temperature: float, seed: int, threads: int, lookahead: int, lookahead_value: bool) -> None:
+        parallel: int, temperature: float, seed: int, threads: int, lookahead: int, lookahead_value: bool,
+        search_visits: int) -> None:
     """Add teacher-labelled positions to a data set (resumable: it only adds shards)."""
     from miai.nets.evaluator import EvaluatorError
     from miai.nets.loading import load_evaluator
@@ -75,6 +81,8 @@ def gen(data_name: str, teacher: str, source: str, size: int, positions: int, mi
         raise click.UsageError("--source kifu needs --kifu FILE (real games, one a line)")
     if lookahead_value and not lookahead:
         raise click.UsageError("--lookahead-value needs --lookahead N (the moves whose values it backs up)")
+    if search_visits and (lookahead or source != "selfplay"):
+        raise click.UsageError("--search takes self-play positions only, and replaces --lookahead")
     try:
         evaluator = load_evaluator(_teacher_path(teacher), intra_op_threads=threads, max_batch=max(parallel, 1))
     except (OSError, ValueError, EvaluatorError) as exc:  # the message names the file
@@ -89,7 +97,11 @@ def gen(data_name: str, teacher: str, source: str, size: int, positions: int, mi
     if source == "selfplay":
         config = datagen.SelfPlayConfig(size=size, parallel_games=parallel, temperature=temperature, seed=seed,
                                         lookahead=improve)
-        batches = datagen.self_play_positions(labeler, config)
+        if search_visits:
+            batches = _searched_self_play(labeler, config, teacher, search_visits, threads)
+            tag = f"-m{search_visits}"
+        else:
+            batches = datagen.self_play_positions(labeler, config)
         prefix = f"selfplay{tag}-s{seed}"
     else:
         kifu_config = datagen.KifuConfig(path=str(kifu), batch=parallel, seed=seed, lookahead=improve)
@@ -379,6 +391,18 @@ def evaluate(data_name: str, run_name: str, net_file: str | None, holdout: int, 
     shards.refresh()
     metrics = holdout_metrics(net, shards, holdout, zeroed)
     click.echo(json.dumps({str(size): values for size, values in metrics.items()}, indent=2))
+
+
+def _searched_self_play(labeler: Any, config: Any, teacher: str, visits: int, threads: int) -> Iterator[Any]:
+    """Self-play positions labelled by miai's search over the teacher (the default config's search constants, as
+    ``miai gtp --model TEACHER`` plays, stopped by ``visits`` alone)."""
+    from miai.engine.search import Search
+    from miai.engine.selfplay import search_self_play_positions
+
+    sets = ("search.max_time=0", f"search.max_visits={visits}", f"net.threads={threads}")
+    engine_config = load_config_or_fail(None, sets)
+    evaluator = build_evaluator(str(_teacher_path(teacher)), engine_config, progress=False)
+    return search_self_play_positions(labeler, Search(evaluator, engine_config.search), config, visits)
 
 
 def _teacher_path(teacher: str) -> Path:

@@ -48,6 +48,8 @@ __all__ = [
     "kifu_positions",
     "generate",
     "read_kifu_games",
+    "random_game",
+    "sample_move",
 ]
 
 RULE_CHOICES = ("tromp-taylor", "chinese", "japanese")

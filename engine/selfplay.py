@@ -1,0 +1,76 @@
+"""Teacher self-play labelled by the teacher's own search (``miai train gen --search V``).
+
+The labels of ``miai.nets.train.datagen`` read the teacher net once per position (or one ply deeper with its
+lookahead); here each position is searched with miai's graph search over the teacher for ``visits`` root visits,
+and the targets say what that search found:
+
+- policy: Gumbel MuZero's completed-Q improvement of the raw prior (Danihelka et al., 2022),
+  ``softmax(log prior + sigma(q))`` with ``sigma = (50 + max edge visits) * 0.1 * q``, q a root move's searched
+  winrate and the root's value for moves the search never tried; the same rule as the one-ply lookahead's, with
+  search values in place of single evaluations;
+- value and score: the search's root (KataGo's pruned root values, as an analysis reports them), the no-result
+  share kept from the raw evaluation (the search's winrate counts it as half a win);
+- ownership: the raw teacher's (an auxiliary target; the search does not average it unless asked to).
+
+Self-play samples each move from the policy target with a temperature, hotter in the opening, and the search
+keeps its graph from one move to the next, so part of each search is already done when it starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from miai.engine.search import Search
+from miai.engine.snapshot import Snapshot
+from miai.go.coords import policy_index
+from miai.go.state import GameState
+from miai.nets.train.datagen import Labels, SelfPlayConfig, Teacher, improved_policy, random_game, sample_move
+
+__all__ = ["search_targets", "search_self_play_positions", "C_VISIT", "C_SCALE"]
+
+C_VISIT = 50.0  # Gumbel MuZero's sigma constants (c_visit, c_scale) for values in [0, 1]
+C_SCALE = 0.1
+
+
+def search_targets(labels: Labels, snapshot: Snapshot) -> Labels:
+    """``labels`` (one position, the raw teacher's) with policy, value and score replaced by the search's."""
+    root = snapshot.reported or snapshot.root
+    prior = labels.policy.astype(np.float32)
+    q = np.full_like(prior, root.winrate)
+    most = 0
+    for info in snapshot.moves:
+        if info.edge_visits:
+            q[0, policy_index(info.move, labels.size)] = info.winrate
+            most = max(most, info.edge_visits)
+    policy = improved_policy(prior, q, (C_VISIT + most) * C_SCALE)
+    no_result = float(labels.value[0, 2])
+    win = max(0.0, root.winrate - no_result / 2.0)  # winrate = win + no_result / 2 (win + loss + no_result = 1)
+    loss = max(0.0, 1.0 - root.winrate - no_result / 2.0)
+    value = np.array([[win, loss, no_result]], np.float32)
+    score = np.array([[root.score_mean or 0.0, root.score_stdev or 0.0, root.score_lead]], np.float32)
+    return Labels(size=labels.size, spatial=labels.spatial, global_=labels.global_, policy=policy.astype(np.float16),
+                  value=value, score=score, ownership=labels.ownership)
+
+
+def search_self_play_positions(teacher: Teacher, search: Search, config: SelfPlayConfig,
+                               visits: int) -> Iterator[Labels]:
+    """Endless labelled positions (one per batch) from teacher self-play, each searched for ``visits`` visits."""
+    rng = np.random.default_rng(config.seed)
+    limit = int(config.size * config.size * config.max_moves_per_area)
+    game = random_game(config.size, rng, config.komi_range)
+    while True:
+        labels = search_targets(teacher.label([game]), _search(search, game, visits))
+        yield labels
+        hot = len(game.moves) < config.opening_moves
+        move = sample_move(labels.policy[0], config.opening_temperature if hot else config.temperature, rng)
+        game.push(move)
+        if game.is_over() or len(game.moves) >= limit:
+            game = random_game(config.size, rng, config.komi_range)
+
+
+def _search(search: Search, game: GameState, visits: int) -> Snapshot:
+    """The search of ``game`` to ``visits`` root visits (the graph kept from the previous move counts)."""
+    search.set_root(game)
+    return search.run(max_visits=visits, max_playouts=0, max_time=0.0)

@@ -1,0 +1,113 @@
+"""Self-play labelled by the teacher's search (engine/selfplay.py, ``miai train gen --search``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from miai.engine.config import SearchConfig
+from miai.engine.search import Search
+from miai.engine.selfplay import C_SCALE, C_VISIT, search_self_play_positions, search_targets
+from miai.engine.snapshot import Snapshot
+from miai.go.coords import PASS
+from miai.go.rules import Rules
+from miai.go.state import GameState
+from miai.gtp.player import MoveInfo, RootInfo
+from miai.nets import features
+from miai.nets.evaluator import legal_mask
+from miai.nets.train.datagen import Labels, SelfPlayConfig, Teacher, pack_spatial, unpack_spatial
+from tests.outside import needs_shared, shared
+
+TEACHER = shared("nets/g170-b6c96-s175395328-d26788732.bin.gz")
+
+
+def raw_labels(state: GameState, no_result: float = 0.0) -> Labels:
+    """One position's labels with a uniform prior over its legal moves (pass included)."""
+    legal = legal_mask(state).astype(np.float32)
+    spatial, global_ = features.encode(state)
+    return Labels(size=state.size, spatial=pack_spatial(spatial)[None], global_=global_[None].astype(np.float32),
+                  policy=(legal / legal.sum())[None].astype(np.float16),
+                  value=np.array([[0.5 - no_result / 2, 0.5 - no_result / 2, no_result]], np.float32),
+                  score=np.array([[1.0, 9.0, 1.0]], np.float32),
+                  ownership=np.zeros((1, state.size ** 2), np.float16))
+
+
+def move(point: int, visits: int, winrate: float) -> MoveInfo:
+    return MoveInfo(move=point, visits=visits, winrate=winrate, prior=0.1, lcb=winrate, pv=(point,),
+                    edge_visits=visits)
+
+
+def snapshot(moves: tuple[MoveInfo, ...], winrate: float, lead: float) -> Snapshot:
+    root = RootInfo(visits=sum(m.visits for m in moves) + 1, winrate=winrate, score_lead=lead, score_mean=lead + 0.5,
+                    score_stdev=6.0)
+    return Snapshot(root=root, moves=moves, to_play=1, move_number=0, playouts=root.visits, elapsed=0.1,
+                    ownership=None)
+
+
+def test_search_targets_move_the_prior_by_each_searched_winrate() -> None:
+    """Searched moves gain or lose odds against the unsearched ones by exp(sigma * (q - root value)), with
+    sigma = (50 + most visits) * 0.1; the value and score targets are the search's root."""
+    state = GameState(size=5, rules=Rules.preset("chinese"), komi=7.0)
+    labels = raw_labels(state, no_result=0.02)
+    good, bad, quiet = 12, 7, 3  # points of the empty 5x5 board
+    found = search_targets(labels, snapshot((move(good, 20, 0.7), move(bad, 10, 0.4), move(PASS, 1, 0.1)), 0.6, 2.5))
+    policy = found.policy[0].astype(np.float32)
+    sigma = (C_VISIT + 20) * C_SCALE
+    assert policy.sum() == pytest.approx(1.0, abs=2e-3)
+    assert policy[good] > policy[quiet] > policy[bad] > policy[25]  # the pass searched worst of all
+    assert np.log(policy[good] / policy[quiet]) == pytest.approx(sigma * 0.1, abs=5e-3)
+    assert np.log(policy[quiet] / policy[bad]) == pytest.approx(sigma * 0.2, abs=5e-3)
+    win, loss, no_result = found.value[0]
+    assert no_result == pytest.approx(0.02) and win + loss + no_result == pytest.approx(1.0)
+    assert win + no_result / 2 == pytest.approx(0.6)  # the search's winrate, a no result counted half
+    np.testing.assert_allclose(found.score[0], [3.0, 6.0, 2.5])
+    np.testing.assert_array_equal(found.spatial, labels.spatial)  # the inputs are the position's own
+
+
+def test_search_targets_keep_illegal_moves_out() -> None:
+    state = GameState(size=5, rules=Rules.preset("chinese"), komi=7.0)
+    for point in (6, 12, 7):
+        state.push(point)
+    found = search_targets(raw_labels(state), snapshot((move(0, 5, 0.55),), 0.5, 0.0))
+    policy = found.policy[0].astype(np.float32)
+    assert np.all(policy[~legal_mask(state)] == 0) and policy.sum() == pytest.approx(1.0, abs=2e-3)
+
+
+@needs_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz")
+def test_self_play_searches_each_position_and_plays_on() -> None:
+    """Each position is the previous one plus a move, searched to the visits asked for (reusing the graph), and
+    its targets are that search's."""
+    from miai.nets.loading import load_evaluator
+
+    teacher = Teacher(load_evaluator(TEACHER))  # type: ignore[arg-type]
+    search = Search(load_evaluator(TEACHER), SearchConfig(max_visits=24, max_time=0.0))
+    positions = search_self_play_positions(teacher, search, SelfPlayConfig(size=7, seed=3), visits=24)
+    labels = [next(positions) for _ in range(4)]
+    stones = [unpack_spatial(x.spatial, 7)[0, 1:3].sum() for x in labels]  # own and opponent stones
+    assert stones == [0, 1, 2, 3]
+    assert search.stats()["trees_reused"] == 3
+    assert search.snapshot().root.visits >= 24
+    raw = teacher.label([GameState(size=7, rules=Rules.preset("chinese"), komi=7.0)])
+    assert not np.allclose(labels[0].policy.astype(np.float32), raw.policy.astype(np.float32), atol=1e-3)
+    for x in labels:
+        assert x.value[0].sum() == pytest.approx(1.0, abs=1e-5) and x.policy.astype(np.float32).sum() == pytest.approx(
+            1.0, abs=2e-3)
+
+
+@needs_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz")
+def test_gen_search_writes_shards_named_by_their_visits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from miai.engine.cli.main import main
+
+    monkeypatch.setenv("MIAI_TRAIN_DIR", str(tmp_path))
+    runner = CliRunner()
+    result = runner.invoke(main, ["train", "gen", "--data", "d", "--teacher", str(TEACHER), "--size", "7",
+                                  "--positions", "5", "--search", "8"])
+    assert result.exit_code == 0, result.output
+    assert [p.name for p in (tmp_path / "data" / "d").glob("*.npz")] == ["selfplay-m8-s0-07-00000.npz"]
+    for extra in (["--lookahead", "4"], ["--source", "kifu", "--kifu", str(tmp_path / "none.txt")]):
+        refused = runner.invoke(main, ["train", "gen", "--data", "d", "--teacher", str(TEACHER), "--search", "8",
+                                       *extra])
+        assert refused.exit_code == 2 and "--search takes self-play positions only" in refused.output
