@@ -361,12 +361,14 @@ def record(net: str, summaries: tuple[str, ...], key: str, note: str) -> None:
               help="Held-out positions per size (the first ones of the data set; training skips them).")
 @click.option("--zero-inputs", "zero_inputs", default="", metavar="FAMILY,...",
               help="Set these input families to zero first (e.g. ladders): what the net draws from them.")
+@click.option("--teacher", "teacher", default=None,
+              help="Instead of a student: measure this teacher (a KataGo model or KaTrain version) the same way, "
+                   "as the floor on raw targets or the search's distance from the raw net on search targets.")
 @STEP_OPTION
 def evaluate(data_name: str, run_name: str, net_file: str | None, holdout: int, zero_inputs: str,
-             step: int | None) -> None:
-    """Compare a run's checkpoint (or --net) with the teacher on held-out positions (JSON on stdout)."""
-    import json
-
+             teacher: str | None, step: int | None) -> None:
+    """Compare a run's checkpoint (or --net, or --teacher itself) with the targets on held-out positions (JSON on
+    stdout)."""
     from miai.nets import features
     from miai.nets.train.dataset import ShardSet
     from miai.nets.train.onnx_import import student_from_onnx
@@ -379,6 +381,11 @@ def evaluate(data_name: str, run_name: str, net_file: str | None, holdout: int, 
             features.family_planes(name)
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--zero-inputs") from exc
+    if teacher is not None:
+        if net_file is not None or zeroed or step is not None:
+            raise click.UsageError("--teacher measures the teacher alone (no --net, --step or --zero-inputs)")
+        _echo_metrics(_teacher_metrics(teacher, data_name, holdout))
+        return
     if net_file is not None:
         if step is not None:
             raise click.BadParameter("--step picks a run's kept checkpoint; a --net file has none", param_hint="--step")
@@ -389,7 +396,30 @@ def evaluate(data_name: str, run_name: str, net_file: str | None, holdout: int, 
         net, _ = load_checkpoint(_checkpoint(run_dir(run_name, create=False), step))
     shards = ShardSet(_data_dirs(data_name), holdout=holdout)
     shards.refresh()
-    metrics = holdout_metrics(net, shards, holdout, zeroed)
+    _echo_metrics(holdout_metrics(net, shards, holdout, zeroed))
+
+
+def _teacher_metrics(teacher: str, data_name: str, holdout: int) -> Mapping[int, Any]:
+    """``teacher_holdout_metrics`` of the teacher ``teacher`` names on the data sets' held-out positions."""
+    from miai.nets.evaluator import EvaluatorError
+    from miai.nets.loading import load_evaluator
+    from miai.nets.train import TrainError, datagen
+    from miai.nets.train.dataset import ShardSet
+    from miai.nets.train.metrics import teacher_holdout_metrics
+
+    try:
+        labeler = datagen.Teacher(load_evaluator(_teacher_path(teacher)))
+    except (OSError, ValueError, EvaluatorError, TrainError) as exc:
+        raise click.ClickException(f"cannot load the teacher: {exc}") from exc
+    shards = ShardSet(_data_dirs(data_name), holdout=holdout)
+    shards.refresh()
+    return teacher_holdout_metrics(labeler, shards, holdout)
+
+
+def _echo_metrics(metrics: Mapping[int, Any]) -> None:
+    """Per-size metrics as JSON on stdout (sizes as keys)."""
+    import json
+
     click.echo(json.dumps({str(size): values for size, values in metrics.items()}, indent=2))
 
 

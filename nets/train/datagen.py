@@ -159,6 +159,24 @@ class Teacher:
             self.evaluator.info.post,
         )
 
+    def log_outputs(self, spatial: np.ndarray, global_: np.ndarray, policy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The teacher's log-probabilities of each move and of (win, loss, no result) for stored inputs
+        (float32 [N, 22, s, s] and [N, 19]), as ``holdout_metrics`` reads a student's. Stored positions keep no
+        history, so the legal moves are taken as the empty points, the moves ``policy`` (the stored targets)
+        gives any weight, and pass: a point illegal by ko or suicide may keep a little of the teacher's mass."""
+        n, size = spatial.shape[0], spatial.shape[-1]
+        outputs = self.evaluator.session.run(None, {"input_spatial": spatial, "input_global": global_})
+        named = dict(zip(self.output_names, outputs))
+        empty = (spatial[:, 1] + spatial[:, 2] == 0).reshape(n, size * size)
+        legal = np.concatenate([empty | (policy[:, :-1] > 0), np.ones((n, 1), bool)], axis=1)
+        # features.allows_no_result read back from the global inputs: simple ko (6-7 both 0) or territory (9).
+        allow = ((global_[:, 6] == 0) & (global_[:, 7] == 0)) | (global_[:, 9] > 0)
+        decoded = decode_batch(named["policy"], named["value"], named["miscvalue"],
+                               named["ownership"].reshape(n, size * size), legal, allow, self.evaluator.info.post)
+        value = np.stack([decoded.win, decoded.loss, decoded.no_result], axis=1)
+        tiny = 1e-30  # a zero probability stays finite, as a student's log-softmax always is
+        return np.log(np.maximum(decoded.policy, tiny)), np.log(np.maximum(value, tiny))
+
     def _children(self, states: Sequence[GameState], policy: np.ndarray, count: int) -> Children:
         """The teacher's value after each state's ``count`` likeliest moves (pass aside), in one call."""
         rows: list[int] = []

@@ -32,6 +32,7 @@ from torch.nn import functional as F
 from miai.nets import features
 from miai.nets.train import TrainError
 from miai.nets.train.dataset import Batch, ShardSet
+from miai.nets.train.metrics import phase_metrics
 from miai.nets.train.model import ModelConfig, StudentNet
 
 __all__ = [
@@ -184,38 +185,6 @@ def holdout_metrics(net: StudentNet, shards: ShardSet, count: int = 512,
     return results
 
 
-PHASES = (0.0, 0.125, 0.25, 0.5, 1.01)  # stones on the board as a share of its points: opening .. endgame
-
-
-def phase_metrics(batch: Batch, policy_log: np.ndarray, value_log: np.ndarray) -> dict[str, dict[str, float]]:
-    """The student (its log-probabilities of moves and of win, loss and no result) against the teacher by
-    the number of stones on the board (``PHASES``): positions, policy
-    and value KL divergence (nats), top-1 agreement, and the mean gap between the two winrates. Held-out
-    sets of early shards are mostly openings; this shows where in a game the student falls short."""
-    stones = batch.spatial[:, 1:3].sum(axis=(1, 2, 3))  # planes 1 and 2: the stones of either side
-    share = stones / (batch.size * batch.size)
-    policy_kl = _kl(batch.policy.astype(np.float64), policy_log)
-    value_kl = _kl(batch.value.astype(np.float64), value_log)
-    student_value = np.exp(value_log)
-    gap = np.abs((student_value[:, 0] - student_value[:, 1]) - (batch.value[:, 0] - batch.value[:, 1])) / 2.0
-    agree = policy_log.argmax(axis=1) == batch.policy.argmax(axis=1)
-    phases: dict[str, dict[str, float]] = {}
-    for low, high in zip(PHASES, PHASES[1:]):
-        chosen = (share >= low) & (share < high)
-        if chosen.any():
-            phases[f"{int(low * 100)}-{min(int(high * 100), 100)}%"] = {
-                "positions": int(chosen.sum()), "policy_kl": round(float(policy_kl[chosen].mean()), 4),
-                "top1": round(float(agree[chosen].mean()), 4), "value_kl": round(float(value_kl[chosen].mean()), 4),
-                "winrate_gap": round(float(gap[chosen].mean()), 4)}
-    return phases
-
-
-def _kl(target: np.ndarray, log_probs: np.ndarray) -> np.ndarray:
-    """KL(target || exp(log_probs)) per row; terms where the target is 0 count 0."""
-    positive = target > 0
-    logs = np.where(positive, np.log(np.where(positive, target, 1.0)) - log_probs, 0.0)
-    result: np.ndarray = (target * logs).sum(axis=1)
-    return result
 
 
 class Checkpoint(TypedDict):

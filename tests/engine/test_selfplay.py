@@ -111,3 +111,33 @@ def test_gen_search_writes_shards_named_by_their_visits(tmp_path: Path, monkeypa
         refused = runner.invoke(main, ["train", "gen", "--data", "d", "--teacher", str(TEACHER), "--search", "8",
                                        *extra])
         assert refused.exit_code == 2 and "--search takes self-play positions only" in refused.output
+
+
+@needs_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz")
+def test_the_teacher_measured_on_its_own_labels_agrees_exactly_and_its_search_moves_away(tmp_path: Path) -> None:
+    """``train eval --teacher``'s measure: on the teacher's raw labels it is the floor (no divergence, every top
+    move its own); on positions labelled by its search the divergence is what the search changed."""
+    from miai.nets.loading import load_evaluator
+    from miai.nets.train.dataset import ShardSet
+    from miai.nets.train.datagen import ShardWriter, self_play_positions
+    from miai.nets.train.metrics import teacher_holdout_metrics
+
+    teacher = Teacher(load_evaluator(TEACHER))  # type: ignore[arg-type]
+    for name in ("raw", "searched"):
+        (tmp_path / name).mkdir()
+    raw, searched = ShardWriter(tmp_path / "raw", "raw", 7), ShardWriter(tmp_path / "searched", "searched", 7)
+    raw.add(next(self_play_positions(teacher, SelfPlayConfig(size=7, parallel_games=12, seed=1))))
+    search = Search(load_evaluator(TEACHER), SearchConfig(max_visits=32, max_time=0.0))
+    positions = search_self_play_positions(teacher, search, SelfPlayConfig(size=7, seed=1), visits=32)
+    for _ in range(12):
+        searched.add(next(positions))
+    results = []
+    for writer in (raw, searched):
+        writer.flush()
+        shards = ShardSet(writer.directory, holdout=12)
+        shards.refresh()
+        results.append(teacher_holdout_metrics(teacher, shards, 12)[7])
+    floor, moved = results
+    assert floor["top1"] == 1.0 and floor["positions"] == 12
+    assert all(abs(phase["policy_kl"]) < 1e-3 and abs(phase["value_kl"]) < 1e-3 for phase in floor["by_stones"].values())
+    assert max(phase["policy_kl"] for phase in moved["by_stones"].values()) > 0.01

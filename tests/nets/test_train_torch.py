@@ -289,7 +289,7 @@ def test_phase_metrics_split_agreement_by_stones_on_the_board() -> None:
     """A student that outputs the teacher's own distributions has zero KL and gap in every phase; one that is
     wrong on the fuller boards only shows it there."""
     from miai.nets.train.dataset import Batch
-    from miai.nets.train.trainer import phase_metrics
+    from miai.nets.train.metrics import phase_metrics
 
     size, n = 4, 6
     spatial = np.zeros((n, 22, size, size), np.float32)
