@@ -371,9 +371,7 @@ def evaluate(data_name: str, run_name: str, net_file: str | None, holdout: int, 
     stdout)."""
     from miai.nets import features
     from miai.nets.train.dataset import ShardSet
-    from miai.nets.train.onnx_import import student_from_onnx
     from miai.nets.train.paths import run_dir
-    from miai.nets.train.trainer import holdout_metrics, load_checkpoint
 
     zeroed = [name.strip() for name in zero_inputs.split(",") if name.strip()]
     for name in zeroed:
@@ -381,11 +379,14 @@ def evaluate(data_name: str, run_name: str, net_file: str | None, holdout: int, 
             features.family_planes(name)
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--zero-inputs") from exc
-    if teacher is not None:
+    if teacher is not None:  # numpy and onnxruntime only: no torch needed
         if net_file is not None or zeroed or step is not None:
             raise click.UsageError("--teacher measures the teacher alone (no --net, --step or --zero-inputs)")
         _echo_metrics(_teacher_metrics(teacher, data_name, holdout))
         return
+    from miai.nets.train.onnx_import import student_from_onnx
+    from miai.nets.train.trainer import holdout_metrics, load_checkpoint
+
     if net_file is not None:
         if step is not None:
             raise click.BadParameter("--step picks a run's kept checkpoint; a --net file has none", param_hint="--step")

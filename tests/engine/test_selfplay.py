@@ -141,3 +141,26 @@ def test_the_teacher_measured_on_its_own_labels_agrees_exactly_and_its_search_mo
     assert floor["top1"] == 1.0 and floor["positions"] == 12
     assert all(abs(phase["policy_kl"]) < 1e-3 and abs(phase["value_kl"]) < 1e-3 for phase in floor["by_stones"].values())
     assert max(phase["policy_kl"] for phase in moved["by_stones"].values()) > 0.01
+
+
+@needs_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz")
+def test_eval_teacher_reports_the_floor_without_torch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`miai train eval --teacher T` on data T labelled: top-1 100%, no divergence; it takes no student options."""
+    import json
+
+    from miai.engine.cli.main import main
+
+    monkeypatch.setenv("MIAI_TRAIN_DIR", str(tmp_path))
+    runner = CliRunner()
+    made = runner.invoke(main, ["train", "gen", "--data", "d", "--teacher", str(TEACHER), "--size", "7",
+                                "--positions", "16", "--parallel", "8"])
+    assert made.exit_code == 0, made.output
+    result = runner.invoke(main, ["train", "eval", "--data", "d", "--teacher", str(TEACHER), "--holdout", "16"])
+    assert result.exit_code == 0, result.output
+    floor = json.loads(result.stdout)["7"]
+    assert floor["top1"] == 1.0 and floor["positions"] == 16
+    assert all(abs(phase["policy_kl"]) < 1e-3 for phase in floor["by_stones"].values())
+    refused = runner.invoke(main, ["train", "eval", "--data", "d", "--teacher", str(TEACHER), "--net", "x.onnx"])
+    assert refused.exit_code == 2 and "--teacher measures the teacher alone" in refused.output
+    missing = runner.invoke(main, ["train", "eval", "--data", "d", "--teacher", str(tmp_path / "none.bin.gz")])
+    assert missing.exit_code == 1 and "cannot load the teacher" in missing.output and "none.bin.gz" in missing.output
