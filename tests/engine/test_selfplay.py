@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from miai.engine.config import SearchConfig
 from miai.engine.search import Search
@@ -22,6 +23,15 @@ from miai.nets.train.datagen import Labels, SelfPlayConfig, Teacher, pack_spatia
 from tests.outside import needs_shared, shared
 
 TEACHER = shared("nets/g170-b6c96-s175395328-d26788732.bin.gz")
+
+
+def train_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
+    """``miai train ARGS...`` run in-process with its cache under ``tmp_path``."""
+    from miai.engine.cli.main import main
+
+    monkeypatch.setenv("MIAI_TRAIN_DIR", str(tmp_path))
+    runner = CliRunner()
+    return lambda *args: runner.invoke(main, ["train", *args])
 
 
 def raw_labels(state: GameState, no_result: float = 0.0) -> Labels:
@@ -82,7 +92,7 @@ def test_self_play_searches_each_position_and_plays_on() -> None:
     its targets are that search's."""
     from miai.nets.loading import load_evaluator
 
-    teacher = Teacher(load_evaluator(TEACHER))  # type: ignore[arg-type]
+    teacher = Teacher(load_evaluator(TEACHER))
     search = Search(load_evaluator(TEACHER), SearchConfig(max_visits=24, max_time=0.0))
     positions = search_self_play_positions(teacher, search, SelfPlayConfig(size=7, seed=3), visits=24)
     labels = [next(positions) for _ in range(4)]
@@ -99,17 +109,12 @@ def test_self_play_searches_each_position_and_plays_on() -> None:
 
 @needs_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz")
 def test_gen_search_writes_shards_named_by_their_visits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from miai.engine.cli.main import main
-
-    monkeypatch.setenv("MIAI_TRAIN_DIR", str(tmp_path))
-    runner = CliRunner()
-    result = runner.invoke(main, ["train", "gen", "--data", "d", "--teacher", str(TEACHER), "--size", "7",
-                                  "--positions", "5", "--search", "8"])
+    train = train_cli(tmp_path, monkeypatch)
+    result = train("gen", "--data", "d", "--teacher", str(TEACHER), "--size", "7", "--positions", "5", "--search", "8")
     assert result.exit_code == 0, result.output
     assert [p.name for p in (tmp_path / "data" / "d").glob("*.npz")] == ["selfplay-m8-s0-07-00000.npz"]
     for extra in (["--lookahead", "4"], ["--source", "kifu", "--kifu", str(tmp_path / "none.txt")]):
-        refused = runner.invoke(main, ["train", "gen", "--data", "d", "--teacher", str(TEACHER), "--search", "8",
-                                       *extra])
+        refused = train("gen", "--data", "d", "--teacher", str(TEACHER), "--search", "8", *extra)
         assert refused.exit_code == 2 and "--search takes self-play positions only" in refused.output
 
 
@@ -122,7 +127,7 @@ def test_the_teacher_measured_on_its_own_labels_agrees_exactly_and_its_search_mo
     from miai.nets.train.datagen import ShardWriter, self_play_positions
     from miai.nets.train.metrics import teacher_holdout_metrics
 
-    teacher = Teacher(load_evaluator(TEACHER))  # type: ignore[arg-type]
+    teacher = Teacher(load_evaluator(TEACHER))
     for name in ("raw", "searched"):
         (tmp_path / name).mkdir()
     raw, searched = ShardWriter(tmp_path / "raw", "raw", 7), ShardWriter(tmp_path / "searched", "searched", 7)
@@ -139,7 +144,8 @@ def test_the_teacher_measured_on_its_own_labels_agrees_exactly_and_its_search_mo
         results.append(teacher_holdout_metrics(teacher, shards, 12)[7])
     floor, moved = results
     assert floor["top1"] == 1.0 and floor["positions"] == 12
-    assert all(abs(phase["policy_kl"]) < 1e-3 and abs(phase["value_kl"]) < 1e-3 for phase in floor["by_stones"].values())
+    phases = floor["by_stones"].values()
+    assert all(abs(phase["policy_kl"]) < 1e-3 and abs(phase["value_kl"]) < 1e-3 for phase in phases)
     assert max(phase["policy_kl"] for phase in moved["by_stones"].values()) > 0.01
 
 
@@ -148,19 +154,15 @@ def test_eval_teacher_reports_the_floor_without_torch(tmp_path: Path, monkeypatc
     """`miai train eval --teacher T` on data T labelled: top-1 100%, no divergence; it takes no student options."""
     import json
 
-    from miai.engine.cli.main import main
-
-    monkeypatch.setenv("MIAI_TRAIN_DIR", str(tmp_path))
-    runner = CliRunner()
-    made = runner.invoke(main, ["train", "gen", "--data", "d", "--teacher", str(TEACHER), "--size", "7",
-                                "--positions", "16", "--parallel", "8"])
+    train = train_cli(tmp_path, monkeypatch)
+    made = train("gen", "--data", "d", "--teacher", str(TEACHER), "--size", "7", "--positions", "16", "--parallel", "8")
     assert made.exit_code == 0, made.output
-    result = runner.invoke(main, ["train", "eval", "--data", "d", "--teacher", str(TEACHER), "--holdout", "16"])
+    result = train("eval", "--data", "d", "--teacher", str(TEACHER), "--holdout", "16")
     assert result.exit_code == 0, result.output
     floor = json.loads(result.stdout)["7"]
     assert floor["top1"] == 1.0 and floor["positions"] == 16
     assert all(abs(phase["policy_kl"]) < 1e-3 for phase in floor["by_stones"].values())
-    refused = runner.invoke(main, ["train", "eval", "--data", "d", "--teacher", str(TEACHER), "--net", "x.onnx"])
+    refused = train("eval", "--data", "d", "--teacher", str(TEACHER), "--net", "x.onnx")
     assert refused.exit_code == 2 and "--teacher measures the teacher alone" in refused.output
-    missing = runner.invoke(main, ["train", "eval", "--data", "d", "--teacher", str(tmp_path / "none.bin.gz")])
+    missing = train("eval", "--data", "d", "--teacher", str(tmp_path / "none.bin.gz"))
     assert missing.exit_code == 1 and "cannot load the teacher" in missing.output and "none.bin.gz" in missing.output
