@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ from click.testing import CliRunner, Result
 
 from miai.engine.config import SearchConfig
 from miai.engine.search import Search
-from miai.engine.selfplay import C_SCALE, C_VISIT, search_self_play_positions, search_targets
+from miai.engine.selfplay import C_SCALE, C_VISIT, SearchBudget, search_self_play_positions, search_targets
 from miai.engine.snapshot import Snapshot
 from miai.go.coords import PASS
 from miai.go.rules import Rules
@@ -94,7 +95,7 @@ def test_self_play_searches_each_position_and_plays_on() -> None:
 
     teacher = Teacher(load_evaluator(TEACHER))
     search = Search(load_evaluator(TEACHER), SearchConfig(max_visits=24, max_time=0.0))
-    positions = search_self_play_positions(teacher, search, SelfPlayConfig(size=7, seed=3), visits=24)
+    positions = search_self_play_positions(teacher, search, SelfPlayConfig(size=7, seed=3), SearchBudget(24))
     labels = [next(positions) for _ in range(4)]
     stones = [unpack_spatial(x.spatial, 7)[0, 1:3].sum() for x in labels]  # own and opponent stones
     assert stones == [0, 1, 2, 3]
@@ -133,7 +134,7 @@ def test_the_teacher_measured_on_its_own_labels_agrees_exactly_and_its_search_mo
     raw, searched = ShardWriter(tmp_path / "raw", "raw", 7), ShardWriter(tmp_path / "searched", "searched", 7)
     raw.add(next(self_play_positions(teacher, SelfPlayConfig(size=7, parallel_games=12, seed=1))))
     search = Search(load_evaluator(TEACHER), SearchConfig(max_visits=32, max_time=0.0))
-    positions = search_self_play_positions(teacher, search, SelfPlayConfig(size=7, seed=1), visits=32)
+    positions = search_self_play_positions(teacher, search, SelfPlayConfig(size=7, seed=1), SearchBudget(32))
     for _ in range(12):
         searched.add(next(positions))
     results = []
@@ -166,3 +167,35 @@ def test_eval_teacher_reports_the_floor_without_torch(tmp_path: Path, monkeypatc
     assert refused.exit_code == 2 and "--teacher measures the teacher alone" in refused.output
     missing = train("eval", "--data", "d", "--teacher", str(tmp_path / "none.bin.gz"))
     assert missing.exit_code == 1 and "cannot load the teacher" in missing.output and "none.bin.gz" in missing.output
+
+
+@needs_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz")
+def test_cheap_moves_are_played_but_not_stored() -> None:
+    """With playout cap randomisation each stored position had the full search, and the moves that got the cheap
+    one were played (the game went on through them) but not stored."""
+    from miai.nets.loading import load_evaluator
+
+    class CountingSearch(Search):
+        visits: list[int] = []
+
+        def run(self, *args: Any, **kwargs: Any) -> Snapshot:
+            self.visits.append(kwargs["max_visits"])
+            return super().run(*args, **kwargs)
+
+    teacher = Teacher(load_evaluator(TEACHER))
+    search = CountingSearch(load_evaluator(TEACHER), SearchConfig(max_visits=24, max_time=0.0))
+    positions = search_self_play_positions(teacher, search, SelfPlayConfig(size=7, seed=4), SearchBudget(24, 4, 0.6))
+    for stored in range(1, 6):
+        next(positions)
+        assert search.visits[-1] == 24 and search.visits.count(24) == stored
+    assert set(search.visits) == {4, 24}
+
+
+def test_cheap_takes_visits_below_the_search_and_a_share(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    train = train_cli(tmp_path, monkeypatch)
+    for args, message in ((["--cheap", "4:0.5"], "--cheap needs --search"),
+                          (["--search", "64", "--cheap", "100:0.75"], "between 0 and --search's 64"),
+                          (["--search", "64", "--cheap", "many"], "expected VISITS:SHARE"),
+                          (["--search", "64", "--cheap", "8:1.5"], "SHARE in [0, 1)")):
+        refused = train("gen", "--data", "d", "--teacher", "teacher.bin.gz", *args)
+        assert refused.exit_code == 2 and message in refused.output, refused.output
