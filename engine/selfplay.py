@@ -80,8 +80,8 @@ def search_self_play_positions(teacher: Teacher, search: Search, config: SelfPla
     game = random_game(config.size, rng, config.komi_range)
     while True:
         cheap = budget.cheap(rng)
-        labels = search_targets(teacher.label([game]), _search(search, game, budget.cheap_visits if cheap
-                                                                    else budget.visits))
+        visits = budget.cheap_visits if cheap else budget.visits
+        labels = search_targets(teacher.label([game]), _search(search, game, visits))
         if not cheap:
             yield labels
         hot = len(game.moves) < config.opening_moves

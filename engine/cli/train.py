@@ -17,6 +17,7 @@ from miai.engine.cli.compose import build_evaluator, load_config_or_fail
 
 if TYPE_CHECKING:
     from miai.engine.selfplay import SearchBudget
+    from miai.nets.train.dataset import ShardSet
     from miai.nets.train.model import ModelConfig, StudentNet
     from miai.nets.train.trainer import LossWeights, TrainConfig
 
@@ -375,7 +376,6 @@ def evaluate(data_name: str, run_name: str, net_file: str | None, holdout: int, 
     """Compare a run's checkpoint (or --net, or --teacher itself) with the targets on held-out positions (JSON on
     stdout)."""
     from miai.nets import features
-    from miai.nets.train.dataset import ShardSet
     from miai.nets.train.paths import run_dir
 
     zeroed = [name.strip() for name in zero_inputs.split(",") if name.strip()]
@@ -400,9 +400,7 @@ def evaluate(data_name: str, run_name: str, net_file: str | None, holdout: int, 
         net = student_from_onnx(Path(net_file))
     else:
         net, _ = load_checkpoint(_checkpoint(run_dir(run_name, create=False), step))
-    shards = ShardSet(_data_dirs(data_name), holdout=holdout)
-    shards.refresh()
-    _echo_metrics(holdout_metrics(net, shards, holdout, zeroed))
+    _echo_metrics(holdout_metrics(net, _holdout_shards(data_name, holdout), holdout, zeroed))
 
 
 def _teacher_metrics(teacher: str, data_name: str, holdout: int) -> Mapping[int, Any]:
@@ -410,16 +408,22 @@ def _teacher_metrics(teacher: str, data_name: str, holdout: int) -> Mapping[int,
     from miai.nets.evaluator import EvaluatorError
     from miai.nets.loading import load_evaluator
     from miai.nets.train import TrainError, datagen
-    from miai.nets.train.dataset import ShardSet
     from miai.nets.train.metrics import teacher_holdout_metrics
 
     try:
         labeler = datagen.Teacher(load_evaluator(_teacher_path(teacher)))
     except (OSError, ValueError, EvaluatorError, TrainError) as exc:
         raise click.ClickException(f"cannot load the teacher: {exc}") from exc
+    return teacher_holdout_metrics(labeler, _holdout_shards(data_name, holdout), holdout)
+
+
+def _holdout_shards(data_name: str, holdout: int) -> ShardSet:
+    """The data sets ``data_name`` names, loaded, their first ``holdout`` positions of each size held out."""
+    from miai.nets.train.dataset import ShardSet
+
     shards = ShardSet(_data_dirs(data_name), holdout=holdout)
     shards.refresh()
-    return teacher_holdout_metrics(labeler, shards, holdout)
+    return shards
 
 
 def _echo_metrics(metrics: Mapping[int, Any]) -> None:

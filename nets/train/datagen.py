@@ -141,41 +141,36 @@ class Teacher:
 
     def _evaluate(self, states: Sequence[GameState], encoded: Sequence[tuple[np.ndarray, np.ndarray]]) -> DecodedBatch:
         """The teacher's decoded outputs for ``states`` from their encoded inputs, in one call."""
-        spatial = np.stack([e[0] for e in encoded])
-        global_ = np.stack([e[1] for e in encoded])
-        outputs = self.evaluator.session.run(None, {"input_spatial": spatial, "input_global": global_})
-        named = dict(zip(self.output_names, outputs))
-        n, area = len(states), int(states[0].size) ** 2
         legal = np.stack([legal_mask(s) for s in states])
         allow = np.array([features.allows_no_result(s.rules) for s in states])
-        self.evaluations += n
-        return decode_batch(
-            named["policy"],
-            named["value"],
-            named["miscvalue"],
-            named["ownership"].reshape(n, area),
-            legal,
-            allow,
-            self.evaluator.info.post,
-        )
+        self.evaluations += len(states)
+        return self._decoded(np.stack([e[0] for e in encoded]), np.stack([e[1] for e in encoded]), legal, allow)
 
-    def log_outputs(self, spatial: np.ndarray, global_: np.ndarray, policy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def log_outputs(self, spatial: np.ndarray, global_: np.ndarray,
+                    policy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The teacher's log-probabilities of each move and of (win, loss, no result) for stored inputs
         (float32 [N, 22, s, s] and [N, 19]), as ``holdout_metrics`` reads a student's. Stored positions keep no
         history, so the legal moves are taken as the empty points, the moves ``policy`` (the stored targets)
         gives any weight, and pass: a point illegal by ko or suicide may keep a little of the teacher's mass."""
         n, size = spatial.shape[0], spatial.shape[-1]
-        outputs = self.evaluator.session.run(None, {"input_spatial": spatial, "input_global": global_})
-        named = dict(zip(self.output_names, outputs))
         empty = (spatial[:, 1] + spatial[:, 2] == 0).reshape(n, size * size)
         legal = np.concatenate([empty | (policy[:, :-1] > 0), np.ones((n, 1), bool)], axis=1)
-        # features.allows_no_result read back from the global inputs: simple ko (6-7 both 0) or territory (9).
-        allow = ((global_[:, 6] == 0) & (global_[:, 7] == 0)) | (global_[:, 9] > 0)
-        decoded = decode_batch(named["policy"], named["value"], named["miscvalue"],
-                               named["ownership"].reshape(n, size * size), legal, allow, self.evaluator.info.post)
+        # features.allows_no_result read back from the global inputs: simple ko (both ko planes 0) or territory.
+        _, ko = features.family_planes("ko_rule")
+        _, territory = features.family_planes("territory_scoring")
+        allow = np.all(global_[:, ko] == 0, axis=1) | np.any(global_[:, territory] > 0, axis=1)
+        decoded = self._decoded(spatial, global_, legal, allow)
         value = np.stack([decoded.win, decoded.loss, decoded.no_result], axis=1)
         tiny = 1e-30  # a zero probability stays finite, as a student's log-softmax always is
         return np.log(np.maximum(decoded.policy, tiny)), np.log(np.maximum(value, tiny))
+
+    def _decoded(self, spatial: np.ndarray, global_: np.ndarray, legal: np.ndarray, allow: np.ndarray) -> DecodedBatch:
+        """One onnxruntime call on net inputs, decoded with the given legal moves and no-result permissions."""
+        outputs = self.evaluator.session.run(None, {"input_spatial": spatial, "input_global": global_})
+        named = dict(zip(self.output_names, outputs))
+        n, area = spatial.shape[0], spatial.shape[-1] * spatial.shape[-2]
+        return decode_batch(named["policy"], named["value"], named["miscvalue"], named["ownership"].reshape(n, area),
+                            legal, allow, self.evaluator.info.post)
 
     def _children(self, states: Sequence[GameState], policy: np.ndarray, count: int) -> Children:
         """The teacher's value after each state's ``count`` likeliest moves (pass aside), in one call."""

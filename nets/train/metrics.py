@@ -40,10 +40,10 @@ PHASES = (0.0, 0.125, 0.25, 0.5, 1.01)  # stones on the board as a share of its 
 
 
 def phase_metrics(batch: Batch, policy_log: np.ndarray, value_log: np.ndarray) -> dict[str, dict[str, float]]:
-    """The student (its log-probabilities of moves and of win, loss and no result) against the teacher by
-    the number of stones on the board (``PHASES``): positions, policy
-    and value KL divergence (nats), top-1 agreement, and the mean gap between the two winrates. Held-out
-    sets of early shards are mostly openings; this shows where in a game the student falls short."""
+    """A net (its log-probabilities of moves and of win, loss and no result: a student's, or the teacher's own)
+    against the stored targets by the number of stones on the board (``PHASES``): positions, policy and value KL
+    divergence (nats), top-1 agreement, and the mean gap between the two winrates. Held-out sets of early shards
+    are mostly openings; this shows where in a game the net falls short."""
     stones = batch.spatial[:, 1:3].sum(axis=(1, 2, 3))  # planes 1 and 2: the stones of either side
     share = stones / (batch.size * batch.size)
     policy_kl = _kl(batch.policy.astype(np.float64), policy_log)
