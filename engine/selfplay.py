@@ -1,4 +1,5 @@
-"""Teacher self-play labelled by the teacher's own search (``miai train gen --search V``).
+"""Self-play searched by miai's search: the teacher's, labelled by that search (``miai train gen --search V``), or a
+student's, labelled by the raw teacher (``--search V --player NET``).
 
 The labels of ``miai.nets.train.datagen`` read the teacher net once per position (or one ply deeper with its
 lookahead); here each position is searched with miai's graph search over the teacher for ``visits`` root visits,
@@ -15,22 +16,29 @@ and the targets say what that search found:
 Self-play samples each move from the policy target with a temperature, hotter in the opening, and the search
 keeps its graph from one move to the next, so part of each search is already done when it starts. With a cheap
 share (``SearchBudget``) most moves get a small search and are not stored, as in KataGo's self-play.
+
+With a player (``player_self_play_positions``) the search runs over another net, usually the student being
+trained, and plays as ``miai gtp`` would; the teacher labels every stored position raw. This is on-policy
+distillation (DAgger, Ross et al. 2011): a student's search steers into the positions its own value overrates
+(measured in docs/training.md, round 13), positions the teacher's self-play never shows it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import random
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from miai.engine.search import Search
-from miai.engine.snapshot import Snapshot
+from miai.engine.snapshot import Snapshot, choose_move
 from miai.go.coords import policy_index
 from miai.go.state import GameState
 from miai.nets.train.datagen import Labels, SelfPlayConfig, Teacher, improved_policy, random_game, sample_move
 
-__all__ = ["search_targets", "search_self_play_positions", "SearchBudget", "C_VISIT", "C_SCALE"]
+__all__ = ["search_targets", "search_self_play_positions", "player_self_play_positions", "SearchBudget", "C_VISIT",
+           "C_SCALE"]
 
 C_VISIT = 50.0  # Gumbel MuZero's sigma constants (c_visit, c_scale) for values in [0, 1]
 C_SCALE = 0.1
@@ -71,21 +79,53 @@ class SearchBudget:
         return bool(self.cheap_visits) and bool(rng.random() < self.cheap_share)
 
 
+# One turn of a self-play game: (the game, the search of its position, whether the position is stored, the move's
+# temperature) -> (the position's labels, None when not stored; the move to play).
+Turn = Callable[[GameState, Snapshot, bool, float], tuple[Labels | None, int]]
+
+
 def search_self_play_positions(teacher: Teacher, search: Search, config: SelfPlayConfig,
                                budget: SearchBudget) -> Iterator[Labels]:
     """Endless labelled positions (one per batch) from teacher self-play, each searched for ``budget.visits``
     visits; moves given the cheap search are played and not stored."""
     rng = np.random.default_rng(config.seed)
+
+    def turn(game: GameState, snapshot: Snapshot, stored: bool, temperature: float) -> tuple[Labels | None, int]:
+        labels = search_targets(teacher.label([game]), snapshot)  # the prior is needed to play a cheap move too
+        return (labels if stored else None), sample_move(labels.policy[0], temperature, rng)
+
+    return _self_play(search, config, budget, rng, turn)
+
+
+def player_self_play_positions(teacher: Teacher, search: Search, config: SelfPlayConfig,
+                               budget: SearchBudget) -> Iterator[Labels]:
+    """Endless positions (one per batch) from the self-play of the net ``search`` runs over, each searched for
+    ``budget.visits`` visits and labelled by the raw teacher (``config.lookahead`` applies); each move is chosen
+    as ``miai gtp`` chooses it (``choose_move``: play values at the move's temperature). Moves given the cheap
+    search are played and not stored."""
+    rng = np.random.default_rng(config.seed)
+    choice = random.Random(config.seed)
+
+    def turn(game: GameState, snapshot: Snapshot, stored: bool, temperature: float) -> tuple[Labels | None, int]:
+        labels = teacher.label([game], config.lookahead) if stored else None
+        return labels, choose_move(snapshot, temperature, choice)
+
+    return _self_play(search, config, budget, rng, turn)
+
+
+def _self_play(search: Search, config: SelfPlayConfig, budget: SearchBudget, rng: np.random.Generator,
+               turn: Turn) -> Iterator[Labels]:
+    """The self-play loop: search each position (cheaply for a share of the moves), let ``turn`` label it and pick
+    the move (hotter in the opening), start a new game with random rules and komi when one ends."""
     limit = int(config.size * config.size * config.max_moves_per_area)
     game = random_game(config.size, rng, config.komi_range)
     while True:
         cheap = budget.cheap(rng)
-        visits = budget.cheap_visits if cheap else budget.visits
-        labels = search_targets(teacher.label([game]), _search(search, game, visits))
-        if not cheap:
-            yield labels
+        snapshot = _search(search, game, budget.cheap_visits if cheap else budget.visits)
         hot = len(game.moves) < config.opening_moves
-        move = sample_move(labels.policy[0], config.opening_temperature if hot else config.temperature, rng)
+        labels, move = turn(game, snapshot, not cheap, config.opening_temperature if hot else config.temperature)
+        if labels is not None:
+            yield labels
         game.push(move)
         if game.is_over() or len(game.moves) >= limit:
             game = random_game(config.size, rng, config.komi_range)

@@ -71,9 +71,14 @@ def train() -> None:
 @click.option("--cheap", "cheap", default=None, metavar="VISITS:SHARE",
               help="With --search: play this share of the moves after a search of VISITS only and store them not "
                    "(KataGo's playout cap randomisation, e.g. 100:0.75 with --search 600): more games in the time.")
+@click.option("--player", default=None, metavar="NET",
+              help="With --search: the games are played by miai's search over NET (a model as `miai gtp --model` "
+                   "takes, e.g. the student being trained), moves chosen as `miai gtp` chooses them, and the teacher "
+                   "labels each position raw (or with --lookahead): on-policy targets, where the student's own play "
+                   "goes.")
 def gen(data_name: str, teacher: str, source: str, size: int, positions: int, minutes: float, kifu: str | None,
         parallel: int, temperature: float, seed: int, threads: int, lookahead: int, lookahead_value: bool,
-        search_visits: int, cheap: str | None) -> None:
+        search_visits: int, cheap: str | None, player: str | None) -> None:
     """Add teacher-labelled positions to a data set (resumable: it only adds shards)."""
     from miai.nets.evaluator import EvaluatorError
     from miai.nets.loading import load_evaluator
@@ -86,8 +91,10 @@ def gen(data_name: str, teacher: str, source: str, size: int, positions: int, mi
         raise click.UsageError("--source kifu needs --kifu FILE (real games, one a line)")
     if lookahead_value and not lookahead:
         raise click.UsageError("--lookahead-value needs --lookahead N (the moves whose values it backs up)")
-    if search_visits and (lookahead or source != "selfplay"):
-        raise click.UsageError("--search takes self-play positions only, and replaces --lookahead")
+    if player is not None and not search_visits:
+        raise click.UsageError("--player needs --search V (the visits of the player's search a move)")
+    if search_visits and (source != "selfplay" or (lookahead and player is None)):
+        raise click.UsageError("--search takes self-play positions only, and replaces --lookahead (unless --player)")
     budget = _search_budget(search_visits, cheap)
     try:
         evaluator = load_evaluator(_teacher_path(teacher), intra_op_threads=threads, max_batch=max(parallel, 1))
@@ -104,8 +111,10 @@ def gen(data_name: str, teacher: str, source: str, size: int, positions: int, mi
         config = datagen.SelfPlayConfig(size=size, parallel_games=parallel, temperature=temperature, seed=seed,
                                         lookahead=improve)
         if search_visits:
-            batches = _searched_self_play(labeler, config, teacher, budget, threads)
-            tag = f"-m{search_visits}" + (f"c{budget.cheap_visits}" if budget.cheap_visits else "")
+            batches = _searched_self_play(labeler, config, player or str(_teacher_path(teacher)), budget, threads,
+                                          labelled_by_search=player is None)
+            cheap_tag = f"c{budget.cheap_visits}" if budget.cheap_visits else ""
+            tag += f"-{'p' if player else 'm'}{search_visits}{cheap_tag}"
         else:
             batches = datagen.self_play_positions(labeler, config)
         prefix = f"selfplay{tag}-s{seed}"
@@ -452,17 +461,19 @@ def _search_budget(visits: int, cheap: str | None) -> SearchBudget:
     return budget
 
 
-def _searched_self_play(labeler: Any, config: Any, teacher: str, budget: SearchBudget,
-                        threads: int) -> Iterator[Any]:
-    """Self-play positions labelled by miai's search over the teacher (the default config's search constants, as
-    ``miai gtp --model TEACHER`` plays, stopped by the budget's visits alone)."""
+def _searched_self_play(labeler: Any, config: Any, model: str, budget: SearchBudget, threads: int,
+                        labelled_by_search: bool) -> Iterator[Any]:
+    """Self-play by miai's search over ``model`` (the default config's search constants, as ``miai gtp --model
+    MODEL`` plays, stopped by the budget's visits alone): labelled by that search (``model`` is the teacher), or by
+    the raw teacher ``labeler`` (``model`` is a player, e.g. a student)."""
     from miai.engine.search import Search
-    from miai.engine.selfplay import search_self_play_positions
+    from miai.engine.selfplay import player_self_play_positions, search_self_play_positions
 
     sets = ("search.max_time=0", f"search.max_visits={budget.visits}", f"net.threads={threads}")
     engine_config = load_config_or_fail(None, sets)
-    evaluator = build_evaluator(str(_teacher_path(teacher)), engine_config, progress=False)
-    return search_self_play_positions(labeler, Search(evaluator, engine_config.search), config, budget)
+    evaluator = build_evaluator(model, engine_config, progress=False)  # a ClickException names a bad file
+    positions = search_self_play_positions if labelled_by_search else player_self_play_positions
+    return positions(labeler, Search(evaluator, engine_config.search), config, budget)
 
 
 def _teacher_path(teacher: str) -> Path:

@@ -1,4 +1,5 @@
-"""Self-play labelled by the teacher's search (engine/selfplay.py, ``miai train gen --search``)."""
+"""Self-play searched by miai: labelled by the teacher's search (``miai train gen --search``) or played by a student
+and labelled by the raw teacher (``--player``); engine/selfplay.py."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from click.testing import CliRunner, Result
 
 from miai.engine.config import SearchConfig
 from miai.engine.search import Search
-from miai.engine.selfplay import C_SCALE, C_VISIT, SearchBudget, search_self_play_positions, search_targets
+from miai.engine.selfplay import (C_SCALE, C_VISIT, SearchBudget, player_self_play_positions,
+                                  search_self_play_positions, search_targets)
 from miai.engine.snapshot import Snapshot
 from miai.go.coords import PASS
 from miai.go.rules import Rules
@@ -117,6 +119,50 @@ def test_gen_search_writes_shards_named_by_their_visits(tmp_path: Path, monkeypa
     for extra in (["--lookahead", "4"], ["--source", "kifu", "--kifu", str(tmp_path / "none.txt")]):
         refused = train("gen", "--data", "d", "--teacher", str(TEACHER), "--search", "8", *extra)
         assert refused.exit_code == 2 and "--search takes self-play positions only" in refused.output
+
+
+@needs_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz")
+def test_a_player_plays_the_searched_moves_and_the_teacher_labels_them_raw() -> None:
+    """On-policy positions: each move played is one the player's search tried, each position is searched to the
+    visits asked for, and its targets are the raw teacher's outputs on it (not the search's)."""
+    from miai.nets.evaluator import UniformEvaluator
+    from miai.nets.loading import load_evaluator
+
+    class RecordingSearch(Search):
+        snapshots: list[Snapshot] = []
+
+        def run(self, *args: Any, **kwargs: Any) -> Snapshot:
+            self.snapshots.append(super().run(*args, **kwargs))
+            return self.snapshots[-1]
+
+    teacher = Teacher(load_evaluator(TEACHER))
+    search = RecordingSearch(UniformEvaluator(), SearchConfig(max_visits=12, max_time=0.0))
+    config = SelfPlayConfig(size=7, seed=5, opening_moves=0, temperature=0.3)
+    positions = player_self_play_positions(teacher, search, config, SearchBudget(12))
+    labels = [next(positions) for _ in range(5)]
+    boards = [unpack_spatial(x.spatial, 7)[0, 1:3].sum(axis=0).reshape(-1) for x in labels]  # either side's stones
+    for before, after, snapshot_before in zip(boards, boards[1:], search.snapshots):
+        played = np.flatnonzero(after - before)
+        assert len(played) == 1 and int(played[0]) in {m.move for m in snapshot_before.moves}
+        assert snapshot_before.root.visits >= 12
+    for x in labels:
+        inputs = unpack_spatial(x.spatial, 7).astype(np.float32)
+        policy_log, value_log = teacher.log_outputs(inputs, x.global_, x.policy.astype(np.float32))
+        np.testing.assert_allclose(np.exp(value_log), x.value, atol=1e-4)
+        np.testing.assert_allclose(np.exp(policy_log)[0][x.policy[0] > 0], x.policy[0][x.policy[0] > 0], atol=2e-3)
+
+
+@needs_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz")
+def test_gen_player_names_its_shards_and_needs_a_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    train = train_cli(tmp_path, monkeypatch)
+    base = ("gen", "--data", "d", "--teacher", str(TEACHER), "--size", "7", "--positions", "3")
+    result = train(*base, "--search", "8", "--player", "default", "--lookahead", "2", "--seed", "2")
+    assert result.exit_code == 0, result.output
+    assert [p.name for p in (tmp_path / "data" / "d").glob("*.npz")] == ["selfplay-q2-p8-s2-07-00000.npz"]
+    refused = train(*base, "--player", "default")
+    assert refused.exit_code == 2 and "--player needs --search V" in refused.output
+    missing = train(*base, "--search", "8", "--player", str(tmp_path / "none.onnx"))
+    assert missing.exit_code == 1 and "none.onnx" in missing.output
 
 
 @needs_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz")
