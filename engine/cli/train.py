@@ -6,6 +6,7 @@ Every file goes under ``~/.cache/miai/train`` (or ``$MIAI_TRAIN_DIR``), never in
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -353,7 +354,6 @@ def _size_range(text: str) -> tuple[int, int]:
 def record(net: str, summaries: tuple[str, ...], key: str, note: str) -> None:
     """Store `miai match --json` SUMMARIES in NET's manifest (measured.matches.KEY); several files are parts of
     one schedule (e.g. two streams of games side by side) and are added up."""
-    import json
 
     from miai.match.summary import result_entry
     from miai.nets.train import TrainError
@@ -364,6 +364,45 @@ def record(net: str, summaries: tuple[str, ...], key: str, note: str) -> None:
     except (TrainError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(json.dumps(entry, indent=2))
+
+
+@train.command("played")
+@click.option("--sgf", "sgf_dir", required=True, type=click.Path(exists=True, file_okay=False),
+              help="Games as `miai match --sgf-dir` writes them (players named '... (A)' and '... (B)').")
+@click.option("--engine", type=click.Choice(["A", "B"]), default="A", show_default=True,
+              help="Whose positions: the engine that played --net.")
+@click.option("--net", "net_file", required=True, help="The net that engine played (.onnx or a KataGo model).")
+@click.option("--teacher", required=True, help=TEACHER_HELP)
+def played(sgf_dir: str, engine: str, net_file: str, teacher: str) -> None:
+    """How far a net's winrate is from the teacher's on the positions of its played games, after its own moves and
+    after its opponent's, by moves played (JSON on stdout): where the net's search steers into positions its
+    value overrates, the gap after its own moves leans its way."""
+    from miai.go.sgf import SgfError, read_sgf_file
+    from miai.nets.evaluator import EvaluatorError
+    from miai.nets.loading import load_evaluator
+    from miai.nets.train.metrics import played_value_gaps
+
+    paths = sorted(Path(sgf_dir).glob("*.sgf"))
+    try:
+        records = [read_sgf_file(path) for path in paths]
+    except SgfError as exc:
+        raise click.ClickException(str(exc)) from exc
+    games = [(record, color) for record in records for color, name in _players(record) if name.endswith(f"({engine})")]
+    if not games:
+        raise click.ClickException(f"{sgf_dir}: no game names a player '... ({engine})' (PB or PW, as `miai match` "
+                                   "writes them)")
+    try:
+        net, judge = load_evaluator(net_file), load_evaluator(_teacher_path(teacher))
+    except (OSError, ValueError, EvaluatorError) as exc:  # the message names the file
+        raise click.ClickException(f"cannot load a net: {exc}") from exc
+    click.echo(json.dumps({"games": len(games), **played_value_gaps(net, judge, games)}, indent=2))
+
+
+def _players(record: Any) -> list[tuple[Any, str]]:
+    """(colour, name) of a record's two players, names as PB and PW give them ('' where missing)."""
+    from miai.go.coords import Color
+
+    return [(Color.BLACK, record.black_player or ""), (Color.WHITE, record.white_player or "")]
 
 
 @train.command("eval")
@@ -437,7 +476,6 @@ def _holdout_shards(data_name: str, holdout: int) -> ShardSet:
 
 def _echo_metrics(metrics: Mapping[int, Any]) -> None:
     """Per-size metrics as JSON on stdout (sizes as keys)."""
-    import json
 
     click.echo(json.dumps({str(size): values for size, values in metrics.items()}, indent=2))
 

@@ -1,16 +1,22 @@
-"""Held-out measures shared by students and teachers (numpy only, no torch): agreement with the stored targets by
-game phase, and the teacher itself measured the same way (``miai train eval``)."""
+"""Measures shared by students and teachers (numpy only, no torch): agreement with the stored targets by game phase,
+the teacher itself measured the same way (``miai train eval``), and a net's value against the teacher's on the
+positions of played games (``miai train played``)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from miai.go.coords import Color
+from miai.go.sgf import SgfGame
+from miai.go.state import GameState
+from miai.nets.evaluator import Evaluator
 from miai.nets.train.datagen import Teacher
 from miai.nets.train.dataset import Batch, ShardSet
 
-__all__ = ["PHASES", "phase_metrics", "teacher_holdout_metrics"]
+__all__ = ["PHASES", "PLAYED_PHASES", "phase_metrics", "played_value_gaps", "teacher_holdout_metrics"]
 
 
 def teacher_holdout_metrics(teacher: Teacher, shards: ShardSet, count: int = 512) -> dict[int, dict[str, Any]]:
@@ -68,3 +74,48 @@ def _kl(target: np.ndarray, log_probs: np.ndarray) -> np.ndarray:
     logs = np.where(positive, np.log(np.where(positive, target, 1.0)) - log_probs, 0.0)
     result: np.ndarray = (target * logs).sum(axis=1)
     return result
+
+
+PLAYED_PHASES = (4, 20, 40, 10_000)  # moves played before the position: after a match's 3-move opening .. endgame
+
+
+def played_value_gaps(net: Evaluator, teacher: Evaluator,
+                      games: Sequence[tuple[SgfGame, Color]]) -> dict[str, dict[str, dict[str, float]]]:
+    """How far ``net``'s winrate is from the teacher's on the positions of played games, for the side ``net``
+    played in each (``games``: a record and that side's colour), split by who played the last move and by moves
+    played (``PLAYED_PHASES``).
+
+    For each group: positions, the mean signed gap (net minus teacher, from the net's side: above 0 the net thinks
+    its side better off than the teacher does) and the mean absolute gap, winrates in [0, 1]. A search picks the
+    moves its net's value likes best, so after its own moves a net that is wrong is wrong in its own favour; on
+    the teacher's self-play the same net's errors have no such direction."""
+    states: list[GameState] = []
+    sides: list[tuple[int, bool, bool]] = []  # moves played, last move the net's, the net's side to move
+    for record, color in games:
+        for played in range(PLAYED_PHASES[0], len(record.moves) + 1):
+            state = record.to_state(played + 1)
+            states.append(state)
+            sides.append((played, record.moves[played - 1][0] == color, state.to_play == color))
+    gaps = _winrates(net, states) - _winrates(teacher, states)
+    gaps = np.where([to_play for _, _, to_play in sides], gaps, -gaps)
+    played_counts = np.array([played for played, _, _ in sides])
+    own_move = np.array([own for _, own, _ in sides], dtype=bool)
+    groups: dict[str, dict[str, dict[str, float]]] = {}
+    for name, chosen_side in (("after its own move", own_move), ("after the opponent's move", ~own_move)):
+        groups[name] = {}
+        for low, high in zip(PLAYED_PHASES, PLAYED_PHASES[1:]):
+            chosen = chosen_side & (played_counts >= low) & (played_counts < high)
+            if chosen.any():
+                label = f"moves {low}-{high - 1}" if high < PLAYED_PHASES[-1] else f"moves {low}+"
+                groups[name][label] = {"positions": int(chosen.sum()),
+                                       "signed_gap": round(float(gaps[chosen].mean()), 4),
+                                       "abs_gap": round(float(np.abs(gaps[chosen]).mean()), 4)}
+    return groups
+
+
+def _winrates(evaluator: Evaluator, states: Sequence[GameState]) -> np.ndarray:
+    """Each position's winrate for the side to move (a no result counted half)."""
+    values: list[float] = []
+    for start in range(0, len(states), evaluator.max_batch):
+        values += [e.win + e.no_result / 2.0 for e in evaluator.evaluate(states[start:start + evaluator.max_batch])]
+    return np.array(values)

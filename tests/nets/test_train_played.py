@@ -1,0 +1,90 @@
+"""`miai train played`: a net's winrate against the teacher's on the positions of played games (no torch)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from miai.engine.cli.main import main
+from miai.go.coords import Color, parse_gtp
+from miai.go.sgf import SgfGame, format_sgf
+from miai.go.state import GameState
+from miai.nets.evaluator import Evaluation
+from miai.nets.train.metrics import played_value_gaps
+
+MOVES = "E5 C5 E3 G5 D7 F7 C3 G3 E7 F6 B5 C6 H4 G4 D4 F2 G8 F8 B7 H6 C8 E6".split()  # 22 moves on 9x9
+DEFAULT_NET = Path(__file__).resolve().parents[2] / "nets" / "default" / "miai-b6c64-9.onnx"
+
+
+class Fixed:
+    """An evaluator whose winrate for Black is ``black``, or for the side to move is ``to_move``."""
+
+    max_batch = 8
+
+    def __init__(self, black: float | None = None, to_move: float | None = None) -> None:
+        self.black, self.to_move = black, to_move
+
+    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
+        return [self._one(state) for state in states]
+
+    def _one(self, state: GameState) -> Evaluation:
+        if self.to_move is not None:
+            win = self.to_move
+        else:
+            assert self.black is not None
+            win = self.black if state.to_play == Color.BLACK else 1.0 - self.black
+        policy = np.full(state.size ** 2 + 1, 1.0 / (state.size ** 2 + 1), np.float32)
+        return Evaluation(policy=policy, win=win, loss=1.0 - win, no_result=0.0, score_mean=0.0, score_stdev=1.0,
+                          lead=0.0, ownership=None)
+
+
+def game(black: str = "miai 0.1.0 (A)", white: str = "miai 0.1.0 (B)") -> SgfGame:
+    colors = [Color.BLACK, Color.WHITE] * len(MOVES)
+    return SgfGame(size=9, komi=7.0, rules="chinese", black_player=black, white_player=white,
+                   moves=[(c, parse_gtp(m, 9)) for c, m in zip(colors, MOVES)], comments=[None] * len(MOVES))
+
+
+def test_a_net_that_favours_its_own_side_leans_its_way_everywhere() -> None:
+    gaps = played_value_gaps(Fixed(black=0.8), Fixed(to_move=0.5), [(game(), Color.BLACK)])
+    for who in ("after its own move", "after the opponent's move"):
+        assert gaps[who]["moves 4-19"]["signed_gap"] == pytest.approx(0.3)
+        assert gaps[who]["moves 20-39"]["abs_gap"] == pytest.approx(0.3)
+    positions = [phase["positions"] for side in gaps.values() for phase in side.values()]
+    assert sum(positions) == len(MOVES) - 4 + 1  # every position from 4 moves played to the last
+    assert gaps["after its own move"]["moves 4-19"]["positions"] == 8  # Black moved last after 5, 7, .. 19 moves
+
+
+def test_a_net_that_favours_the_side_to_move_leans_against_whoever_just_moved() -> None:
+    """After its own move the opponent is to move, so such a net sees its own side worse off than the teacher."""
+    gaps = played_value_gaps(Fixed(to_move=0.7), Fixed(to_move=0.5), [(game(), Color.WHITE)])
+    assert gaps["after its own move"]["moves 4-19"]["signed_gap"] == pytest.approx(-0.2)
+    assert gaps["after the opponent's move"]["moves 20-39"]["signed_gap"] == pytest.approx(0.2)
+
+
+def test_played_reads_match_records_and_finds_no_gap_between_a_net_and_itself(tmp_path: Path) -> None:
+    (tmp_path / "game-0001.sgf").write_text(format_sgf(game()), encoding="utf-8")
+    (tmp_path / "game-0002.sgf").write_text(format_sgf(game("x (B)", "y (A)")), encoding="utf-8")
+    runner = CliRunner()
+    args = ["train", "played", "--sgf", str(tmp_path), "--net", str(DEFAULT_NET), "--teacher", str(DEFAULT_NET)]
+    result = runner.invoke(main, args)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["games"] == 2
+    assert all(abs(phase["abs_gap"]) < 1e-6 for side in ("after its own move", "after the opponent's move")
+               for phase in report[side].values())
+    assert json.loads(runner.invoke(main, args + ["--engine", "B"]).stdout)["games"] == 2
+    (tmp_path / "game-0003.sgf").write_text("(;FF[4]SZ[9];B[ee];W[zz", encoding="utf-8")
+    broken = runner.invoke(main, args)
+    assert broken.exit_code == 1 and "game-0003.sgf" in broken.output
+
+
+def test_played_names_a_folder_without_the_engine(tmp_path: Path) -> None:
+    (tmp_path / "g.sgf").write_text(format_sgf(game("gnugo", "pachi")), encoding="utf-8")
+    result = CliRunner().invoke(main, ["train", "played", "--sgf", str(tmp_path), "--net", "n.onnx", "--teacher",
+                                       "t.bin.gz"])
+    assert result.exit_code == 1 and "no game names a player '... (A)'" in result.output
