@@ -377,7 +377,8 @@ def played(sgf_dir: str, engine: str, net_file: str, teacher: str) -> None:
     """How far a net's winrate is from the teacher's on the positions of its played games, after its own moves and
     after its opponent's, by moves played (JSON on stdout): where the net's search steers into positions its
     value overrates, the gap after its own moves leans its way."""
-    from miai.go.sgf import SgfError, read_sgf_file
+    from miai.go.errors import SgfError
+    from miai.go.sgf import read_sgf_file
     from miai.nets.evaluator import EvaluatorError
     from miai.nets.loading import load_evaluator
     from miai.nets.train.metrics import played_value_gaps
