@@ -18,6 +18,8 @@ from miai.engine.cli.compose import build_evaluator, load_config_or_fail
 
 if TYPE_CHECKING:
     from miai.engine.selfplay import SearchBudget
+    from miai.go.coords import Color
+    from miai.go.sgf import SgfGame
     from miai.nets.train.dataset import ShardSet
     from miai.nets.train.model import ModelConfig, StudentNet
     from miai.nets.train.trainer import LossWeights, TrainConfig
@@ -396,10 +398,14 @@ def played(sgf_dir: str, engine: str, net_file: str, teacher: str) -> None:
         net, judge = load_evaluator(net_file), load_evaluator(_teacher_path(teacher))
     except (OSError, ValueError, EvaluatorError) as exc:  # the message names the file
         raise click.ClickException(f"cannot load a net: {exc}") from exc
-    click.echo(json.dumps({"games": len(games), **played_value_gaps(net, judge, games)}, indent=2))
+    try:
+        gaps = played_value_gaps(net, judge, games)
+    except (SgfError, EvaluatorError) as exc:  # an illegal move in a record; a net that does not play its size
+        raise click.ClickException(f"{sgf_dir}: {exc}") from exc
+    click.echo(json.dumps({"games": len(games), **gaps}, indent=2))
 
 
-def _players(record: Any) -> list[tuple[Any, str]]:
+def _players(record: SgfGame) -> list[tuple[Color, str]]:
     """(colour, name) of a record's two players, names as PB and PW give them ('' where missing)."""
     from miai.go.coords import Color
 
@@ -477,7 +483,6 @@ def _holdout_shards(data_name: str, holdout: int) -> ShardSet:
 
 def _echo_metrics(metrics: Mapping[int, Any]) -> None:
     """Per-size metrics as JSON on stdout (sizes as keys)."""
-
     click.echo(json.dumps({str(size): values for size, values in metrics.items()}, indent=2))
 
 

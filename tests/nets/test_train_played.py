@@ -88,3 +88,11 @@ def test_played_names_a_folder_without_the_engine(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["train", "played", "--sgf", str(tmp_path), "--net", "n.onnx", "--teacher",
                                        "t.bin.gz"])
     assert result.exit_code == 1 and "no game names a player '... (A)'" in result.output
+
+
+def test_played_names_the_record_with_an_illegal_move(tmp_path: Path) -> None:
+    moves = "".join(f";{c}[{p}]" for c, p in zip("BWBWB", ["ee", "ce", "ec", "ge", "ee"]))  # the fifth is on E5 again
+    (tmp_path / "game-0001.sgf").write_text(f"(;FF[4]SZ[9]KM[7]PB[x (A)]PW[y (B)]{moves})", encoding="utf-8")
+    result = CliRunner().invoke(main, ["train", "played", "--sgf", str(tmp_path), "--net", str(DEFAULT_NET),
+                                       "--teacher", str(DEFAULT_NET)])
+    assert result.exit_code == 1 and "illegal SGF move 5" in result.output, result.output
