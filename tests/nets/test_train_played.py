@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -14,33 +14,28 @@ from miai.engine.cli.main import main
 from miai.go.coords import Color, parse_gtp
 from miai.go.sgf import SgfGame, format_sgf
 from miai.go.state import GameState
-from miai.nets.evaluator import Evaluation
+from miai.nets.evaluator import Evaluation, UniformEvaluator
 from miai.nets.train.metrics import played_value_gaps
 
 MOVES = "E5 C5 E3 G5 D7 F7 C3 G3 E7 F6 B5 C6 H4 G4 D4 F2 G8 F8 B7 H6 C8 E6".split()  # 22 moves on 9x9
 DEFAULT_NET = Path(__file__).resolve().parents[2] / "nets" / "default" / "miai-b6c64-9.onnx"
 
 
-class Fixed:
-    """An evaluator whose winrate for Black is ``black``, or for the side to move is ``to_move``."""
+@dataclass
+class Fixed(UniformEvaluator):
+    """The uniform evaluator with a winrate for Black of ``black``, or for the side to move of ``to_move``."""
 
-    max_batch = 8
-
-    def __init__(self, black: float | None = None, to_move: float | None = None) -> None:
-        self.black, self.to_move = black, to_move
+    black: float | None = None
+    to_move: float | None = None
 
     def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
-        return [self._one(state) for state in states]
+        return [replace(e, win=self._win(s), loss=1.0 - self._win(s)) for s, e in zip(states, super().evaluate(states))]
 
-    def _one(self, state: GameState) -> Evaluation:
+    def _win(self, state: GameState) -> float:
         if self.to_move is not None:
-            win = self.to_move
-        else:
-            assert self.black is not None
-            win = self.black if state.to_play == Color.BLACK else 1.0 - self.black
-        policy = np.full(state.size ** 2 + 1, 1.0 / (state.size ** 2 + 1), np.float32)
-        return Evaluation(policy=policy, win=win, loss=1.0 - win, no_result=0.0, score_mean=0.0, score_stdev=1.0,
-                          lead=0.0, ownership=None)
+            return self.to_move
+        assert self.black is not None
+        return self.black if state.to_play == Color.BLACK else 1.0 - self.black
 
 
 def game(black: str = "miai 0.1.0 (A)", white: str = "miai 0.1.0 (B)") -> SgfGame:
@@ -50,7 +45,7 @@ def game(black: str = "miai 0.1.0 (A)", white: str = "miai 0.1.0 (B)") -> SgfGam
 
 
 def test_a_net_that_favours_its_own_side_leans_its_way_everywhere() -> None:
-    gaps = played_value_gaps(Fixed(black=0.8), Fixed(to_move=0.5), [(game(), Color.BLACK)])
+    gaps = played_value_gaps(Fixed(max_batch=8, black=0.8), Fixed(max_batch=8, to_move=0.5), [(game(), Color.BLACK)])
     for who in ("after its own move", "after the opponent's move"):
         assert gaps[who]["moves 4-19"]["signed_gap"] == pytest.approx(0.3)
         assert gaps[who]["moves 20-39"]["abs_gap"] == pytest.approx(0.3)
@@ -61,7 +56,7 @@ def test_a_net_that_favours_its_own_side_leans_its_way_everywhere() -> None:
 
 def test_a_net_that_favours_the_side_to_move_leans_against_whoever_just_moved() -> None:
     """After its own move the opponent is to move, so such a net sees its own side worse off than the teacher."""
-    gaps = played_value_gaps(Fixed(to_move=0.7), Fixed(to_move=0.5), [(game(), Color.WHITE)])
+    gaps = played_value_gaps(Fixed(max_batch=8, to_move=0.7), Fixed(max_batch=8, to_move=0.5), [(game(), Color.WHITE)])
     assert gaps["after its own move"]["moves 4-19"]["signed_gap"] == pytest.approx(-0.2)
     assert gaps["after the opponent's move"]["moves 20-39"]["signed_gap"] == pytest.approx(0.2)
 
