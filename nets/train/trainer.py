@@ -185,8 +185,6 @@ def holdout_metrics(net: StudentNet, shards: ShardSet, count: int = 512,
     return results
 
 
-
-
 class Checkpoint(TypedDict):
     """What a checkpoint file holds (``torch.save`` of this dict)."""
 
