@@ -20,7 +20,9 @@ share (``SearchBudget``) most moves get a small search and are not stored, as in
 With a player (``player_self_play_positions``) the search runs over another net, usually the student being
 trained, and plays as ``miai gtp`` would; the teacher labels every stored position raw. This is on-policy
 distillation (DAgger, Ross et al. 2011): a student's search steers into the positions its own value overrates
-(measured in docs/training.md, round 13), positions the teacher's self-play never shows it.
+(measured in docs/training.md, round 13), positions the teacher's self-play never shows it. With an opponent
+(``match_positions``) the player's search meets another search, usually the teacher's, colours alternating game
+by game: the positions of the games the student actually loses, after moves stronger than its own.
 """
 
 from __future__ import annotations
@@ -33,12 +35,12 @@ import numpy as np
 
 from miai.engine.search import Search
 from miai.engine.snapshot import Snapshot, choose_move
-from miai.go.coords import policy_index
+from miai.go.coords import Color, policy_index
 from miai.go.state import GameState
 from miai.nets.train.datagen import Labels, SelfPlayConfig, Teacher, improved_policy, random_game, sample_move
 
-__all__ = ["search_targets", "search_self_play_positions", "player_self_play_positions", "SearchBudget", "C_VISIT",
-           "C_SCALE"]
+__all__ = ["search_targets", "search_self_play_positions", "player_self_play_positions", "match_positions",
+           "SearchBudget", "C_VISIT", "C_SCALE"]
 
 C_VISIT = 50.0  # Gumbel MuZero's sigma constants (c_visit, c_scale) for values in [0, 1]
 C_SCALE = 0.1
@@ -94,7 +96,7 @@ def search_self_play_positions(teacher: Teacher, search: Search, config: SelfPla
         labels = search_targets(teacher.label([game]), snapshot)  # the prior is needed to play a cheap move too
         return (labels if stored else None), sample_move(labels.policy[0], temperature, rng)
 
-    return _self_play(search, config, budget, rng, turn)
+    return _self_play(_alone(search, budget), config, rng, turn)
 
 
 def player_self_play_positions(teacher: Teacher, search: Search, config: SelfPlayConfig,
@@ -103,23 +105,46 @@ def player_self_play_positions(teacher: Teacher, search: Search, config: SelfPla
     ``budget.visits`` visits and labelled by the raw teacher (``config.lookahead`` applies); each move is chosen
     as ``miai gtp`` chooses it (``choose_move``: play values at the move's temperature). Moves given the cheap
     search are played and not stored."""
+    return match_positions(teacher, (search, budget), (search, budget), config)
+
+
+def match_positions(teacher: Teacher, player: tuple[Search, SearchBudget], opponent: tuple[Search, SearchBudget],
+                    config: SelfPlayConfig) -> Iterator[Labels]:
+    """Endless positions (one per batch) from games between two searches, each with its own budget: ``player``
+    takes Black in the first game and colours alternate game by game. Every position is searched by the side to
+    move, which chooses its move as ``miai gtp`` does, and labelled by the raw teacher (``config.lookahead``
+    applies); moves given the cheap search are played and not stored. The same search on both sides is self-play."""
     rng = np.random.default_rng(config.seed)
     choice = random.Random(config.seed)
+
+    def side(game_number: int, game: GameState) -> tuple[Search, SearchBudget]:
+        player_to_move = (game.to_play == Color.BLACK) == (game_number % 2 == 0)
+        return player if player_to_move else opponent
 
     def turn(game: GameState, snapshot: Snapshot, stored: bool, temperature: float) -> tuple[Labels | None, int]:
         labels = teacher.label([game], config.lookahead) if stored else None
         return labels, choose_move(snapshot, temperature, choice)
 
-    return _self_play(search, config, budget, rng, turn)
+    return _self_play(side, config, rng, turn)
 
 
-def _self_play(search: Search, config: SelfPlayConfig, budget: SearchBudget, rng: np.random.Generator,
-               turn: Turn) -> Iterator[Labels]:
-    """The self-play loop: search each position (cheaply for a share of the moves), let ``turn`` label it and pick
-    the move (hotter in the opening), start a new game with random rules and komi when one ends."""
+# The search that moves in a position and its budget, given the game's number (from 0) and the game.
+Side = Callable[[int, GameState], tuple[Search, SearchBudget]]
+
+
+def _alone(search: Search, budget: SearchBudget) -> Side:
+    """One search playing both colours of every game."""
+    return lambda game_number, game: (search, budget)
+
+
+def _self_play(side: Side, config: SelfPlayConfig, rng: np.random.Generator, turn: Turn) -> Iterator[Labels]:
+    """The game loop: the side to move searches each position (cheaply for a share of its moves), ``turn`` labels
+    it and picks the move (hotter in the opening), a new game with random rules and komi starts when one ends."""
     limit = int(config.size * config.size * config.max_moves_per_area)
     game = random_game(config.size, rng, config.komi_range)
+    game_number = 0
     while True:
+        search, budget = side(game_number, game)
         cheap = budget.cheap(rng)
         snapshot = _search(search, game, budget.cheap_visits if cheap else budget.visits)
         hot = len(game.moves) < config.opening_moves
@@ -129,6 +154,7 @@ def _self_play(search: Search, config: SelfPlayConfig, budget: SearchBudget, rng
         game.push(move)
         if game.is_over() or len(game.moves) >= limit:
             game = random_game(config.size, rng, config.komi_range)
+            game_number += 1
 
 
 def _search(search: Search, game: GameState, visits: int) -> Snapshot:

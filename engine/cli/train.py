@@ -79,9 +79,16 @@ def train() -> None:
                    "takes, e.g. the student being trained), moves chosen as `miai gtp` chooses them, and the teacher "
                    "labels each position raw (or with --lookahead): on-policy targets, where the student's own play "
                    "goes.")
+@click.option("--opponent", default=None, metavar="NET",
+              help="With --player: the player meets miai's search over NET (e.g. the teacher) instead of itself, "
+                   "colours alternating game by game; every position is labelled as with --player alone.")
+@click.option("--opponent-search", "opponent_visits", default=0, show_default=True, type=click.IntRange(0),
+              help="With --opponent: its search's visits a move (0 = the player's --search; --cheap applies to the "
+                   "player only).")
 def gen(data_name: str, teacher: str, source: str, size: int, positions: int, minutes: float, kifu: str | None,
         parallel: int, temperature: float, seed: int, threads: int, lookahead: int, lookahead_value: bool,
-        search_visits: int, cheap: str | None, player: str | None) -> None:
+        search_visits: int, cheap: str | None, player: str | None, opponent: str | None,
+        opponent_visits: int) -> None:
     """Add teacher-labelled positions to a data set (resumable: it only adds shards)."""
     from miai.nets.evaluator import EvaluatorError
     from miai.nets.loading import load_evaluator
@@ -96,6 +103,10 @@ def gen(data_name: str, teacher: str, source: str, size: int, positions: int, mi
         raise click.UsageError("--lookahead-value needs --lookahead N (the moves whose values it backs up)")
     if player is not None and not search_visits:
         raise click.UsageError("--player needs --search V (the visits of the player's search a move)")
+    if opponent is None and opponent_visits:
+        raise click.UsageError("--opponent-search needs --opponent NET")
+    if opponent is not None and player is None:
+        raise click.UsageError("--opponent needs --player NET (the side whose games it joins)")
     if search_visits and (source != "selfplay" or (lookahead and player is None)):
         raise click.UsageError("--search takes self-play positions only, and replaces --lookahead (unless --player)")
     budget = _search_budget(search_visits, cheap)
@@ -114,10 +125,12 @@ def gen(data_name: str, teacher: str, source: str, size: int, positions: int, mi
         config = datagen.SelfPlayConfig(size=size, parallel_games=parallel, temperature=temperature, seed=seed,
                                         lookahead=improve)
         if search_visits:
+            against = None if opponent is None else (opponent, _search_budget(opponent_visits or search_visits, None))
             batches = _searched_self_play(labeler, config, player or str(_teacher_path(teacher)), budget, threads,
-                                          labelled_by_search=player is None)
+                                          labelled_by_search=player is None, opponent=against)
             cheap_tag = f"c{budget.cheap_visits}" if budget.cheap_visits else ""
             tag += f"-{'p' if player else 'm'}{search_visits}{cheap_tag}"
+            tag += f"-o{against[1].visits}" if against else ""
         else:
             batches = datagen.self_play_positions(labeler, config)
         prefix = f"selfplay{tag}-s{seed}"
@@ -506,18 +519,25 @@ def _search_budget(visits: int, cheap: str | None) -> SearchBudget:
 
 
 def _searched_self_play(labeler: Any, config: Any, model: str, budget: SearchBudget, threads: int,
-                        labelled_by_search: bool) -> Iterator[Any]:
+                        labelled_by_search: bool, opponent: tuple[str, SearchBudget] | None = None) -> Iterator[Any]:
     """Self-play by miai's search over ``model`` (the default config's search constants, as ``miai gtp --model
     MODEL`` plays, stopped by the budget's visits alone): labelled by that search (``model`` is the teacher), or by
-    the raw teacher ``labeler`` (``model`` is a player, e.g. a student)."""
+    the raw teacher ``labeler`` (``model`` is a player, e.g. a student), in games against ``opponent`` (a net and
+    its budget) when one is given."""
     from miai.engine.search import Search
-    from miai.engine.selfplay import player_self_play_positions, search_self_play_positions
+    from miai.engine.selfplay import match_positions, player_self_play_positions, search_self_play_positions
 
-    sets = ("search.max_time=0", f"search.max_visits={budget.visits}", f"net.threads={threads}")
-    engine_config = load_config_or_fail(None, sets)
-    evaluator = build_evaluator(model, engine_config, progress=False)  # a ClickException names a bad file
+    def searcher(net: str, visits: int) -> Search:
+        sets = ("search.max_time=0", f"search.max_visits={visits}", f"net.threads={threads}")
+        engine_config = load_config_or_fail(None, sets)
+        return Search(build_evaluator(net, engine_config, progress=False), engine_config.search)  # bad file named
+
+    player = searcher(model, budget.visits)
+    if opponent is not None:
+        net, opponent_budget = opponent
+        return match_positions(labeler, (player, budget), (searcher(net, opponent_budget.visits), opponent_budget), config)
     positions = search_self_play_positions if labelled_by_search else player_self_play_positions
-    return positions(labeler, Search(evaluator, engine_config.search), config, budget)
+    return positions(labeler, player, config, budget)
 
 
 def _teacher_path(teacher: str) -> Path:

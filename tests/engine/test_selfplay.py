@@ -13,10 +13,10 @@ from click.testing import CliRunner, Result
 
 from miai.engine.config import SearchConfig
 from miai.engine.search import Search
-from miai.engine.selfplay import (C_SCALE, C_VISIT, SearchBudget, player_self_play_positions,
+from miai.engine.selfplay import (C_SCALE, C_VISIT, SearchBudget, match_positions, player_self_play_positions,
                                   search_self_play_positions, search_targets)
 from miai.engine.snapshot import Snapshot
-from miai.go.coords import PASS
+from miai.go.coords import PASS, Color
 from miai.go.rules import Rules
 from miai.go.state import GameState
 from miai.gtp.player import MoveInfo, RootInfo
@@ -153,6 +153,40 @@ def test_a_player_plays_the_searched_moves_and_the_teacher_labels_them_raw() -> 
 
 
 @needs_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz")
+def test_a_player_and_its_opponent_take_turns_and_swap_colours_each_game() -> None:
+    """Games against an opponent: each side searches the positions where it is to move, to its own visits; the
+    player is Black in the first game and White in the next; every position is stored, the teacher's labels."""
+    from miai.nets.evaluator import UniformEvaluator
+    from miai.nets.loading import load_evaluator
+
+    searched: list[tuple[str, Color, int, int]] = []  # (side, colour to move, moves played, root visits)
+
+    class RecordingSearch(Search):
+        def __init__(self, name: str, visits: int) -> None:
+            super().__init__(UniformEvaluator(), SearchConfig(max_visits=visits, max_time=0.0))
+            self.name = name
+
+        def run(self, *args: Any, **kwargs: Any) -> Snapshot:
+            snapshot = super().run(*args, **kwargs)
+            searched.append((self.name, Color(snapshot.to_play), snapshot.move_number, snapshot.root.visits))
+            return snapshot
+
+    teacher = Teacher(load_evaluator(TEACHER))
+    config = SelfPlayConfig(size=5, seed=3, opening_moves=0, temperature=0.3, max_moves_per_area=0.4)  # 10 moves
+    positions = match_positions(teacher, (RecordingSearch("player", 12), SearchBudget(12)),
+                                (RecordingSearch("opponent", 5), SearchBudget(5)), config)
+    labels = [next(positions) for _ in range(25)]
+    assert len(searched) == 25 and all(x.size == 5 for x in labels)
+    game = -1
+    for side, to_play, moves_played, visits in searched:
+        game += moves_played == 0
+        player_is_black = game % 2 == 0
+        assert side == ("player" if (to_play == Color.BLACK) == player_is_black else "opponent")
+        assert visits >= (12 if side == "player" else 5) and (side == "player" or visits < 12)
+    assert game == 2
+
+
+@needs_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz")
 def test_gen_player_names_its_shards_and_needs_a_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     train = train_cli(tmp_path, monkeypatch)
     base = ("gen", "--data", "d", "--teacher", str(TEACHER), "--size", "7", "--positions", "3")
@@ -163,6 +197,14 @@ def test_gen_player_names_its_shards_and_needs_a_search(tmp_path: Path, monkeypa
     assert refused.exit_code == 2 and "--player needs --search V" in refused.output
     missing = train(*base, "--search", "8", "--player", str(tmp_path / "none.onnx"))
     assert missing.exit_code == 1 and "none.onnx" in missing.output
+    against = train(*base, "--search", "8", "--player", "default", "--opponent", str(TEACHER), "--opponent-search",
+                    "4", "--seed", "3")
+    assert against.exit_code == 0, against.output
+    assert (tmp_path / "data" / "d" / "selfplay-p8-o4-s3-07-00000.npz").exists()
+    alone = train(*base, "--search", "8", "--opponent", str(TEACHER))
+    assert alone.exit_code == 2 and "--opponent needs --player NET" in alone.output
+    lost = train(*base, "--search", "8", "--player", "default", "--opponent", str(tmp_path / "gone.onnx"))
+    assert lost.exit_code == 1 and "gone.onnx" in lost.output
 
 
 @needs_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz")
