@@ -535,7 +535,8 @@ def _searched_self_play(labeler: Any, config: Any, model: str, budget: SearchBud
     player = searcher(model, budget.visits)
     if opponent is not None:
         net, opponent_budget = opponent
-        return match_positions(labeler, (player, budget), (searcher(net, opponent_budget.visits), opponent_budget), config)
+        against = (searcher(net, opponent_budget.visits), opponent_budget)
+        return match_positions(labeler, (player, budget), against, config)
     positions = search_self_play_positions if labelled_by_search else player_self_play_positions
     return positions(labeler, player, config, budget)
 
