@@ -125,7 +125,7 @@ def test_agreeing_final_scores_decide_the_game() -> None:
     assert game.engine_scores == ("B+10", "b+10.0")
 
 
-def test_disagreeing_final_scores_fall_back_to_miai_count() -> None:
+def test_disagreeing_final_scores_fall_back_to_miai_count(capsys: pytest.CaptureFixture[str]) -> None:
     summary = quiet_match(engine("--pass-after", "1", "--final-score", "B+10"),
                           engine("--pass-after", "1", "--final-score", "W+5"), games=2, komi=7.5)
     for game in summary.games:
@@ -134,6 +134,9 @@ def test_disagreeing_final_scores_fall_back_to_miai_count() -> None:
         assert "all stones alive" in game.reason and "B+10" in game.reason
     # A is White in game 2 and wins it.
     assert [g.winner_label for g in summary.games] == ["B", "A"]
+    # The operator hears that a disputed game was counted with every stone alive, and what would judge it.
+    warned = [line for line in capsys.readouterr().err.splitlines() if "disagree on the winner" in line]
+    assert len(warned) == 2 and "game 1" in warned[0] and "--dead-model" in warned[0]
 
 
 def test_engines_agreeing_on_the_winner_but_not_the_margin_decide_the_game() -> None:
