@@ -495,7 +495,7 @@ def _score_game(game: _Game, dead_stones: DeadStones | None, why: str) -> _GameE
     else:
         score, how = _count(game.state, dead_stones)
         method = COUNT
-        if dead_stones is None and None not in scores:  # the margin may rest on stones both engines call dead
+        if dead_stones is None and None not in scores:  # the winner may rest on stones one engine calls dead
             print(f"match: game {game.number}: the engines disagree on the winner ({answers[0]} / {answers[1]}); "
                   "every stone counted alive (--dead-model NET judges dead stones)", file=sys.stderr)
         how += f" (engines said {answers[0] or '-'} / {answers[1] or '-'})"
