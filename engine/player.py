@@ -42,6 +42,7 @@ from miai.engine.timecontrol import budget
 from miai.go.clock import Clock, TimeControl
 from miai.go.coords import PASS, Color, to_gtp
 from miai.go.geometry import neighbor_table
+from miai.go.scoring import dead_chains
 from miai.go.state import GameState
 from miai.nets.evaluator import CachingEvaluator, Evaluator, onnx_net, same_advantage, set_playout_advantage
 from miai.gtp.player import (
@@ -60,8 +61,9 @@ log = logging.getLogger(__name__)
 # KataGo's kata-set-param names (``maxVisits``, ...), derived from the ``katago=`` of each option's declaration.
 _KATAGO_PARAMS = katago_names()
 
-# Ownership (from the stone owner's view) below this marks a stone dead.
-_DEAD_OWNERSHIP = -0.3
+# A chain is dead when its mean ownership from its own colour's view is below minus this: stones the search gives
+# to neither side (seki, unsettled fights) stay on the board.
+_DEAD_OWNERSHIP = 0.3
 # Visits of the short search that estimates dead stones at the end of a game.
 _STATUS_VISITS = 64
 # A genmove whose config sets no limit at all (analysis configs) searches this long: the built-in max_time.
@@ -142,10 +144,7 @@ class EnginePlayer(Player):
         ownership = self._black_ownership(state)
         if ownership is None:
             return []
-        stones = state.stones()
-        dead_black = (stones == int(Color.BLACK)) & (ownership < -_DEAD_OWNERSHIP)
-        dead_white = (stones == int(Color.WHITE)) & (ownership > _DEAD_OWNERSHIP)
-        return [int(p) for p in np.flatnonzero(dead_black | dead_white)]
+        return dead_chains(state.board.colors(), state.size, ownership.tolist(), _DEAD_OWNERSHIP)
 
     def raw_nn(self, state: GameState, symmetry: int | None, optimism: float) -> str:
         """kata-raw-nn through the ONNX evaluator (every symmetry when ``symmetry`` is None)."""

@@ -45,6 +45,32 @@ def remove_dead(colors: Sequence[int], dead: Iterable[int]) -> tuple[list[int], 
     return result, removed
 
 
+def dead_chains(colors: Sequence[int], size: int, black_ownership: Sequence[float], threshold: float) -> list[int]:
+    """The stones of every chain the ownership gives to the other colour, in flat order.
+
+    ``black_ownership`` is a net's or a search's ownership of each point from Black's view, in [-1, 1]. A chain is
+    dead when its mean ownership, seen from its own colour, is below ``-threshold``. Chains live or die whole: judged
+    stone by stone, one end of a chain can be lifted and the rest kept, and then the empty points it left reach both
+    colours and count for nobody.
+
+    >>> dead_chains([1, 1, 2,  0, 1, 2,  0, 2, 2], 3, [0.2, -0.9, -1,  0, -0.8, -1,  0, -1, -1], 0.3)
+    [0, 1, 4]
+    """
+    nbrs = neighbor_table(size)
+    seen = [False] * (size * size)
+    dead: list[int] = []
+    for start in range(size * size):
+        if not colors[start] or seen[start]:
+            continue
+        stones, _ = flood(colors, nbrs, start)
+        for q in stones:
+            seen[q] = True
+        own_view = 1.0 if colors[start] == 1 else -1.0
+        if own_view * sum(black_ownership[q] for q in stones) / len(stones) < -threshold:
+            dead.extend(stones)
+    return sorted(dead)
+
+
 def territory(colors: Sequence[int], size: int, tax: Tax = Tax.NONE) -> tuple[int, int]:
     """Empty points surrounded by black and by white, after the tax."""
     counts = [0, 0, 0]

@@ -30,8 +30,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from miai.match.elo import SprtConfig
 from miai.gtp.client import GtpClientError, GtpCommandError, GtpEngine, GtpTimeout, split_command
 from miai.match.summary import (
@@ -53,6 +51,7 @@ from miai.go.clock import Clock, TimeControl, TimeSystem
 from miai.go.coords import PASS, Color, parse_gtp, to_gtp
 from miai.go.errors import InvalidMoveError
 from miai.go.rules import Rules
+from miai.go.scoring import dead_chains
 from miai.go.sgf import format_sgf, game_from_state, load_sgf
 from miai.go.state import GameState, max_fixed_handicap
 
@@ -80,9 +79,9 @@ DeadStones = Callable[[GameState], Sequence[int]]
 def ownership_dead_stones(evaluator: Evaluator, threshold: float = 0.0) -> DeadStones:
     """A `dead_stones` callback from a net's ownership: a stone is dead where its owner is the opponent.
 
-    A stone counts as dead when the net's ownership of its point, seen from the stone's colour, is below
-    `-threshold` (ownership is in [-1, 1]; 0 keeps stones of doubtful ownership alive only if the net leans their
-    way).
+    A chain counts as dead when the net's mean ownership of its stones, seen from its colour, is below `-threshold`
+    (ownership is in [-1, 1]; 0 keeps chains of doubtful ownership alive only if the net leans their way); chains
+    live or die whole (`miai.go.scoring.dead_chains`).
 
     Raises (when called):
         MatchError: the net has no ownership output.
@@ -92,11 +91,9 @@ def ownership_dead_stones(evaluator: Evaluator, threshold: float = 0.0) -> DeadS
         evaluation = evaluator.evaluate([state])[0]
         if evaluation.ownership is None:
             raise MatchError("the net has no ownership output; it cannot find dead stones")
-        stones = state.stones()
-        # Ownership is from the side to move's view; flip it for the opponent's stones.
-        sign = np.where(stones == int(state.to_play), 1.0, -1.0)
-        owned_by_stone_colour = evaluation.ownership * sign
-        return [int(p) for p in np.flatnonzero((stones != 0) & (owned_by_stone_colour < -threshold))]
+        # Ownership is from the side to move's view.
+        black_ownership = evaluation.ownership * (1.0 if state.to_play == Color.BLACK else -1.0)
+        return dead_chains(state.board.colors(), state.size, black_ownership.tolist(), threshold)
 
     return dead_stones
 

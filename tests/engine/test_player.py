@@ -96,6 +96,14 @@ def test_final_status_marks_a_lone_stone_inside_enemy_territory_dead() -> None:
     assert parse_gtp("D4", 7) not in dead and parse_gtp("F4", 7) not in dead
 
 
+def test_final_status_keeps_stones_the_search_gives_to_nobody() -> None:
+    # Ownership 0 everywhere (seki, an unsettled fight): no stone is dead. (Until this was mended a stone counted
+    # dead unless its own side owned it by 0.3, so such stones were lifted from both sides' final_score.)
+    moves = " ".join(f"b:D{r}" for r in range(1, 8)) + " w:B4 " + " ".join(f"w:F{r}" for r in range(1, 8))
+    player = EnginePlayer(UniformEvaluator(), _config("search.max_visits=16"))
+    assert player.final_status(_state(7, moves)) == []
+
+
 def test_params_round_trip_and_reject_unknown_names_and_bad_values() -> None:
     player = EnginePlayer(UniformEvaluator(), _config())
     player.set_param("maxVisits", "123")

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from miai.go.coords import parse_gtp
 from miai.go.rules import Rules, Tax
-from miai.go.scoring import area, empty_regions, territory
+from miai.go.scoring import area, dead_chains, empty_regions, territory
 from miai.go.state import GameState
 from tests.go.fixtures import parse_board, state_from_board
 
@@ -140,3 +140,40 @@ def test_area_and_territory_partition_the_board(size: int, data: st.DataObject) 
     for tax in (Tax.SEKI, Tax.ALL):
         taxed = territory(colors, size, tax)
         assert 0 <= taxed[0] <= black_terr and 0 <= taxed[1] <= white_terr
+
+
+# A Black chain of three (B2-B4) shut in by White; the net is sure of two of its stones and unsure of the third.
+SHUT_IN = """
+5 . O . . .
+4 O X O . .
+3 O X O . .
+2 O X O . .
+1 . . O . .
+  A B C D E
+"""
+
+
+def test_dead_chains_lifts_a_chain_whole_and_its_points_count_for_the_captor() -> None:
+    state = state_from_board(SHUT_IN, "chinese", komi=0.5)
+    colors = state.board.colors()
+    ownership = [0.0] * 25  # Black's view
+    ownership[parse_gtp("B4", 5)] = 0.1
+    for vertex in ("B3", "B2"):
+        ownership[parse_gtp(vertex, 5)] = -0.9
+    for point, color in enumerate(colors):
+        if color == 2:
+            ownership[point] = -1.0
+    chain = sorted(parse_gtp(v, 5) for v in ("B4", "B3", "B2"))
+    assert dead_chains(colors, 5, ownership, 0.3) == chain
+    # Lifted whole, the chain's points are White's: 25 points and komi. Judged stone by stone, B4 would stay and
+    # B3, B2 and the corner below them would reach both colours and count for nobody.
+    assert state.score(chain) == 25.5
+    assert state.score([parse_gtp("B3", 5), parse_gtp("B2", 5)]) == 19.5
+
+
+def test_dead_chains_keeps_chains_of_doubtful_ownership() -> None:
+    state = state_from_board(SHUT_IN, "chinese", komi=0.5)
+    colors = state.board.colors()
+    doubtful = [0.2 if color == 2 else -0.2 if color == 1 else 0.0 for color in colors]
+    assert dead_chains(colors, 5, doubtful, 0.3) == []
+    assert dead_chains(colors, 5, doubtful, 0.0) == sorted(p for p, c in enumerate(colors) if c)
