@@ -16,7 +16,8 @@ from miai.nets.evaluator import Evaluator
 from miai.nets.train.datagen import Teacher
 from miai.nets.train.dataset import Batch, ShardSet
 
-__all__ = ["PHASES", "PLAYED_PHASES", "phase_metrics", "played_value_gaps", "teacher_holdout_metrics"]
+__all__ = ["PHASES", "PLAYED_PHASES", "phase_metrics", "played_phases", "played_value_gaps",
+           "teacher_holdout_metrics"]
 
 
 def teacher_holdout_metrics(teacher: Teacher, shards: ShardSet, count: int = 512) -> dict[int, dict[str, Any]]:
@@ -76,40 +77,56 @@ def _kl(target: np.ndarray, log_probs: np.ndarray) -> np.ndarray:
     return result
 
 
-PLAYED_PHASES = (4, 20, 40, 10_000)  # moves played before the position: after a match's 3-move opening .. endgame
+PLAYED_PHASES = (4, 20, 40, 10_000)  # moves played before the position on 9x9: after a match's 3-move opening .. endgame
+
+
+def played_phases(size: int) -> tuple[int, ...]:
+    """``PLAYED_PHASES`` for a board size: the middle bounds scaled by the board's area (9x9's 20 and 40 moves are
+    89 and 178 on 19x19), the first (after the opening) and the open end kept.
+
+    >>> played_phases(9), played_phases(19)
+    ((4, 20, 40, 10000), (4, 89, 178, 10000))
+    """
+    scale = size * size / 81
+    first, *middle, end = PLAYED_PHASES
+    return (first, *(round(bound * scale) for bound in middle), end)
 
 
 def played_value_gaps(net: Evaluator, teacher: Evaluator,
                       games: Sequence[tuple[SgfGame, Color]]) -> dict[str, dict[str, dict[str, float]]]:
     """How far ``net``'s winrate is from the teacher's on the positions of played games, for the side ``net``
     played in each (``games``: a record and that side's colour), split by who played the last move and by moves
-    played (``PLAYED_PHASES``).
+    played (``played_phases`` of the board size).
 
     For each group: positions, the mean signed gap (net minus teacher, from the net's side: above 0 the net thinks
-    its side better off than the teacher does) and the mean absolute gap, winrates in [0, 1]. A search picks the
+    its side better off than the teacher does), the mean absolute gap, winrates in [0, 1], and the share of
+    positions where the two name different winners (one winrate above one half, the other not). A search picks the
     moves its net's value likes best, so after its own moves a net that is wrong is wrong in its own favour; on
     the teacher's self-play the same net's errors have no such direction."""
     states: list[GameState] = []
     sides: list[tuple[int, bool, bool]] = []  # moves played, last move the net's, the net's side to move
+    phases = played_phases(games[0][0].size) if games else PLAYED_PHASES
     for record, color in games:
-        for played in range(PLAYED_PHASES[0], len(record.moves) + 1):
+        for played in range(phases[0], len(record.moves) + 1):
             state = record.to_state(played + 1)
             states.append(state)
             sides.append((played, record.moves[played - 1][0] == color, state.to_play == color))
-    gaps = _winrates(net, states) - _winrates(teacher, states)
-    gaps = np.where([to_play for _, _, to_play in sides], gaps, -gaps)
+    net_winrates, teacher_winrates = _winrates(net, states), _winrates(teacher, states)
+    gaps = np.where([to_play for _, _, to_play in sides], 1.0, -1.0) * (net_winrates - teacher_winrates)
+    other_winner = (net_winrates > 0.5) != (teacher_winrates > 0.5)
     played_counts = np.array([played for played, _, _ in sides])
     own_move = np.array([own for _, own, _ in sides], dtype=bool)
     groups: dict[str, dict[str, dict[str, float]]] = {}
     for name, chosen_side in (("after its own move", own_move), ("after the opponent's move", ~own_move)):
         groups[name] = {}
-        for low, high in zip(PLAYED_PHASES, PLAYED_PHASES[1:]):
+        for low, high in zip(phases, phases[1:]):
             chosen = chosen_side & (played_counts >= low) & (played_counts < high)
             if chosen.any():
-                label = f"moves {low}-{high - 1}" if high < PLAYED_PHASES[-1] else f"moves {low}+"
+                label = f"moves {low}-{high - 1}" if high < phases[-1] else f"moves {low}+"
                 groups[name][label] = {"positions": int(chosen.sum()),
                                        "signed_gap": round(float(gaps[chosen].mean()), 4),
-                                       "abs_gap": round(float(np.abs(gaps[chosen]).mean()), 4)}
+                                       "abs_gap": round(float(np.abs(gaps[chosen]).mean()), 4),
+                                       "other_winner": round(float(other_winner[chosen].mean()), 4)}
     return groups
 
 

@@ -54,6 +54,23 @@ def test_a_net_that_favours_its_own_side_leans_its_way_everywhere() -> None:
     assert gaps["after its own move"]["moves 4-19"]["positions"] == 8  # Black moved last after 5, 7, .. 19 moves
 
 
+def test_other_winner_counts_positions_where_the_two_nets_disagree_on_who_wins() -> None:
+    record = [(game(), Color.BLACK)]
+    opposed = played_value_gaps(Fixed(max_batch=8, black=0.8), Fixed(max_batch=8, black=0.3), record)
+    agreed = played_value_gaps(Fixed(max_batch=8, black=0.8), Fixed(max_batch=8, black=0.6), record)
+    for who in ("after its own move", "after the opponent's move"):
+        assert opposed[who]["moves 20-39"]["other_winner"] == 1.0
+        assert agreed[who]["moves 20-39"]["other_winner"] == 0.0
+
+
+def test_phases_scale_with_the_board() -> None:
+    moves = [(Color.BLACK if i % 2 == 0 else Color.WHITE, 19 * (i // 19) + i % 19) for i in range(100)]
+    record = SgfGame(size=19, komi=7.5, rules="chinese", black_player="a (A)", white_player="b (B)", moves=moves,
+                     comments=[None] * len(moves))
+    gaps = played_value_gaps(Fixed(max_batch=8, black=0.8), Fixed(max_batch=8, black=0.3), [(record, Color.BLACK)])
+    assert set(gaps["after its own move"]) == {"moves 4-88", "moves 89-177"}  # 9x9's 20 and 40 moves, 19x19's area
+
+
 def test_a_net_that_favours_the_side_to_move_leans_against_whoever_just_moved() -> None:
     """After its own move the opponent is to move, so such a net sees its own side worse off than the teacher."""
     gaps = played_value_gaps(Fixed(max_batch=8, to_move=0.7), Fixed(max_batch=8, to_move=0.5), [(game(), Color.WHITE)])
