@@ -77,7 +77,7 @@ DeadStones = Callable[[GameState], Sequence[int]]
 
 
 def ownership_dead_stones(evaluator: Evaluator, threshold: float = 0.0) -> DeadStones:
-    """A `dead_stones` callback from a net's ownership: a stone is dead where its owner is the opponent.
+    """A `dead_stones` callback from a net's ownership: a chain is dead where the net gives it to the opponent.
 
     A chain counts as dead when the net's mean ownership of its stones, seen from its colour, is below `-threshold`
     (ownership is in [-1, 1]; 0 keeps chains of doubtful ownership alive only if the net leans their way); chains
