@@ -56,16 +56,14 @@ def dead_chains(colors: Sequence[int], size: int, black_ownership: Sequence[floa
     >>> dead_chains([1, 1, 2,  0, 1, 2,  0, 2, 2], 3, [0.2, -0.9, -1,  0, -0.8, -1,  0, -1, -1], 0.3)
     [0, 1, 4]
     """
-    nbrs = neighbor_table(size)
-    seen = [False] * (size * size)
+    ids, libs = _chains(colors, size)
+    chains: list[list[int]] = [[] for _ in libs]
+    for point, chain in enumerate(ids):
+        if chain >= 0:
+            chains[chain].append(point)
     dead: list[int] = []
-    for start in range(size * size):
-        if not colors[start] or seen[start]:
-            continue
-        stones, _ = flood(colors, nbrs, start)
-        for q in stones:
-            seen[q] = True
-        own_view = 1.0 if colors[start] == 1 else -1.0
+    for stones in chains:
+        own_view = 1.0 if colors[stones[0]] == 1 else -1.0
         if own_view * sum(black_ownership[q] for q in stones) / len(stones) < -threshold:
             dead.extend(stones)
     return sorted(dead)

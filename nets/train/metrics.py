@@ -77,7 +77,8 @@ def _kl(target: np.ndarray, log_probs: np.ndarray) -> np.ndarray:
     return result
 
 
-PLAYED_PHASES = (4, 20, 40, 10_000)  # moves played before the position on 9x9: after a match's 3-move opening .. endgame
+# Moves played before the position on 9x9: after a match's 3-move opening .. endgame (``played_phases`` scales them).
+PLAYED_PHASES = (4, 20, 40, 10_000)
 
 
 def played_phases(size: int) -> tuple[int, ...]:
