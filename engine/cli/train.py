@@ -413,7 +413,7 @@ def played(sgf_dir: str, engine: str, net_file: str, teacher: str) -> None:
         raise click.ClickException(f"cannot load a net: {exc}") from exc
     try:
         gaps = played_value_gaps(net, judge, games)
-    except (SgfError, EvaluatorError) as exc:  # an illegal move in a record; a net that does not play its size
+    except (EvaluatorError, ValueError) as exc:  # an illegal move (SgfError), a net not for the size, mixed sizes
         raise click.ClickException(f"{sgf_dir}: {exc}") from exc
     click.echo(json.dumps({"games": len(games), **gaps}, indent=2))
 

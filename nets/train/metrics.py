@@ -103,10 +103,18 @@ def played_value_gaps(net: Evaluator, teacher: Evaluator,
     its side better off than the teacher does), the mean absolute gap, winrates in [0, 1], and the share of
     positions where the two name different winners (one winrate above one half, the other not). A search picks the
     moves its net's value likes best, so after its own moves a net that is wrong is wrong in its own favour; on
-    the teacher's self-play the same net's errors have no such direction."""
+    the teacher's self-play the same net's errors have no such direction.
+
+    Raises:
+        ValueError: the games are not all of one board size.
+    """
+    sizes = sorted({record.size for record, _ in games})
+    if len(sizes) > 1:  # the phases are counted in moves per board area: one size's games at a time
+        raise ValueError(f"games of {len(sizes)} board sizes ({', '.join(f'{s}x{s}' for s in sizes)}); "
+                         "give one size's games at a time")
     states: list[GameState] = []
     sides: list[tuple[int, bool, bool]] = []  # moves played, last move the net's, the net's side to move
-    phases = played_phases(games[0][0].size) if games else PLAYED_PHASES
+    phases = played_phases(sizes[0]) if games else PLAYED_PHASES
     for record, color in games:
         for played in range(phases[0], len(record.moves) + 1):
             state = record.to_state(played + 1)

@@ -108,3 +108,17 @@ def test_played_names_the_record_with_an_illegal_move(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["train", "played", "--sgf", str(tmp_path), "--net", str(DEFAULT_NET),
                                        "--teacher", str(DEFAULT_NET)])
     assert result.exit_code == 1 and "illegal SGF move 5" in result.output, result.output
+
+
+def test_played_refuses_games_of_two_board_sizes(tmp_path: Path) -> None:
+    """Phases are counted per board area, so a folder mixing sizes would put 19x19 middle games with 9x9 ends."""
+    big = SgfGame(size=19, komi=7.5, rules="chinese", black_player="x (A)", white_player="y (B)",
+                  moves=[(Color.BLACK, parse_gtp("Q16", 19))], comments=[None])
+    with pytest.raises(ValueError, match=r"2 board sizes \(9x9, 19x19\)"):
+        played_value_gaps(Fixed(max_batch=8, to_move=0.5), Fixed(max_batch=8, to_move=0.5),
+                          [(game(), Color.BLACK), (big, Color.BLACK)])
+    (tmp_path / "game-0001.sgf").write_text(format_sgf(game()), encoding="utf-8")
+    (tmp_path / "game-0002.sgf").write_text(format_sgf(big), encoding="utf-8")
+    result = CliRunner().invoke(main, ["train", "played", "--sgf", str(tmp_path), "--net", str(DEFAULT_NET),
+                                       "--teacher", str(DEFAULT_NET)])
+    assert result.exit_code == 1 and "one size's games at a time" in result.output, result.output
