@@ -396,7 +396,7 @@ def played(sgf_dir: str, engine: str, net_file: str, teacher: str) -> None:
     from miai.go.sgf import read_sgf_file
     from miai.nets.evaluator import EvaluatorError
     from miai.nets.loading import load_evaluator
-    from miai.nets.train.metrics import played_value_gaps
+    from miai.nets.train.metrics import one_board_size, played_value_gaps
 
     paths = sorted(Path(sgf_dir).glob("*.sgf"))
     try:
@@ -408,12 +408,16 @@ def played(sgf_dir: str, engine: str, net_file: str, teacher: str) -> None:
         raise click.ClickException(f"{sgf_dir}: no game names a player '... ({engine})' (PB or PW, as `miai match` "
                                    "writes them)")
     try:
+        one_board_size(games)  # before loading the nets: a teacher may take a while to convert or download
+    except ValueError as exc:
+        raise click.ClickException(f"{sgf_dir}: {exc}") from exc
+    try:
         net, judge = load_evaluator(net_file), load_evaluator(_teacher_path(teacher))
     except (OSError, ValueError, EvaluatorError) as exc:  # the message names the file
         raise click.ClickException(f"cannot load a net: {exc}") from exc
     try:
         gaps = played_value_gaps(net, judge, games)
-    except (EvaluatorError, ValueError) as exc:  # an illegal move (SgfError), a net not for the size, mixed sizes
+    except (SgfError, EvaluatorError) as exc:  # an illegal move in a record; a net that does not play its size
         raise click.ClickException(f"{sgf_dir}: {exc}") from exc
     click.echo(json.dumps({"games": len(games), **gaps}, indent=2))
 

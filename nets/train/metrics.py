@@ -16,7 +16,7 @@ from miai.nets.evaluator import Evaluator
 from miai.nets.train.datagen import Teacher
 from miai.nets.train.dataset import Batch, ShardSet
 
-__all__ = ["PHASES", "PLAYED_PHASES", "phase_metrics", "played_phases", "played_value_gaps",
+__all__ = ["PHASES", "PLAYED_PHASES", "one_board_size", "phase_metrics", "played_phases", "played_value_gaps",
            "teacher_holdout_metrics"]
 
 
@@ -93,6 +93,19 @@ def played_phases(size: int) -> tuple[int, ...]:
     return (first, *(round(bound * scale) for bound in middle), end)
 
 
+def one_board_size(games: Sequence[tuple[SgfGame, Color]]) -> int:
+    """The board size all of ``games`` (at least one) are played on.
+
+    Raises:
+        ValueError: they are not all of one size (``played_value_gaps`` counts its phases per board area).
+    """
+    sizes = sorted({record.size for record, _ in games})
+    if len(sizes) > 1:
+        raise ValueError(f"games of {len(sizes)} board sizes ({', '.join(f'{s}x{s}' for s in sizes)}); "
+                         "give one size's games at a time")
+    return sizes[0]
+
+
 def played_value_gaps(net: Evaluator, teacher: Evaluator,
                       games: Sequence[tuple[SgfGame, Color]]) -> dict[str, dict[str, dict[str, float]]]:
     """How far ``net``'s winrate is from the teacher's on the positions of played games, for the side ``net``
@@ -108,13 +121,9 @@ def played_value_gaps(net: Evaluator, teacher: Evaluator,
     Raises:
         ValueError: the games are not all of one board size.
     """
-    sizes = sorted({record.size for record, _ in games})
-    if len(sizes) > 1:  # the phases are counted in moves per board area: one size's games at a time
-        raise ValueError(f"games of {len(sizes)} board sizes ({', '.join(f'{s}x{s}' for s in sizes)}); "
-                         "give one size's games at a time")
     states: list[GameState] = []
     sides: list[tuple[int, bool, bool]] = []  # moves played, last move the net's, the net's side to move
-    phases = played_phases(sizes[0]) if games else PLAYED_PHASES
+    phases = played_phases(one_board_size(games)) if games else PLAYED_PHASES
     for record, color in games:
         for played in range(phases[0], len(record.moves) + 1):
             state = record.to_state(played + 1)
