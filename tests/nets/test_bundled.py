@@ -82,7 +82,7 @@ def test_the_shipped_nets_answer_for_their_sizes() -> None:
 
     evaluator = load_bundled(cache_capacity=100)
     nets = bundled_nets()
-    for size in (9, 19):
+    for size in (9, 13, 19):
         state = GameState(size)
         state.push(state.legal_moves()[size])
         direct = load_evaluator(net_for_size(nets, size).path).evaluate([state])[0]

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from miai.nets import features
+from miai.nets.bundled import BUNDLED_DIR
 from miai.nets.evaluator import legal_mask
 from miai.nets.train import TrainError
 from miai.nets.train.datagen import ShardWriter
@@ -267,13 +268,13 @@ def test_a_file_that_is_not_a_student_is_refused_with_its_name(tmp_path: Path) -
         student_from_onnx(bad)
 
 
-@pytest.mark.parametrize("name", ["miai-b5c48.onnx", "miai-b6c64-9.onnx"])
+@pytest.mark.parametrize("name", sorted(path.name for path in BUNDLED_DIR.glob("*.onnx")))
 def test_the_bundled_nets_read_back_into_torch(name: str) -> None:
     import onnxruntime as ort
 
     from miai.nets.train.onnx_import import student_from_onnx
 
-    path = Path(__file__).resolve().parents[2] / "nets" / "default" / name
+    path = BUNDLED_DIR / name
     net = student_from_onnx(path)
     architecture = verify_manifest(path)["architecture"]
     assert net.config.to_json() == {k: v for k, v in architecture.items() if k in net.config.to_json()}
