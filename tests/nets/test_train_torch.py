@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from miai.nets import features
-from miai.nets.bundled import BUNDLED_DIR
+from miai.nets.bundled import bundled_nets
 from miai.nets.evaluator import legal_mask
 from miai.nets.train import TrainError
 from miai.nets.train.datagen import ShardWriter
@@ -268,13 +268,12 @@ def test_a_file_that_is_not_a_student_is_refused_with_its_name(tmp_path: Path) -
         student_from_onnx(bad)
 
 
-@pytest.mark.parametrize("name", sorted(path.name for path in BUNDLED_DIR.glob("*.onnx")))
-def test_the_bundled_nets_read_back_into_torch(name: str) -> None:
+@pytest.mark.parametrize("path", [net.path for net in bundled_nets()], ids=lambda path: path.name)
+def test_the_bundled_nets_read_back_into_torch(path: Path) -> None:
     import onnxruntime as ort
 
     from miai.nets.train.onnx_import import student_from_onnx
 
-    path = BUNDLED_DIR / name
     net = student_from_onnx(path)
     architecture = verify_manifest(path)["architecture"]
     assert net.config.to_json() == {k: v for k, v in architecture.items() if k in net.config.to_json()}
