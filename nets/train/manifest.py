@@ -12,12 +12,13 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
 from miai.nets.train import TrainError
 
-__all__ = ["write_manifest", "verify_manifest", "manifest_path", "origin_of", "record_match", "TEACHER"]
+__all__ = ["write_manifest", "verify_manifest", "manifest_path", "origin_of", "record_match", "portable_command", "TEACHER"]
 
 _LOSS_KEYS = ("total", "policy", "value", "score", "ownership")
 TEACHER = "g170-b6c96-s175395328-d26788732.bin.gz (KataGo, MIT licence)"
@@ -141,12 +142,36 @@ def verify_manifest(onnx_path: Path) -> dict[str, Any]:
     return manifest
 
 
+def portable_command(command: str) -> str:
+    """``command`` with every absolute or home path (``/x/y/net.onnx``, ``~/net.onnx``, ``--model=/x/net.onnx``)
+    cut to its file name: a manifest ships with the net, and the directories of the machine that measured it mean
+    nothing elsewhere (the file names say which nets played). Commands without such paths come back unchanged."""
+    try:
+        tokens = shlex.split(command)
+    except ValueError:  # unbalanced quotes: leave the text as the user typed it
+        return command
+    portable = [_portable_token(token) for token in tokens]
+    return command if portable == tokens else shlex.join(portable)
+
+
+def _portable_token(token: str) -> str:
+    prefix, _, value = token.partition("=") if "=" in token and not token.startswith(("/", "~")) else ("", "", token)
+    if not value.startswith(("/", "~")) or value.rstrip("/") in ("", "~"):
+        return token
+    name = Path(value).name
+    return f"{prefix}={name}" if prefix else name
+
+
 def record_match(onnx_path: Path, key: str, entry: dict[str, Any], note: str = "") -> dict[str, Any]:
-    """Store a match result (``miai.match.summary.result_entry``) as the manifest's ``measured.matches[key]``.
+    """Store a match result (``miai.match.summary.result_entry``) as the manifest's ``measured.matches[key]``,
+    its engine commands made portable (``portable_command``).
 
     Returns the stored entry. Raises ``TrainError`` when the manifest does not match its net."""
     manifest = verify_manifest(onnx_path)
     entry = dict(entry)
+    for side in ("A", "B"):
+        if isinstance(entry.get(side), str):
+            entry[side] = portable_command(entry[side])
     if note:
         entry["note"] = note
     measured = manifest.setdefault("measured", {})

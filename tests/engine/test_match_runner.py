@@ -627,6 +627,28 @@ def test_a_match_summary_is_recorded_in_a_net_manifest(tmp_path) -> None:
         result_entry([tmp_path / "tiny.json"])
 
 
+def test_a_recorded_match_names_nets_by_file_name_not_by_this_machine_s_directories(tmp_path) -> None:
+    """A manifest ships with its net: the engines' commands keep the file names, not where they lay when measured."""
+    import hashlib
+    import json
+
+    from miai.nets.train.manifest import portable_command, record_match
+
+    net = tmp_path / "tiny.onnx"
+    net.write_bytes(b"not really a net")
+    (tmp_path / "tiny.json").write_text(json.dumps({"file": "tiny.onnx",
+                                                    "sha256": hashlib.sha256(net.read_bytes()).hexdigest()}))
+    entry = {"A": f"miai gtp --model {tmp_path / 'x18b.onnx'} --set search.max_time=0.3",
+             "B": "/opt/peers/pachi -e uct -t 1 threads=2", "games": 2}
+    stored = record_match(net, "k", entry)
+    assert stored["A"] == "miai gtp --model x18b.onnx --set search.max_time=0.3"
+    assert stored["B"] == "pachi -e uct -t 1 threads=2"
+    assert json.loads((tmp_path / "tiny.json").read_text())["measured"]["matches"]["k"] == stored
+    assert portable_command("miai gtp --model=~/nets/a.onnx") == "miai gtp --model=a.onnx"
+    relative = "miai gtp --model nets/default/miai-b5c48.onnx --set search.max_visits=0"
+    assert portable_command(relative) == relative  # a path inside the repository stays as typed
+
+
 def test_two_streams_of_one_schedule_are_recorded_as_one_result(tmp_path) -> None:
     """Games 1-2 and 3-4 played apart add up to a 4-game result, Elo over all four; another pairing is refused."""
     from miai.match.elo import estimate_elo
