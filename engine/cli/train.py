@@ -172,7 +172,8 @@ def gen(data_name: str, teacher: str, source: str, size: int, positions: int, mi
               help="Trunk channels (default 48, or the --start-from net's; more than it has grows it).")
 @click.option("--threads", default=1, show_default=True, type=click.IntRange(1), help="torch threads.")
 @click.option("--minutes", default=0.0, show_default=True, type=click.FloatRange(0),
-              help="Stop after this long (resume by running again); 0 = run all steps.")
+              help="Stop once the run has trained this long in all, counting the time of the run it started from "
+                   "(checked at each checkpoint, every 2 minutes); run again with more to go on; 0 = run all steps.")
 @click.option("--holdout", default=512, show_default=True, type=click.IntRange(0),
               help="Positions per size kept out of training (the first ones; see `miai train eval`).")
 @click.option("--seed", default=0, show_default=True, type=int)
@@ -225,6 +226,19 @@ def fit(data_name: str, run_name: str, steps: int, batch_size: int, lr: float, s
         except TrainError as exc:
             raise click.ClickException(str(exc)) from exc
     click.echo(f"checkpoint: {ckpt}", err=True)
+    _say_why_stopped_early(ckpt, steps, minutes)
+
+
+def _say_why_stopped_early(checkpoint: Path, steps: int, minutes: float) -> None:
+    """A run stopped by --minutes before its steps says so: the limit counts the run's whole training time (with a
+    --start-from run's), which a resumed run may already have used up."""
+    from miai.nets.train.trainer import load_checkpoint
+
+    done = load_checkpoint(checkpoint)[1]
+    if int(done["step"]) < steps:
+        click.echo(f"stopped at step {done['step']} of {steps}: the run has trained "
+                   f"{float(done['elapsed']) / 60:.1f} minutes in all, --minutes {minutes:g}; run again with a larger "
+                   "--minutes to go on", err=True)
 
 
 def _check_resumed_size(checkpoint: Path, blocks: int | None, channels: int | None) -> None:

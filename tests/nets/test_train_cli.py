@@ -54,6 +54,11 @@ def test_gen_fit_eval_export(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     tuned = verify_manifest(tmp_path / "net" / "tuned.onnx")
     assert tuned["training"]["steps_done"] == 5 and tuned["data"]["positions_per_size"] == {"7": 48}
     assert verify_manifest(target)["training"]["steps_done"] == 3
+    # --minutes counts the run's whole training time: a limit it has already used stops it at the next checkpoint,
+    # and the command says so rather than ending as if done.
+    stopped = run("fit", "--data", "d", "--run", "r2", "--steps", "50", "--sizes", "7:1", "--holdout", "8",
+                  "--minutes", "0.0001", "--keep-every", "1")
+    assert "stopped at step 6 of 50" in stopped and "larger --minutes" in stopped
 
 
 def test_bad_size_weights_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
