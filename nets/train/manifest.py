@@ -18,7 +18,8 @@ from typing import Any
 
 from miai.nets.train import TrainError
 
-__all__ = ["write_manifest", "verify_manifest", "manifest_path", "origin_of", "record_match", "portable_command", "TEACHER"]
+__all__ = ["write_manifest", "verify_manifest", "manifest_path", "origin_of", "record_match", "portable_command",
+           "TEACHER"]
 
 _LOSS_KEYS = ("total", "policy", "value", "score", "ownership")
 TEACHER = "g170-b6c96-s175395328-d26788732.bin.gz (KataGo, MIT licence)"
@@ -155,11 +156,13 @@ def portable_command(command: str) -> str:
 
 
 def _portable_token(token: str) -> str:
-    prefix, _, value = token.partition("=") if "=" in token and not token.startswith(("/", "~")) else ("", "", token)
+    """One argument: ``/x/net.onnx`` -> ``net.onnx``, ``KEY=/x/net.onnx`` -> ``KEY=net.onnx``, others as they are."""
+    key, value = "", token
+    if "=" in token and not token.startswith(("/", "~")):
+        key, _, value = token.partition("=")
     if not value.startswith(("/", "~")) or value.rstrip("/") in ("", "~"):
         return token
-    name = Path(value).name
-    return f"{prefix}={name}" if prefix else name
+    return f"{key}={Path(value).name}" if key else Path(value).name
 
 
 def record_match(onnx_path: Path, key: str, entry: dict[str, Any], note: str = "") -> dict[str, Any]:
