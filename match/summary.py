@@ -10,7 +10,7 @@ import json
 import math
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "RESIGN", "FINAL_SCORE", "COUNT", "ILLEGAL", "CRASH", "TIME", "VOID",
     "GameRecord", "EngineInfo", "MatchSummary", "summarize", "parse_score", "ProgressPrinter", "result_entry",
+    "combine_entries",
 ]
 
 # How a game was decided (GameRecord.method).
@@ -272,6 +273,10 @@ def summarize(
 # -- results kept elsewhere (a net's manifest) -----------------------------------------------------------------
 
 
+_PAIRING_KEYS = ("A", "B", "size", "komi", "rules")
+_COUNT_KEYS = ("games", "wins_A", "wins_B", "draws", "voids")
+
+
 def result_entry(paths: Sequence[Path]) -> dict[str, object]:
     """The result of one or several ``miai match --json`` files as one record (engines, board, games, Elo).
 
@@ -288,16 +293,60 @@ def result_entry(paths: Sequence[Path]) -> dict[str, object]:
         if part.pairing != parts[0].pairing:
             raise ValueError(f"{path} is not the same pairing as {paths[0]} (engines, board size, komi, rules)")
     counts = [sum(column) for column in zip(*(part.counts for part in parts))]
-    games, wins_a, wins_b, draws, voids = counts
-    elo = estimate_elo(wins_a, draws, wins_b)
-    entry: dict[str, object] = dict(zip(("A", "B", "size", "komi", "rules"), parts[0].pairing))
-    entry.update(games=games, wins_A=wins_a, wins_B=wins_b, draws=draws, voids=voids,
-                 elo_A_minus_B=round(elo.elo), elo_95=[round(elo.low), round(elo.high)])
+    entry: dict[str, object] = dict(zip(_PAIRING_KEYS, parts[0].pairing))
+    entry.update(zip(_COUNT_KEYS, counts))
+    _add_elo(entry)
     for side, index in (("A", 0), ("B", 1)):
         moves = sum(part.genmoves[index] for part in parts)
         seconds = sum(part.seconds[index] for part in parts)
         entry[f"seconds_per_move_{side}"] = round(seconds / moves, 3) if moves else 0.0
+        entry[f"genmoves_{side}"] = moves
     return entry
+
+
+def combine_entries(stored: Mapping[str, object], new: Mapping[str, object]) -> dict[str, object]:
+    """``stored`` (a ``result_entry`` kept in a manifest) with the games of ``new`` added: one schedule played
+    in parts, whose earlier summary files need not exist any more.
+
+    The counts add up and the Elo is computed over all games. Seconds per move are weighted by each part's
+    move count, or by its games when either lacks one (entries stored before move counts were kept).
+
+    Raises:
+        ValueError: the entries are of different pairings (engines, board size, komi, rules), or one of them
+            lacks a count or a time.
+    """
+    if any(stored.get(key) != new.get(key) for key in _PAIRING_KEYS):
+        raise ValueError("the new games are not the same pairing (engines, board size, komi, rules) as the stored "
+                         f"ones: {[new.get(key) for key in _PAIRING_KEYS]} against "
+                         f"{[stored.get(key) for key in _PAIRING_KEYS]}")
+    try:
+        entry: dict[str, object] = {key: new[key] for key in _PAIRING_KEYS}
+        entry.update({key: int(str(stored[key])) + int(str(new[key])) for key in _COUNT_KEYS})
+        for side in ("A", "B"):
+            entry.update(_combined_time(stored, new, side))
+    except (KeyError, ValueError) as exc:
+        raise ValueError(f"a match entry lacks {exc} or holds something else than a number there") from exc
+    _add_elo(entry)
+    return entry
+
+
+def _combined_time(stored: Mapping[str, object], new: Mapping[str, object], side: str) -> dict[str, object]:
+    """``side``'s seconds per move over both parts (and its move count when both kept one)."""
+    moves_key, rate_key = f"genmoves_{side}", f"seconds_per_move_{side}"
+    by_moves = moves_key in stored and moves_key in new
+    weights = [float(str(part[moves_key if by_moves else "games"])) for part in (stored, new)]
+    rates = [float(str(part[rate_key])) for part in (stored, new)]
+    total = sum(weights)
+    combined: dict[str, object] = {rate_key: round(sum(w * r for w, r in zip(weights, rates)) / total, 3)
+                                   if total else 0.0}
+    if by_moves:
+        combined[moves_key] = round(total)
+    return combined
+
+
+def _add_elo(entry: dict[str, object]) -> None:
+    elo = estimate_elo(int(str(entry["wins_A"])), int(str(entry["draws"])), int(str(entry["wins_B"])))
+    entry.update(elo_A_minus_B=round(elo.elo), elo_95=[round(elo.low), round(elo.high)])
 
 
 @dataclass(frozen=True)

@@ -380,16 +380,24 @@ def _size_range(text: str) -> tuple[int, int]:
 @click.argument("summaries", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--key", required=True, help="Name of the measurement in the manifest.")
 @click.option("--note", default="", help="A remark stored with it.")
-def record(net: str, summaries: tuple[str, ...], key: str, note: str) -> None:
+@click.option("--add", is_flag=True,
+              help="Add the games to those already stored under KEY (a schedule resumed in a later session); "
+                   "--note then says what the whole holds.")
+def record(net: str, summaries: tuple[str, ...], key: str, note: str, add: bool) -> None:
     """Store `miai match --json` SUMMARIES in NET's manifest (measured.matches.KEY); several files are parts of
     one schedule (e.g. two streams of games side by side) and are added up."""
 
-    from miai.match.summary import result_entry
+    from miai.match.summary import combine_entries, result_entry
     from miai.nets.train import TrainError
-    from miai.nets.train.manifest import record_match
+    from miai.nets.train.manifest import portable_entry, record_match, stored_match
 
+    if add and not note:
+        raise click.UsageError("--add needs a --note saying what the whole schedule now holds")
     try:
-        entry = record_match(Path(net), key, result_entry([Path(s) for s in summaries]), note)
+        entry = result_entry([Path(s) for s in summaries])
+        if add:
+            entry = combine_entries(stored_match(Path(net), key), portable_entry(entry))
+        entry = record_match(Path(net), key, entry, note)
     except (TrainError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(json.dumps(entry, indent=2))

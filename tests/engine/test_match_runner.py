@@ -627,6 +627,50 @@ def test_a_match_summary_is_recorded_in_a_net_manifest(tmp_path) -> None:
         result_entry([tmp_path / "tiny.json"])
 
 
+def test_a_schedule_resumed_in_a_later_session_adds_its_games_to_the_stored_result(tmp_path) -> None:
+    """`miai train record --add`: games 3-4 join games 1-2 in the manifest as if recorded together, though the
+    first part's summary file is gone; a different pairing is refused and the manifest left as it was."""
+    import hashlib
+    import json
+
+    from click.testing import CliRunner
+
+    from miai.engine.cli.main import main
+    from miai.match.summary import result_entry
+
+    net = tmp_path / "tiny.onnx"
+    net.write_bytes(b"not really a net")
+    manifest = tmp_path / "tiny.json"
+    manifest.write_text(json.dumps({"file": "tiny.onnx", "sha256": hashlib.sha256(net.read_bytes()).hexdigest()}))
+    first, second, other = (tmp_path / f"{name}.json" for name in ("first", "second", "other"))
+    quiet_match(RANDOM_A, RANDOM_B, games=2).write_json(first)
+    quiet_match(RANDOM_A, RANDOM_B, games=4, first_game=3).write_json(second)
+    quiet_match(RANDOM_A, PASSER, games=2).write_json(other)
+    both = result_entry([first, second])
+
+    def record(*args: str) -> object:
+        return CliRunner().invoke(main, ["train", "record", str(net), *args, "--key", "rr"])
+
+    assert record(str(first), "--note", "games 1-2").exit_code == 0
+    first.unlink()
+    assert "--note" in str(record(str(second), "--add").output)  # a resumed schedule says what it now holds
+    assert record(str(second), "--add", "--note", "games 1-4").exit_code == 0
+    stored = json.loads(manifest.read_text())["measured"]["matches"]["rr"]
+    for key in ("games", "wins_A", "wins_B", "draws", "voids", "elo_A_minus_B", "elo_95", "genmoves_A",
+                "genmoves_B"):
+        assert stored[key] == both[key], key
+    for side in ("A", "B"):  # both parts' rates are rounded before they are combined
+        assert stored[f"seconds_per_move_{side}"] == pytest.approx(both[f"seconds_per_move_{side}"], abs=2e-3)
+    assert stored["games"] == 4 and stored["note"] == "games 1-4"
+
+    refused = record(str(other), "--add", "--note", "games 1-6")
+    assert refused.exit_code != 0 and "same pairing" in refused.output
+    assert json.loads(manifest.read_text())["measured"]["matches"]["rr"] == stored
+    missing = CliRunner().invoke(main, ["train", "record", str(net), str(second), "--key", "nn", "--add",
+                                        "--note", "x"])
+    assert missing.exit_code != 0 and "holds no match 'nn'" in missing.output
+
+
 def test_a_recorded_match_names_nets_by_file_name_not_by_this_machine_s_directories(tmp_path) -> None:
     """A manifest ships with its net: the engines' commands keep the file names, not where they lay when measured."""
     import hashlib
