@@ -389,15 +389,13 @@ def record(net: str, summaries: tuple[str, ...], key: str, note: str, add: bool)
 
     from miai.match.summary import combine_entries, result_entry
     from miai.nets.train import TrainError
-    from miai.nets.train.manifest import portable_entry, record_match, stored_match
+    from miai.nets.train.manifest import record_match
 
     if add and not note:
         raise click.UsageError("--add needs a --note saying what the whole schedule now holds")
     try:
-        entry = result_entry([Path(s) for s in summaries])
-        if add:
-            entry = combine_entries(stored_match(Path(net), key), portable_entry(entry))
-        entry = record_match(Path(net), key, entry, note)
+        entry = record_match(Path(net), key, result_entry([Path(s) for s in summaries]), note,
+                             merge=combine_entries if add else None)
     except (TrainError, ValueError) as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(json.dumps(entry, indent=2))

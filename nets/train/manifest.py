@@ -13,13 +13,14 @@ import datetime as _dt
 import hashlib
 import json
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from miai.nets.train import TrainError
 
-__all__ = ["write_manifest", "verify_manifest", "manifest_path", "origin_of", "record_match", "stored_match",
-           "portable_entry", "portable_command", "TEACHER"]
+__all__ = ["write_manifest", "verify_manifest", "manifest_path", "origin_of", "record_match", "portable_command",
+           "TEACHER"]
 
 _LOSS_KEYS = ("total", "policy", "value", "score", "ownership")
 TEACHER = "g170-b6c96-s175395328-d26788732.bin.gz (KataGo, MIT licence)"
@@ -165,36 +166,27 @@ def _portable_token(token: str) -> str:
     return f"{key}={Path(value).name}" if key else Path(value).name
 
 
-def record_match(onnx_path: Path, key: str, entry: dict[str, Any], note: str = "") -> dict[str, Any]:
+def record_match(onnx_path: Path, key: str, entry: dict[str, Any], note: str = "",
+                 merge: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None) -> dict[str, Any]:
     """Store a match result (``miai.match.summary.result_entry``) as the manifest's ``measured.matches[key]``,
-    its engine commands made portable (``portable_entry``).
+    its engine commands made portable (``portable_command``). With ``merge`` (``miai.match.summary.combine_entries``:
+    a schedule resumed in a later session), the result joins the one already stored under ``key``:
+    ``merge(stored, new)`` is stored instead, both with portable commands.
 
-    Returns the stored entry. Raises ``TrainError`` when the manifest does not match its net."""
+    Returns the stored entry. Raises ``TrainError`` when the manifest does not match its net, or ``merge`` is given
+    and nothing is stored under ``key``; lets ``merge``'s errors through with the manifest unchanged."""
     manifest = verify_manifest(onnx_path)
-    entry = portable_entry(entry)
-    if note:
-        entry["note"] = note
-    measured = manifest.setdefault("measured", {})
-    measured.setdefault("matches", {})[key] = entry
-    manifest_path(onnx_path).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    return entry
-
-
-def stored_match(onnx_path: Path, key: str) -> dict[str, Any]:
-    """The match result the manifest keeps as ``measured.matches[key]`` (to add a resumed schedule's games to).
-
-    Raises ``TrainError`` when the manifest does not match its net or holds no such match."""
-    manifest = verify_manifest(onnx_path)
-    entry = manifest.get("measured", {}).get("matches", {}).get(key)
-    if not isinstance(entry, dict):
-        raise TrainError(f"{manifest_path(onnx_path)} holds no match {key!r}")
-    return entry
-
-
-def portable_entry(entry: dict[str, Any]) -> dict[str, Any]:
-    """A copy of a match result whose engine commands (``A``, ``B``) went through ``portable_command``."""
     entry = dict(entry)
     for side in ("A", "B"):
         if isinstance(entry.get(side), str):
             entry[side] = portable_command(entry[side])
+    matches = manifest.setdefault("measured", {}).setdefault("matches", {})
+    if merge is not None:
+        if not isinstance(matches.get(key), dict):
+            raise TrainError(f"{manifest_path(onnx_path)} holds no match {key!r}")
+        entry = merge(matches[key], entry)
+    if note:
+        entry["note"] = note
+    matches[key] = entry
+    manifest_path(onnx_path).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return entry

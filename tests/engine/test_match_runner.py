@@ -633,7 +633,7 @@ def test_a_schedule_resumed_in_a_later_session_adds_its_games_to_the_stored_resu
     import hashlib
     import json
 
-    from click.testing import CliRunner
+    from click.testing import CliRunner, Result
 
     from miai.engine.cli.main import main
     from miai.match.summary import result_entry
@@ -648,12 +648,12 @@ def test_a_schedule_resumed_in_a_later_session_adds_its_games_to_the_stored_resu
     quiet_match(RANDOM_A, PASSER, games=2).write_json(other)
     both = result_entry([first, second])
 
-    def record(*args: str) -> object:
+    def record(*args: str) -> Result:
         return CliRunner().invoke(main, ["train", "record", str(net), *args, "--key", "rr"])
 
     assert record(str(first), "--note", "games 1-2").exit_code == 0
     first.unlink()
-    assert "--note" in str(record(str(second), "--add").output)  # a resumed schedule says what it now holds
+    assert "--note" in record(str(second), "--add").output  # a resumed schedule says what it now holds
     assert record(str(second), "--add", "--note", "games 1-4").exit_code == 0
     stored = json.loads(manifest.read_text())["measured"]["matches"]["rr"]
     for key in ("games", "wins_A", "wins_B", "draws", "voids", "elo_A_minus_B", "elo_95", "genmoves_A",
