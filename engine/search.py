@@ -17,6 +17,7 @@ The search knows the net only through the Evaluator protocol of miai.nets.evalua
 
 from __future__ import annotations
 
+import logging
 import math
 import random
 import sys
@@ -24,7 +25,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Collection, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Final, Protocol, Self
@@ -41,7 +41,7 @@ from miai.go.coords import Color
 from miai.go.geometry import symmetric_points
 from miai.go.rules import KoRule, Rules, Scoring
 from miai.go.state import GameState
-from miai.nets.evaluator import CachingEvaluator, RootEvaluator, evaluate_root
+from miai.nets.evaluator import CachingEvaluator, Finish, RootEvaluator, evaluate_root, start_evaluation
 from miai.engine.leaves import Valuation, candidate_moves, own_eye_mask
 from miai.engine.selection import (
     SelectionConfig, SelectionRule, puct_exploration, selection_scores, utility_stdev_factor)
@@ -115,6 +115,7 @@ class _Collision(Enum):
 
 
 _COLLISION: Final = _Collision.COLLISION  # a playout that hit a leaf already waiting in this batch
+log = logging.getLogger(__name__)
 _OVERLAP_SWITCH_INTERVAL: Final = 0.0005  # seconds; see Search._loop_overlapped
 # Keys of game-ending passes searched on (KataGo's forceNonTerminal): apart from the scored node of the same position.
 _FORCE_NON_TERMINAL: Final = 0x5F0C3E2B_9A6D41F7_C2E8B05D_7134A9E6
@@ -413,42 +414,47 @@ class Search:
         return max(1, min(batch, 1 + root_visits // per_leaf))
 
     def _loop_overlapped(self, batch: int, budget: Callable[[int], int], report: Callable[[], None]) -> int:
-        """Collect one batch while the evaluator (in a worker thread, releasing the GIL in onnxruntime) runs the
-        previous one; the two batches use separate scratch states."""
+        """Collect one batch while the net runs the previous one (``search.overlap``); the two batches use separate
+        scratch states. The evaluator's ``start`` encodes a batch in this thread and runs the net in its own, which
+        holds no GIL (``miai.nets.evaluator.StagedEvaluator``): the search's Python and the net share the cores
+        instead of taking turns. An evaluator that cannot split a batch evaluates it whole when it is started."""
         halves = [self._scratch[:batch], self._scratch[batch:2 * batch]]
         playouts = 0
-        pending: tuple[list[_Leaf], Any] | None = None  # the batch being evaluated and its future
-        leaves: list[_Leaf] = []  # the batch just collected, not yet submitted
+        flight: deque[tuple[list[_Leaf], Finish]] = deque()  # started batches, oldest first (two at most)
+        leaves: list[_Leaf] = []  # the batch just collected, not yet started
         turn = 0
-        # The worker needs the GIL back the moment onnxruntime returns; with CPython's default switch interval
-        # (5 ms, about half a b6c96 batch on 9x9) it waits that long for the collecting thread to yield.
+        # The net's thread needs the GIL back the moment onnxruntime returns; with CPython's default switch interval
+        # (5 ms, about half a b6c96 batch on 9x9) it waits that long for this thread to yield.
         interval = sys.getswitchinterval()
         sys.setswitchinterval(min(interval, _OVERLAP_SWITCH_INTERVAL))
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            try:
-                while True:
-                    had_pending = pending is not None
-                    n = budget(len(pending[0]) if pending is not None else 0)
-                    done, leaves = self._collect(halves[turn][:n]) if n > 0 else (0, [])
-                    playouts += done + len(leaves)
-                    if pending is not None:
-                        self._apply(pending[0], pending[1].result())
-                        pending = None
-                    if leaves:
-                        pending, leaves = (leaves, pool.submit(self._raw_evaluate, [x.state for x in leaves])), []
-                    elif n <= 0 or not (done or had_pending):
-                        break  # a limit was reached, or no playout can make progress
-                    turn ^= 1
-                    report()
-            except BaseException:
-                # Wait for the worker before touching its states, then undo every playout still in flight.
-                if pending is not None:
-                    pending[1].exception()
-                    self._abort_leaves(pending[0])
-                self._abort_leaves(leaves)
-                raise
-            finally:
-                sys.setswitchinterval(interval)
+        try:
+            while True:
+                n = budget(sum(len(f[0]) for f in flight))
+                done, leaves = self._collect(halves[turn][:n]) if n > 0 else (0, [])
+                playouts += done + len(leaves)
+                started = bool(leaves)
+                if started:
+                    flight.append((leaves, start_evaluation(self.evaluator, [x.state for x in leaves])))
+                    leaves = []
+                if flight and (len(flight) == 2 or not started):
+                    evaluations = flight[0][1]()
+                    self._apply(flight.popleft()[0], evaluations)
+                elif not started and (n <= 0 or not done):
+                    break  # a limit was reached, or no playout can make progress
+                turn ^= 1
+                report()
+        except BaseException:
+            # Wait for the net before touching its states, then undo every playout still in flight.
+            for batch_leaves, finish in flight:
+                try:
+                    finish()
+                except Exception as exc:  # the search is failing already: its own error is the one raised
+                    log.debug("a batch in flight failed too: %s", exc)
+                self._abort_leaves(batch_leaves)
+            self._abort_leaves(leaves)
+            raise
+        finally:
+            sys.setswitchinterval(interval)
         return playouts
 
     def _raw_evaluate(self, states: list[Any]) -> list[Evaluation]:

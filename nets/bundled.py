@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from miai.nets import features
-from miai.nets.evaluator import (CachedEvaluator, Evaluation, Evaluator, EvaluatorError, evaluate_root,
-                                 set_playout_advantage)
+from miai.nets.evaluator import (CachedEvaluator, Evaluation, Evaluator, EvaluatorError, Finish, evaluate_root,
+                                 set_playout_advantage, start_evaluation)
 
 if TYPE_CHECKING:
     from miai.go.state import GameState
@@ -119,6 +119,23 @@ class SizeRoutedEvaluator:
             for i, evaluation in zip(indices, evaluations):
                 results[i] = evaluation
         return [r for r in results if r is not None]
+
+    def start(self, states: Sequence[GameState]) -> Finish:
+        """See ``StagedEvaluator``: each board size's states started on its net, results in the input order."""
+        by_size: dict[int, list[int]] = {}
+        for i, state in enumerate(states):
+            by_size.setdefault(int(state.size), []).append(i)
+        started = [(indices, start_evaluation(self.route(size), [states[i] for i in indices]))
+                   for size, indices in by_size.items()]
+
+        def finish() -> list[Evaluation]:
+            results: list[Evaluation | None] = [None] * len(states)
+            for indices, part in started:
+                for i, evaluation in zip(indices, part()):
+                    results[i] = evaluation
+            return [r for r in results if r is not None]
+
+        return finish
 
 
 def load_bundled(directory: Path = BUNDLED_DIR, *, cache_capacity: int = 0, cache_key: str = "input",

@@ -3,7 +3,8 @@
 - ``Evaluation``: one position's policy, value, score and ownership, from the side to move's view.
 - ``Evaluator``: the protocol (``evaluate(states) -> list[Evaluation]``, ``max_batch``), and what some evaluators
   offer besides: ``WrappingEvaluator`` (in front of others: ``evaluator_for(size)``, ``innermost``) and
-  ``CachingEvaluator`` (``hits``, ``clear()``).
+  ``CachingEvaluator`` (``hits``, ``clear()``) and ``StagedEvaluator`` (``start(states)``: the Python work now,
+  the net's run in a background thread; ``start_evaluation`` falls back to ``evaluate`` for the others).
 - ``UniformEvaluator``: a uniform policy over legal moves and an even game; for tests.
 - ``OnnxEvaluator``: a KataGo net converted to ONNX, run by onnxruntime in batches, with one
   fixed symmetry, a random one per call, or the average of all eight.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -155,6 +157,35 @@ def same_advantage(a: tuple[int, float], b: tuple[int, float]) -> bool:
     opposite advantage, so no advantage is the same for either colour (a genmove of each side sets it in turn)."""
     (color_a, value_a), (color_b, value_b) = a, b
     return value_a == (value_b if color_a == color_b else -value_b)
+
+
+Finish = Callable[[], "list[Evaluation]"]  # waits for a started evaluation and returns it (see StagedEvaluator)
+
+
+@runtime_checkable
+class StagedEvaluator(Protocol):
+    """An evaluator that can split a batch in two, so that a search collects its next batch while the net runs:
+    ``start`` does the Python work (cache lookups, input encoding) in the caller's thread and hands the net's run,
+    which holds no GIL, to a background thread; the callable it returns waits for the run and decodes the outputs,
+    in the caller's thread again. Calling ``start(states)()`` gives what ``evaluate(states)`` gives."""
+
+    max_batch: int
+
+    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
+        """See ``Evaluator.evaluate``."""
+        ...
+
+    def start(self, states: Sequence[GameState]) -> Finish:
+        """Begin evaluating ``states``; the returned callable (called once, from the same thread) finishes it."""
+        ...
+
+
+def start_evaluation(evaluator: Evaluator, states: Sequence[GameState]) -> Finish:
+    """``evaluator.start(states)`` where it is a ``StagedEvaluator``; otherwise the whole evaluation now."""
+    if isinstance(evaluator, StagedEvaluator):
+        return evaluator.start(states)
+    done = evaluator.evaluate(states)
+    return lambda: done
 
 
 @runtime_checkable
@@ -306,6 +337,8 @@ class OnnxEvaluator:
         self._rng = np.random.default_rng(self.config.seed)
         self._outputs = [o.name for o in self.session.get_outputs()]
         self._advantage: tuple[int, float] = (0, 0.0)  # (colour, playout doubling advantage): see AdvantageEvaluator
+        self._pool: ThreadPoolExecutor | None = None  # the thread ``start`` runs the net in
+        self._worker_lock = threading.Lock()
 
     def _new_session(self) -> Any:
         """An onnxruntime session on the net with miai's settings (measured in docs/benchmarks.md)."""
@@ -331,12 +364,24 @@ class OnnxEvaluator:
         """See ``Evaluator.evaluate``; symmetries follow ``config.symmetry_mode``."""
         return self._evaluate(states, self.config.policy_optimism)
 
+    def start(self, states: Sequence[GameState]) -> Finish:
+        """See ``StagedEvaluator``: encoding now, onnxruntime in this evaluator's own thread, decoding in the
+        callable."""
+        job = self._prepare(states, *self._plan(states), self.config.policy_optimism, self.config.passing_hacks)
+        future = self._worker().submit(self._run, job)
+        return lambda: self._finish(job, future.result())
+
     def evaluate_root(self, state: GameState, conservative_pass: bool = False) -> Evaluation:
         """See ``RootEvaluator``: with ``config.root_policy_optimism``."""
         return self._evaluate([state], self.config.root_policy_optimism, conservative_pass)[0]
 
     def _evaluate(self, states: Sequence[GameState], optimism: float, conservative_root: bool = False
                   ) -> list[Evaluation]:
+        plan, advantages = self._plan(states)
+        return self.evaluate_with(states, plan, optimism, self.config.passing_hacks, advantages, conservative_root)
+
+    def _plan(self, states: Sequence[GameState]) -> tuple[list[list[int]], list[float] | None]:
+        """The symmetries of each state (``config.symmetry_mode``) and the playout advantages (None: none)."""
         mode = self.config.symmetry_mode
         if mode == "fixed":
             plan = [[self.config.symmetry] for _ in states]
@@ -346,7 +391,7 @@ class OnnxEvaluator:
             plan = [list(range(symmetry.NUM_SYMMETRIES)) for _ in states]
         color, value = self._advantage
         advantages = [value if int(s.to_play) == color else -value for s in states] if value else None
-        return self.evaluate_with(states, plan, optimism, self.config.passing_hacks, advantages, conservative_root)
+        return plan, advantages
 
     def set_playout_advantage(self, color: int, value: float) -> None:
         """See ``AdvantageEvaluator``."""
@@ -362,18 +407,58 @@ class OnnxEvaluator:
         Raises:
             ValueError: ``symmetries`` does not give a non-empty list of valid symmetries per state.
         """
+        job = self._prepare(states, symmetries, advantages, optimism, passing_hacks, conservative_root)
+        return self._finish(job, self._run(job))
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _prepare(
+        self, states: Sequence[GameState], symmetries: Sequence[Sequence[int]], advantages: Sequence[float] | None,
+        optimism: float, passing_hacks: bool, conservative_root: bool = False,
+    ) -> _Job:
+        """Encode the states and lay out the onnxruntime calls: (position index, symmetry) rows, grouped by the
+        net's spatial size, at most ``max_batch`` rows a call."""
         if len(symmetries) != len(states) or not all(symmetries):
             raise ValueError("evaluate_with needs a non-empty list of symmetries for every state")
         rows = [(i, symmetry.check_symmetry(sym)) for i, syms in enumerate(symmetries) for sym in syms]
         pdas = advantages if advantages is not None else [0.0] * len(states)
         encoded = [_Encoded(s, passing_hacks, pda, conservative_root) for s, pda in zip(states, pdas)]
-        decoded = self._run_rows(encoded, rows, optimism)
-        per_state: list[list[Evaluation]] = [[] for _ in states]
-        for (i, _), evaluation in zip(rows, decoded):
+        # Rows of one spatial size go together; a fixed-size net takes every board at once.
+        groups: dict[int, list[int]] = {}
+        for r, (i, _) in enumerate(rows):
+            groups.setdefault(self._nn_len(encoded[i].size), []).append(r)
+        chunks = [_Chunk(members[start : start + self.max_batch], nn_len)
+                  for nn_len, members in groups.items() for start in range(0, len(members), self.max_batch)]
+        for chunk in chunks:
+            chunk.fill(encoded, [rows[r] for r in chunk.members])
+        return _Job(len(states), rows, encoded, chunks, optimism)
+
+    def _run(self, job: _Job) -> list[dict[str, np.ndarray]]:
+        """The onnxruntime calls of a job (no Python work around them: this may run in the worker thread)."""
+        return [dict(zip(self._outputs, self.session.run(None, {"input_spatial": c.spatial,
+                                                                 "input_global": c.global_})))
+                for c in job.chunks]
+
+    def _finish(self, job: _Job, outputs: list[dict[str, np.ndarray]]) -> list[Evaluation]:
+        """Decode a job's outputs and average each state's symmetries."""
+        decoded: list[Evaluation | None] = [None] * len(job.rows)
+        for chunk, out in zip(job.chunks, outputs):
+            rows = [job.rows[r] for r in chunk.members]
+            for r, evaluation in zip(chunk.members, self._decode_chunk(job.encoded, rows, chunk.nn_len, out,
+                                                                       job.optimism)):
+                decoded[r] = evaluation
+        per_state: list[list[Evaluation]] = [[] for _ in range(job.states)]
+        for (i, _), evaluation in zip(job.rows, decoded):
+            assert evaluation is not None
             per_state[i].append(evaluation)
         return [_average(evs) for evs in per_state]
 
-    # -- internals ------------------------------------------------------------------------
+    def _worker(self) -> ThreadPoolExecutor:
+        """The thread ``start`` runs the net in (made on first use)."""
+        with self._worker_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="miai-net")
+            return self._pool
 
     def _nn_len(self, size: int) -> int:
         nn_len = self.info.nn_len
@@ -383,32 +468,11 @@ class OnnxEvaluator:
             raise EvaluatorError(f"{size}x{size} board is larger than the net's {nn_len}x{nn_len}")
         return nn_len
 
-    def _run_rows(self, encoded: list[_Encoded], rows: list[tuple[int, int]], optimism: float) -> list[Evaluation]:
-        """Evaluate (position index, symmetry) rows, at most ``max_batch`` per onnxruntime call."""
-        results: list[Evaluation | None] = [None] * len(rows)
-        # Rows of one spatial size go together; a fixed-size net takes every board at once.
-        groups: dict[int, list[int]] = {}
-        for r, (i, _) in enumerate(rows):
-            groups.setdefault(self._nn_len(encoded[i].size), []).append(r)
-        for nn_len, members in groups.items():
-            for start in range(0, len(members), self.max_batch):
-                chunk = members[start : start + self.max_batch]
-                for r, ev in zip(chunk, self._run_chunk(encoded, [rows[r] for r in chunk], nn_len, optimism)):
-                    results[r] = ev
-        return [r for r in results if r is not None]
-
-    def _run_chunk(
-        self, encoded: list[_Encoded], rows: list[tuple[int, int]], nn_len: int, optimism: float
+    def _decode_chunk(
+        self, encoded: list[_Encoded], rows: list[tuple[int, int]], nn_len: int, outputs: dict[str, np.ndarray],
+        optimism: float,
     ) -> list[Evaluation]:
         n = len(rows)
-        spatial = np.zeros((n, features.NUM_SPATIAL, nn_len, nn_len), dtype=np.float32)
-        global_ = np.zeros((n, features.NUM_GLOBAL), dtype=np.float32)
-        for k, (i, sym) in enumerate(rows):
-            planes = encoded[i].spatial
-            size = planes.shape[-1]
-            spatial[k, :, :size, :size] = symmetry.apply_planes(planes, sym)
-            global_[k] = encoded[i].global_
-        outputs = dict(zip(self._outputs, self.session.run(None, {"input_spatial": spatial, "input_global": global_})))
         if all(encoded[i].size == nn_len and sym == 0 for i, sym in rows):
             # The usual case in a search (board = net buffer, identity symmetry): decode the batch at once.
             batch = self._decode_whole(outputs, [encoded[i] for i, _ in rows], optimism)
@@ -463,6 +527,37 @@ class OnnxEvaluator:
             cap_pass=position.passing_hacks,
             model_version=self.info.model_version,
         )
+
+
+class _Chunk:
+    """One onnxruntime call of a job: which rows it holds and their inputs, padded to the net's buffer."""
+
+    __slots__ = ("members", "nn_len", "spatial", "global_")
+
+    def __init__(self, members: list[int], nn_len: int) -> None:
+        self.members = members
+        self.nn_len = nn_len
+        self.spatial = np.zeros((len(members), features.NUM_SPATIAL, nn_len, nn_len), dtype=np.float32)
+        self.global_ = np.zeros((len(members), features.NUM_GLOBAL), dtype=np.float32)
+
+    def fill(self, encoded: list[_Encoded], rows: list[tuple[int, int]]) -> None:
+        """Copy each row's planes in, turned by its symmetry."""
+        for k, (i, sym) in enumerate(rows):
+            planes = encoded[i].spatial
+            size = planes.shape[-1]
+            self.spatial[k, :, :size, :size] = symmetry.apply_planes(planes, sym)
+            self.global_[k] = encoded[i].global_
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    """A batch between encoding and decoding: its (position, symmetry) rows, their inputs and the calls."""
+
+    states: int
+    rows: list[tuple[int, int]]
+    encoded: list[_Encoded]
+    chunks: list[_Chunk]
+    optimism: float
 
 
 class _Encoded:
@@ -652,6 +747,26 @@ class CachedEvaluator:
         """See ``Evaluator.evaluate``. A position counts as a hit when its entry was cached at the
         start of the call (or it occurred earlier in the same batch); afterwards the entries are
         refreshed in batch order, so the call acts on the LRU order like one lookup per position."""
+        keys, values, todo = self._look_up(states)
+        if todo:
+            values.update(zip(todo, self.inner.evaluate(list(todo.values()))))
+        return self._keep(keys, values)
+
+    def start(self, states: Sequence[GameState]) -> Finish:
+        """See ``StagedEvaluator``: the lookups now, the misses started on the evaluator behind."""
+        keys, values, todo = self._look_up(states)
+        inner = start_evaluation(self.inner, list(todo.values())) if todo else None
+
+        def finish() -> list[Evaluation]:
+            if inner is not None:
+                values.update(zip(todo, inner()))
+            return self._keep(keys, values)
+
+        return finish
+
+    def _look_up(self, states: Sequence[GameState]) -> tuple[list[bytes], dict[bytes, Evaluation],
+                                                              dict[bytes, GameState]]:
+        """Each state's key, the evaluations found, and the states still to evaluate (one per key)."""
         keys = [self.key(s) for s in states]
         values: dict[bytes, Evaluation] = {}
         todo: dict[bytes, GameState] = {}
@@ -665,8 +780,9 @@ class CachedEvaluator:
                 else:
                     todo[key] = state
                     self.misses += 1
-        if todo:
-            values.update(zip(todo, self.inner.evaluate(list(todo.values()))))
+        return keys, values, todo
+
+    def _keep(self, keys: list[bytes], values: dict[bytes, Evaluation]) -> list[Evaluation]:
         with self._lock:
             for key in dict.fromkeys(keys):
                 self._store(key, values[key])
