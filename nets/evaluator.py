@@ -444,12 +444,11 @@ class OnnxEvaluator:
         decoded: list[Evaluation | None] = [None] * len(job.rows)
         for chunk, out in zip(job.chunks, outputs):
             rows = [job.rows[r] for r in chunk.members]
-            for r, evaluation in zip(chunk.members, self._decode_chunk(job.encoded, rows, chunk.nn_len, out,
-                                                                       job.optimism)):
-                decoded[r] = evaluation
+            for r, done in zip(chunk.members, self._decode_chunk(job.encoded, rows, chunk.nn_len, out, job.optimism)):
+                decoded[r] = done
         per_state: list[list[Evaluation]] = [[] for _ in range(job.states)]
         for (i, _), evaluation in zip(job.rows, decoded):
-            assert evaluation is not None
+            assert evaluation is not None  # every row is in exactly one chunk
             per_state[i].append(evaluation)
         return [_average(evs) for evs in per_state]
 

@@ -76,7 +76,8 @@ def _json_option(command: F) -> F:
               help="--versus / --compare: interleaved rounds per engine or value; the median round counts.")
 @click.option("--compare", "compare", default=None, metavar="KEY=V1,V2,...",
               help="Instead: search playouts/s on --model with one option at each value (e.g. "
-                   "search.stale_update=path,parents,ancestors), interleaved, as ratios to the first value.")
+                   "search.stale_update=path,parents,ancestors; a net.* option loads the net once per value), "
+                   "interleaved, as ratios to the first value.")
 @click.pass_context
 def bench(ctx: click.Context, model: str | None, sizes: str, seconds: float, config_path: str | None,
           sets: tuple[str, ...], json_path: str | None, skip: tuple[str, ...], versus: str | None, visits: int,
@@ -106,9 +107,9 @@ def bench(ctx: click.Context, model: str | None, sizes: str, seconds: float, con
     if evaluator is not None:  # the search `miai gtp --model playouts` runs, not the net's
         config = playout_defaults(config, evaluator, config_path, sets)
     if compare is not None:
-        if evaluator is None:
+        if evaluator is None or model is None:
             raise click.UsageError("--compare needs --model (a net, or 'playouts')")
-        results = _bench_compare(compare, evaluator, config, _sizes(sizes), seconds, repeats)
+        results = _bench_compare(compare, model, evaluator, config, _sizes(sizes), seconds, repeats)
         _report(results, json_path)
         return
     results = []
@@ -131,10 +132,11 @@ def bench(ctx: click.Context, model: str | None, sizes: str, seconds: float, con
     _report(results, json_path)
 
 
-def _bench_compare(spec: str, evaluator: Any, config: Any, sizes: list[int], seconds: float,
+def _bench_compare(spec: str, model: str, evaluator: Any, config: Any, sizes: list[int], seconds: float,
                    repeats: int) -> list[Any]:
     """``miai bench --compare KEY=V1,V2``: the search's playouts/s with the option at each value, the values taking
-    turns for ``repeats`` rounds (so load on a shared machine falls on all alike); median rounds, ratio to V1."""
+    turns for ``repeats`` rounds (so load on a shared machine falls on all alike); median rounds, ratio to V1. A
+    ``net.*`` option is the net's own (threads, precision, ...): each value gets its own copy of ``model``."""
     from miai.engine.bench.harness import BenchResult
     from miai.engine.bench.search import bench_search
     from miai.engine.config import ConfigError, set_option
@@ -148,12 +150,14 @@ def _bench_compare(spec: str, evaluator: Any, config: Any, sizes: list[int], sec
         configs = [set_option(config, key.strip(), value) for value in values]
     except ConfigError as error:
         raise click.BadParameter(str(error)) from None
+    evaluators = ([build_evaluator(model, cfg) for cfg in configs] if key.strip().startswith("net.")
+                  else [evaluator] * len(configs))
     results: list[BenchResult] = []
     for size in sizes:
-        inner = innermost(evaluator, size)  # no eval cache: every playout costs an evaluation
+        inners = [innermost(e, size) for e in evaluators]  # no eval cache: every playout costs an evaluation
         rounds: list[list[BenchResult]] = [[] for _ in values]
         for _ in range(repeats):
-            for runs, cfg in zip(rounds, configs):
+            for runs, cfg, inner in zip(rounds, configs, inners):
                 runs.append(bench_search(inner, cfg.search, size, seconds))
         medians = [sorted(runs, key=lambda r: r.value)[len(runs) // 2] for runs in rounds]
         base = medians[0].value

@@ -172,3 +172,25 @@ def test_compare_on_playouts_measures_the_search_gtp_plays(tmp_path: Path, monke
                         "--compare", "search.stale_update=path,ancestors")
     assert seen == [("path", "ucb1-tuned", 1, 1000.0), ("ancestors", "ucb1-tuned", 1, 1000.0)]
     assert _names(results)[-1] == "search 5x5: search.stale_update=ancestors: playouts/s over path's"
+
+
+def test_compare_on_a_net_option_loads_the_net_once_per_value(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              nets: dict[str, str]) -> None:
+    """`--compare net.threads=1,2` times two copies of the net, each with its own onnxruntime threads (a net
+    option is fixed when the net loads), not one net twice."""
+    from miai.engine.bench import search as bench_search_module
+    from miai.engine.bench.harness import BenchResult
+    from miai.engine.config import SearchConfig
+
+    seen: list[int] = []
+    real = bench_search_module.bench_search
+
+    def spy(evaluator: Any, config: SearchConfig, size: int, seconds: float) -> BenchResult:
+        seen.append(evaluator.config.intra_op_threads)
+        return real(evaluator, config, size, seconds)
+
+    monkeypatch.setattr(bench_search_module, "bench_search", spy)
+    results, _ = _bench(tmp_path, monkeypatch, "--model", nets["onnx"], "--sizes", "5", "--seconds", "0.1",
+                        "--compare", "net.threads=1,2")
+    assert seen == [1, 2]
+    assert _names(results)[-1] == "search 5x5: net.threads=2: playouts/s over 1's"

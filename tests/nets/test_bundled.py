@@ -63,6 +63,7 @@ def test_routing_by_size_keeps_the_order_and_loads_each_net_once(tmp_path: Path)
     assert [e.lead for e in router.evaluate(states)] == [9.0, 19.0, 9.0, 19.0]
     assert [e.policy.shape[0] for e in router.evaluate(states)] == [82, 362, 50, 170]
     assert sorted(loads) == ["big.onnx", "small.onnx"]
+    assert [e.lead for e in router.start(states)()] == [9.0, 19.0, 9.0, 19.0]  # a started batch: the same
     with pytest.raises(EvaluatorError, match="no bundled net plays 21x21"):
         router.evaluate([GameState(21)])
 

@@ -340,3 +340,69 @@ def test_cache_can_be_shared_by_threads() -> None:
 
     assert not run_in_threads(worker, 4)
     assert len(cache) <= 3
+
+
+# -- staged evaluation (search.overlap): encode now, run the net in its own thread, decode on finishing ----------------
+
+
+def test_a_started_batch_gives_what_evaluate_gives(dynamic_net: Path) -> None:
+    from miai.nets.evaluator import StagedEvaluator
+
+    states = [game(), game(size=7, moves="b D4"), game(moves="b E5"), game(size=13, moves="b D4 w pass")]
+    evaluator = OnnxEvaluator(str(dynamic_net), max_batch=2, symmetry_mode="fixed")
+    assert isinstance(evaluator, StagedEvaluator)
+    finish = evaluator.start(states)
+    for a, b in zip(finish(), evaluator.evaluate(states)):
+        assert_same(a, b)
+
+
+def test_the_net_of_a_started_batch_runs_outside_the_callers_thread(dynamic_net: Path) -> None:
+    import threading
+
+    evaluator = OnnxEvaluator(str(dynamic_net))
+    session = evaluator.session
+    threads: list[str] = []
+
+    class Recording:
+        def run(self, *args: object) -> object:
+            threads.append(threading.current_thread().name)
+            return session.run(*args)
+
+    evaluator.session = Recording()
+    evaluator.evaluate([game()])
+    evaluator.start([game()])()
+    assert threads[0] == threading.current_thread().name and threads[1] != threads[0]
+
+
+def test_a_started_batch_through_the_cache_counts_and_keeps_as_evaluate(dynamic_net: Path) -> None:
+    cache = CachedEvaluator(OnnxEvaluator(str(dynamic_net), symmetry_mode="fixed"), capacity=10)
+    a, b = game(), game(moves="b D4")
+    finish = cache.start([a, b, a])
+    assert (cache.hits, cache.misses) == (1, 2) and len(cache) == 0  # kept only once finished
+    first = finish()
+    assert len(cache) == 2 and first[0] is first[2]
+    again = cache.start([game(), b])()
+    assert cache.hits == 3 and again[0] is first[0] and again[1] is first[1]
+
+
+def test_an_evaluator_that_cannot_split_a_batch_evaluates_it_when_started() -> None:
+    from miai.nets.evaluator import StagedEvaluator, start_evaluation
+
+    inner = CountingEvaluator()
+    assert not isinstance(inner, StagedEvaluator)
+    finish = start_evaluation(inner, [game(), game(moves="b D4")])
+    assert inner.positions == 2
+    assert len(finish()) == 2 and inner.positions == 2
+
+
+def test_a_failed_net_run_is_raised_by_finish_not_start(dynamic_net: Path) -> None:
+    evaluator = OnnxEvaluator(str(dynamic_net))
+
+    class Broken:
+        def run(self, *args: object) -> object:
+            raise RuntimeError("the net failed")
+
+    evaluator.session = Broken()
+    finish = evaluator.start([game()])
+    with pytest.raises(RuntimeError, match="the net failed"):
+        finish()
