@@ -41,7 +41,8 @@ from miai.go.coords import Color
 from miai.go.geometry import symmetric_points
 from miai.go.rules import KoRule, Rules, Scoring
 from miai.go.state import GameState
-from miai.nets.evaluator import CachingEvaluator, Finish, RootEvaluator, evaluate_root, start_evaluation
+from miai.nets.evaluator import (CachingEvaluator, Finish, RootEvaluator, StagedEvaluator, evaluate_root,
+                                 start_evaluation)
 from miai.engine.leaves import Valuation, candidate_moves, own_eye_mask
 from miai.engine.selection import (
     SelectionConfig, SelectionRule, puct_exploration, selection_scores, utility_stdev_factor)
@@ -392,7 +393,8 @@ class Search:
                 next_report = time.monotonic() + interval
                 on_progress(self._snapshot(playouts, time.monotonic() - start))
 
-        if self.config.overlap:
+        if self.config.overlap and isinstance(self.evaluator, StagedEvaluator):
+            # (an evaluator that cannot split a batch would only see staler batches: nothing runs beside them)
             return self._loop_overlapped(batch, budget, report)
         while (n := budget()) > 0:
             done, leaves = self._collect(self._scratch[:n])

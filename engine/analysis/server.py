@@ -37,7 +37,7 @@ from miai.engine.search import Search
 from miai.engine.snapshot import Snapshot
 from miai.go.coords import Color
 from miai.go.state import GameState
-from miai.nets.evaluator import CachingEvaluator, Evaluator, EvaluatorError, onnx_net
+from miai.nets.evaluator import CachingEvaluator, Evaluator, EvaluatorError, Finish, onnx_net, start_evaluation
 
 __all__ = ["AnalysisServer", "KATAGO_PROTOCOL_VERSION", "RootPolicyEvaluator"]
 
@@ -62,7 +62,15 @@ class RootPolicyEvaluator:
 
     def evaluate(self, states: Sequence[Any]) -> list[Any]:
         """See ``Evaluator.evaluate``."""
-        results = list(self.inner.evaluate(states))
+        return self._reshape(states, self.inner.evaluate(states))
+
+    def start(self, states: Sequence[Any]) -> Finish:
+        """See ``StagedEvaluator``: started on the shared evaluator, the root's policy reshaped on finishing."""
+        inner = start_evaluation(self.inner, states)
+        return lambda: self._reshape(states, inner())
+
+    def _reshape(self, states: Sequence[Any], evaluations: Sequence[Any]) -> list[Any]:
+        results = list(evaluations)
         for i, state in enumerate(states):
             if (state.graph_hash, state.size) == self._root_key:
                 self.root_evaluation = results[i]
