@@ -16,8 +16,9 @@ from miai.go.state import GameState
 from miai.nets.evaluator import CachingEvaluator, set_playout_advantage
 from tests.nets.reference_cases import load_records, state_from_record
 
-# KataGo's search is deterministic with one thread and nnRandomize = false; so is miai's with these settings.
-DETERMINISTIC = ("net.symmetry=fixed", "search.batch_size=1", "net.threads=1")
+# KataGo's search is deterministic with one thread and nnRandomize = false; so is miai's with these settings: one leaf
+# at a time, and none chosen while another is being evaluated (search.overlap is the analogue of a second thread).
+DETERMINISTIC = ("net.symmetry=fixed", "search.batch_size=1", "search.overlap=false", "net.threads=1")
 
 
 def positions(rows: Sequence[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], GameState]]:

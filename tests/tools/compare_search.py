@@ -1,6 +1,6 @@
 """Compare miai's search with KataGo's on the positions of a search reference file (gen_search_reference.py).
 
-miai searches each position deterministically (``net.symmetry = "fixed"``, ``search.batch_size = 1``, one
+miai searches each position deterministically (``net.symmetry = "fixed"``, ``search.batch_size = 1``, no overlap, one
 onnxruntime thread, no tree kept between positions, the evaluation cache emptied before each), as KataGo did with
 one thread, ``nnRandomize = false`` and ``clear_cache``,
 and the root's edge visits are compared move by move. Printed: every position that differs (move -> KataGo's
