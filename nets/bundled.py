@@ -110,11 +110,8 @@ class SizeRoutedEvaluator:
 
     def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
         """See ``Evaluator.evaluate``: one call per board size present, results in the input order."""
-        by_size: dict[int, list[int]] = {}
-        for i, state in enumerate(states):
-            by_size.setdefault(int(state.size), []).append(i)
         results: list[Evaluation | None] = [None] * len(states)
-        for size, indices in by_size.items():
+        for size, indices in _by_size(states).items():
             evaluations = self.route(size).evaluate([states[i] for i in indices])
             for i, evaluation in zip(indices, evaluations):
                 results[i] = evaluation
@@ -122,11 +119,8 @@ class SizeRoutedEvaluator:
 
     def start(self, states: Sequence[GameState]) -> Finish:
         """See ``StagedEvaluator``: each board size's states started on its net, results in the input order."""
-        by_size: dict[int, list[int]] = {}
-        for i, state in enumerate(states):
-            by_size.setdefault(int(state.size), []).append(i)
         started = [(indices, start_evaluation(self.route(size), [states[i] for i in indices]))
-                   for size, indices in by_size.items()]
+                   for size, indices in _by_size(states).items()]
 
         def finish() -> list[Evaluation]:
             results: list[Evaluation | None] = [None] * len(states)
@@ -136,6 +130,14 @@ class SizeRoutedEvaluator:
             return [r for r in results if r is not None]
 
         return finish
+
+
+def _by_size(states: Sequence[GameState]) -> dict[int, list[int]]:
+    """The indices of the states of each board size, in order."""
+    by_size: dict[int, list[int]] = {}
+    for i, state in enumerate(states):
+        by_size.setdefault(int(state.size), []).append(i)
+    return by_size
 
 
 def load_bundled(directory: Path = BUNDLED_DIR, *, cache_capacity: int = 0, cache_key: str = "input",
