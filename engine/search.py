@@ -41,7 +41,7 @@ from miai.go.coords import Color
 from miai.go.geometry import symmetric_points
 from miai.go.rules import KoRule, Rules, Scoring
 from miai.go.state import GameState
-from miai.nets.evaluator import (CachingEvaluator, Finish, RootEvaluator, StagedEvaluator, evaluate_root,
+from miai.nets.evaluator import (CachingEvaluator, Finish, RootEvaluator, StagedEvaluator, evaluate_root, innermost,
                                  start_evaluation)
 from miai.engine.leaves import Valuation, candidate_moves, own_eye_mask
 from miai.engine.selection import (
@@ -393,8 +393,9 @@ class Search:
                 next_report = time.monotonic() + interval
                 on_progress(self._snapshot(playouts, time.monotonic() - start))
 
-        if self.config.overlap and isinstance(self.evaluator, StagedEvaluator):
-            # (an evaluator that cannot split a batch would only see staler batches: nothing runs beside them)
+        # Only where the evaluator under the caches and routers can split a batch: one that cannot (random playouts)
+        # would give staler batches with nothing running beside them.
+        if self.config.overlap and isinstance(innermost(self.evaluator, self._root_state.size), StagedEvaluator):
             return self._loop_overlapped(batch, budget, report)
         while (n := budget()) > 0:
             done, leaves = self._collect(self._scratch[:n])

@@ -64,6 +64,10 @@ class RootPolicyEvaluator:
         """See ``Evaluator.evaluate``."""
         return self._reshape(states, self.inner.evaluate(states))
 
+    def evaluator_for(self, size: int) -> Evaluator:
+        """See ``WrappingEvaluator``: the shared evaluator behind."""
+        return self.inner
+
     def start(self, states: Sequence[Any]) -> Finish:
         """See ``StagedEvaluator``: started on the shared evaluator, the root's policy reshaped on finishing."""
         inner = start_evaluation(self.inner, states)

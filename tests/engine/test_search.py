@@ -11,7 +11,7 @@ import pytest
 from miai.engine.config import SearchConfig
 from miai.engine.graph import Node, reachable_ids
 from miai.engine.search import PASS, Search, SearchError
-from toygame import ScriptedEvaluator, ToyGame, ToyState, set_game
+from toygame import Deferred, ScriptedEvaluator, ToyGame, ToyState, set_game
 
 
 # The toy tests check the plain MCGS formulas (visit-weighted averages); KataGo's refinements of the weights and of
@@ -344,7 +344,8 @@ def test_root_noise_changes_priors_but_keeps_a_distribution() -> None:
 @pytest.mark.parametrize("overlap", [False, True])
 def test_a_root_without_playable_moves_ends_the_run(overlap: bool) -> None:
     game = ToyGame({"root": {1: "b"}, "b": {0: "x"}}, {"x": 0.0})  # move 1 is illegal on the path (SuperkoState)
-    search = Search(ScriptedEvaluator(), config(max_visits=50, overlap=overlap))
+    evaluator = Deferred(ScriptedEvaluator()) if overlap else ScriptedEvaluator()  # (overlap needs a split batch)
+    search = Search(evaluator, config(max_visits=50, overlap=overlap))
     search.set_root(SuperkoState(game))
     snap = search.run()
     assert snap.moves == () and search.best_move(snap) == PASS
@@ -404,7 +405,8 @@ class FlakyEvaluator(ScriptedEvaluator):
 
 @pytest.mark.parametrize("overlap", [False, True])
 def test_a_failed_evaluation_leaves_the_graph_usable(overlap: bool) -> None:
-    search = Search(FlakyEvaluator(fail_at=4), config(max_visits=100, batch_size=4, overlap=overlap))
+    flaky = FlakyEvaluator(fail_at=4)
+    search = Search(Deferred(flaky) if overlap else flaky, config(max_visits=100, batch_size=4, overlap=overlap))
     state = ToyState(set_game(points=5, depth=4))
     search.set_root(state)
     with pytest.raises(RuntimeError, match="net failed"):
@@ -414,6 +416,25 @@ def test_a_failed_evaluation_leaves_the_graph_usable(overlap: bool) -> None:
     snap = search.run()
     assert snap.root.visits == 100
     assert_graph_sound(search)
+
+
+def test_overlap_needs_an_evaluator_that_splits_its_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With an evaluator that cannot split a batch (random playouts), overlap would only make the batches staler:
+    the search keeps the plain loop; with one that can, it overlaps."""
+    used: list[bool] = []
+    real = Search._loop_overlapped
+
+    def spy(self: Search, *args: object) -> int:
+        used.append(True)
+        return real(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Search, "_loop_overlapped", spy)
+    for evaluator, expected in ((ScriptedEvaluator(), []), (Deferred(ScriptedEvaluator()), [True])):
+        used.clear()
+        search = Search(evaluator, config(max_visits=40, batch_size=4, overlap=True))
+        search.set_root(ToyState(set_game()))
+        assert search.run().root.visits == 40
+        assert used == expected
 
 
 # ------------------------------------------------------------------------------------------------ PUCT maths

@@ -146,6 +146,28 @@ class ScriptedEvaluator:
         return out
 
 
+class Deferred:
+    """An evaluator that splits its batches as a net does (``StagedEvaluator``): ``start`` returns at once and the
+    batch is evaluated only when it is finished, so a search must leave the started states alone until then."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.max_batch = inner.max_batch
+
+    def evaluate(self, states: Any) -> Any:
+        return self.inner.evaluate(states)
+
+    def start(self, states: Any) -> Any:
+        started = list(states)
+        hashes = [s.graph_hash for s in started]
+
+        def finish() -> Any:
+            assert [s.graph_hash for s in started] == hashes, "a started state moved before it was finished"
+            return self.inner.evaluate(started)
+
+        return finish
+
+
 def set_game(points: int = 4, depth: int = 3, weights: tuple[float, ...] = (3.0, -1.0, 2.0, 0.5, 1.5, -2.0)) -> ToyGame:
     """A game where each player picks unused points; the position is (black set, white set), so every order of
     the same choices transposes. After ``depth`` moves the game ends with score sum(white) - sum(black) weights."""
