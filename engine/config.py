@@ -132,7 +132,7 @@ class SearchConfig:
     # Leaves in flight distort the search (virtual loss); KataGo's few search threads keep only a handful in flight.
     visits_per_batch_leaf: int = option(
         64, "grow the batch by one leaf per this many root visits, up to batch_size (0 = always batch_size)", min=0)
-    # The search's Python and the net's run share the two cores (docs/benchmarks.md): 1.4x the genmoves a second.
+    # The search's Python and the net's run share the two cores: 1.15-1.25x the visits a second (docs/benchmarks.md).
     overlap: bool = option(True, "collect and encode the next batch while the net runs the previous one in its own "
                            "thread (false: one batch at a time)")
     # Graph semantics.
