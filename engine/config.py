@@ -119,7 +119,7 @@ class SearchConfig:
     """Monte-Carlo graph search parameters (KataGo's names in the help where one exists). 0 means "no limit"."""
 
     # Limits: the search stops at the first one reached.
-    max_visits: int = option(1600, "stop when the root has this many visits (0 = no limit)", min=0,
+    max_visits: int = option(0, "stop when the root has this many visits (0 = no limit)", min=0,
                              katago="maxVisits")
     max_playouts: int = option(0, "stop after this many playouts in one run (0 = no limit)", min=0, katago="maxPlayouts")
     # 0.9 s keeps a move within one second, GTP round trip included; on two cores it ends searches before max_visits.
