@@ -29,6 +29,8 @@ __all__ = ["AnalysisSettings", "SettingsError", "read_katago_config", "parse_ove
            "PERSPECTIVES"]
 
 PERSPECTIVES = ("BLACK", "WHITE", "SIDETOMOVE")
+# Visits of a query without maxVisits (KataGo's example analysis config has 500; miai's GTP capped moves at 1,600).
+ANALYSIS_MAX_VISITS = 1600
 
 
 class SettingsError(ValueError):
@@ -148,8 +150,9 @@ def base_settings(config_path: str | None) -> tuple[AnalysisSettings, dict[str, 
             return AnalysisSettings(config=load_config(config_path)), {}
         except ConfigError as exc:
             raise SettingsError(str(exc)) from exc
-    # KataGo's analysis engine has no time limit unless one is configured.
-    config = set_option(Config(), "search.max_time", 0.0)
+    # KataGo's analysis engine has no time limit unless one is configured; a query that sets no limit at all gets
+    # ANALYSIS_MAX_VISITS rather than a search without end.
+    config = set_option(set_option(Config(), "search.max_time", 0.0), "search.max_visits", ANALYSIS_MAX_VISITS)
     pairs = read_katago_config(config_path) if config_path is not None else {}
     return AnalysisSettings(config=config), pairs
 

@@ -243,3 +243,12 @@ def test_a_symmetric_root_lists_the_copies_of_its_searched_moves() -> None:
     (plain,) = finals(serve([query(maxVisits=40, overrideSettings={"rootSymmetryPruning": False})],
                             evaluator=UniformEvaluator()))
     assert not any("isSymmetryOf" in m for m in plain["moveInfos"])
+
+
+def test_a_query_that_sets_no_limit_still_ends() -> None:
+    # No maxVisits, maxPlayouts or maxTime anywhere: the search stops at the engine's built-in visit limit.
+    from miai.engine.analysis.settings import ANALYSIS_MAX_VISITS
+
+    lone = {key: value for key, value in query(boardXSize=5, boardYSize=5).items() if key != "maxVisits"}
+    (result,) = finals(serve([lone], evaluator=UniformEvaluator()))
+    assert result["rootInfo"]["visits"] == ANALYSIS_MAX_VISITS
