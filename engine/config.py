@@ -122,7 +122,7 @@ class SearchConfig:
     max_visits: int = option(0, "stop when the root has this many visits (0 = no limit)", min=0,
                              katago="maxVisits")
     max_playouts: int = option(0, "stop after this many playouts in one run (0 = no limit)", min=0, katago="maxPlayouts")
-    # 0.9 s keeps a move within one second, GTP round trip included; on two cores it ends searches before max_visits.
+    # 0.9 s keeps a move within one second, GTP round trip included; with no visit cap it ends every move.
     max_time: float = option(0.9, "stop after this many seconds (0 = no limit); clocks may lower it", min=0.0, katago="maxTime")
     max_nodes: int = option(500_000, "stop growing the graph at this many nodes (about 2-5 kB each on 19x19)",
                             min=1)

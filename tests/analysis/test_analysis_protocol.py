@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from miai.engine.analysis.server import AnalysisServer
+from miai.engine.analysis.settings import ANALYSIS_MAX_VISITS
 from miai.nets import UniformEvaluator
 
 from .helpers import default_net, finals, only, query, serve, settings
@@ -247,8 +248,6 @@ def test_a_symmetric_root_lists_the_copies_of_its_searched_moves() -> None:
 
 def test_a_query_that_sets_no_limit_still_ends() -> None:
     # No maxVisits, maxPlayouts or maxTime anywhere: the search stops at the engine's built-in visit limit.
-    from miai.engine.analysis.settings import ANALYSIS_MAX_VISITS
-
     lone = {key: value for key, value in query(boardXSize=5, boardYSize=5).items() if key != "maxVisits"}
     (result,) = finals(serve([lone], evaluator=UniformEvaluator()))
     assert result["rootInfo"]["visits"] == ANALYSIS_MAX_VISITS
