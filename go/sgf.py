@@ -10,13 +10,28 @@ name the problem *and* the line and column, which is what a GTP ``loadsgf`` user
   into an ``SgfGame``: size, komi, rules, handicap, setup stones, moves (passes as ``B[]`` or, on
   boards up to 19x19, ``B[tt]``), player to move, names, result, date and move comments.
 - ``SgfGame.to_state(move_number)`` builds a ``GameState`` with GTP ``loadsgf`` semantics.
-- ``write_sgf(state, result=...)`` and ``format_sgf(game)`` write a game back.
+- ``write_sgf(state, result=...)`` and ``format_sgf(game)`` write a game back, always as strict FF[4].
 
-Every malformed input raises ``miai.go.errors.SgfError`` with a message naming the problem and where.
+Reading is liberal, as the FF[4] specification advises and as GNU Go reads: the quirks of files written by
+older programs and servers are repaired, and each repair is reported as an ``SgfWarning`` in
+``SgfGame.warnings`` (file, line, column and what was done) for the caller to show:
 
->>> game = load_sgf("(;GM[1]SZ[9]KM[7]RU[Chinese];B[ee];W[]C[pass])")
->>> game.size, game.komi, game.rules, game.moves, game.comments
-(9, 7.0, 'Chinese', [(<Color.BLACK: 1>, 40), (<Color.WHITE: 2>, -1)], [None, 'pass'])
+- a property repeated in one node is one property: AB/AW/AE points and C texts are joined, B and W moves are
+  all played, and of any other property the first value counts;
+- B and W in one node are both played, in file order;
+- a root property repeated in a later node (SZ, KM, ...) is ignored: the first counts, as in GNU Go;
+- text after the first game tree is ignored;
+- FF[1-3] long names with lower-case letters (``AddBlack``) are read by their capitals (``AB``);
+- a root without GM or FF is read as an FF[4] game of Go;
+- ``B[tt]`` is a pass on boards up to 19x19 (FF[3]'s pass; FF[4] writes ``B[]``).
+
+What cannot be understood raises ``miai.go.errors.SgfError`` with a message naming the problem and where.
+
+>>> game = load_sgf("(;GM[1]FF[4]SZ[9]KM[7]RU[Chinese];B[ee];W[]C[pass])")
+>>> game.size, game.komi, game.rules, game.moves, game.comments, game.warnings
+(9, 7.0, 'Chinese', [(<Color.BLACK: 1>, 40), (<Color.WHITE: 2>, -1)], [None, 'pass'], [])
+>>> [str(w) for w in load_sgf("(;GM[1]FF[4]SZ[9]AB[cc]AB[gg];W[ee])", source="old.sgf").warnings]
+['old.sgf: line 1, column 24: AB repeated in one node: the points are joined']
 """
 
 from __future__ import annotations
@@ -39,21 +54,46 @@ if TYPE_CHECKING:
 # ---------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class SgfWarning:
+    """One repair the reader made to read a file as it is: where (1-based line and column), what it did, and the
+    file when the caller named it. ``str()`` gives the line to show: ``old.sgf: line 3, column 9: ...``."""
+
+    line: int
+    column: int
+    message: str
+    source: str | None = None
+
+    def __str__(self) -> str:
+        where = f"line {self.line}, column {self.column}: {self.message}"
+        return f"{self.source}: {where}" if self.source else where
+
+
 @dataclass
 class SgfProperty:
-    """One property: identifier, its values (escapes resolved) and the offset of its first value."""
+    """One property: identifier, its values (escapes resolved) and the offset of its first value.
+
+    A property repeated in one node is kept as one: the values of the repeats are appended to ``values`` and
+    the offsets of their identifiers listed in ``repeats`` (the reader warns about them). ``start`` is the offset
+    of the identifier as written, ``name`` the identifier as written (``AddBlack`` for ``AB`` in FF[1-3] files).
+    """
 
     ident: str
     values: list[str]
     offset: int
+    start: int = 0
+    name: str = ""
+    repeats: list[int] = field(default_factory=list)
 
 
 @dataclass
 class SgfNode:
-    """One node: its properties in file order (an identifier appears at most once)."""
+    """One node: its properties by identifier (repeats merged, see ``SgfProperty``), and its B and W properties
+    as written, in file order (``moves``), since a node may hold several."""
 
     properties: dict[str, SgfProperty] = field(default_factory=dict)
     offset: int = 0
+    moves: list[SgfProperty] = field(default_factory=list)
 
     def get(self, ident: str) -> str | None:
         """The first value of a property, or None when absent."""
@@ -78,19 +118,38 @@ class SgfTree:
         return nodes
 
 
+def _line_column(text: str, offset: int) -> tuple[int, int]:
+    """1-based line and column of a character offset."""
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
 def _where(text: str, offset: int) -> str:
     """Human position of a character offset: ``line L, column C``."""
-    line = text.count("\n", 0, offset) + 1
-    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    line, column = _line_column(text, offset)
     return f"line {line}, column {column}"
+
+
+class _Warner:
+    """Collects the repairs made while reading one text, each with its position."""
+
+    def __init__(self, text: str, warnings: list[SgfWarning], source: str | None) -> None:
+        self.text = text
+        self.warnings = warnings
+        self.source = source
+
+    def __call__(self, message: str, offset: int) -> None:
+        line, column = _line_column(self.text, offset)
+        self.warnings.append(SgfWarning(line, column, message, self.source))
 
 
 class _Parser:
     """Recursive-descent parser over the SGF grammar (Collection = GameTree+)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, warn: _Warner) -> None:
         self.text = text
         self.pos = 0
+        self.warn = warn
 
     def error(self, problem: str, offset: int | None = None) -> SgfError:
         where = _where(self.text, self.pos if offset is None else offset)
@@ -107,13 +166,23 @@ class _Parser:
         return self.text[self.pos] if self.pos < len(self.text) else ""
 
     def collection(self) -> list[SgfTree]:
-        trees = []
-        while self.peek() == "(":
-            trees.append(self.game_tree())
-        if self.peek():
-            raise self.error(f"unexpected {self.peek()!r} (expected '(')")
-        if not trees:
+        if self.peek() != "(":
+            if self.peek():
+                raise self.error(f"unexpected {self.peek()!r} (expected '(')")
             raise self.error("no game tree (the file must start with '(;')")
+        trees = [self.game_tree()]
+        while self.peek() == "(":
+            start = self.pos
+            try:
+                trees.append(self.game_tree())
+            except SgfError as exc:  # only the first game is played: a broken later one must not refuse the file
+                problem = str(exc).removeprefix("malformed SGF: ")
+                self.warn(f"the game tree here is ignored: it cannot be read ({problem})", start)
+                return trees
+        if self.peek():
+            rest = self.text[self.pos :].split("\n", 1)[0].strip()
+            excerpt = rest if len(rest) <= 20 else rest[:20] + "..."
+            self.warn(f"text after the game tree is ignored ({excerpt!r})", self.pos)
         return trees
 
     def game_tree(self) -> SgfTree:
@@ -138,9 +207,14 @@ class _Parser:
         self.pos += 1  # the ';'
         while self.peek().isalpha():
             prop = self.prop()
-            if prop.ident in node.properties:
-                raise self.error(f"property {prop.ident} repeated in one node", prop.offset)
-            node.properties[prop.ident] = prop
+            if prop.ident in ("B", "W"):
+                node.moves.append(SgfProperty(prop.ident, list(prop.values), prop.offset, prop.start, prop.name))
+            known = node.properties.get(prop.ident)
+            if known is None:
+                node.properties[prop.ident] = prop
+            else:  # the reader decides, by property, what the repeat means and says so
+                known.values.extend(prop.values)
+                known.repeats.append(prop.start)
         return node
 
     def prop(self) -> SgfProperty:
@@ -148,17 +222,21 @@ class _Parser:
         text = self.text
         while self.pos < len(text) and text[self.pos].isalpha():
             self.pos += 1
-        # FF[3] allowed lower-case letters inside identifiers (e.g. "AddBlack" for AB); they carry no meaning.
-        ident = "".join(c for c in text[start : self.pos] if c.isupper())
+        name = text[start : self.pos]
+        # FF[1-3] allowed lower-case letters inside identifiers (e.g. "AddBlack" for AB); FF[4] says to read them
+        # by their capitals.
+        ident = "".join(c for c in name if c.isupper())
         if not ident:
-            raise self.error(f"property identifier {text[start:self.pos]!r} has no upper-case letter", start)
+            raise self.error(f"property identifier {name!r} has no upper-case letter", start)
+        if ident != name:
+            self.warn(f"property name {name} read as {ident} (an FF[1-3] long name)", start)
         if self.peek() != "[":
             raise self.error(f"property {ident} has no value", start)
         values = []
         offset = self.pos
         while self.peek() == "[":
             values.append(self.value())
-        return SgfProperty(ident, values, offset)
+        return SgfProperty(ident, values, offset, start, name)
 
     def value(self) -> str:
         start = self.pos
@@ -187,13 +265,16 @@ class _Parser:
 _VALUE_SPECIAL = re.compile(r"[\]\\]")
 
 
-def parse_collection(text: str) -> list[SgfTree]:
+def parse_collection(text: str, warnings: list[SgfWarning] | None = None, source: str | None = None) -> list[SgfTree]:
     """Parse SGF text into its game trees (variations kept).
+
+    The syntax repairs (long property names, text or an unreadable game after the first game tree) are appended
+    to ``warnings`` when it is given; repeated properties are merged into one ``SgfProperty`` (see there).
 
     Raises:
         SgfError: for malformed text, naming the problem and its line and column.
     """
-    return _Parser(text).collection()
+    return _Parser(text, _Warner(text, [] if warnings is None else warnings, source)).collection()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -220,6 +301,8 @@ class SgfGame:
     date: str | None = None
     root_comment: str | None = None
     later_setup: list[int] = field(default_factory=list)  # move counts at which AB/AW/AE appear mid-game
+    # The repairs made to read the record (load_sgf); not part of the game, so not compared.
+    warnings: list[SgfWarning] = field(default_factory=list, compare=False)
 
     def to_state(self, move_number: int | None = None, rules: Any = None) -> GameState:
         """The position before move ``move_number`` (1-based; None = after the last move), as GTP
@@ -333,134 +416,243 @@ def rules_text(rules: Any) -> str:
     return text
 
 
-def _value_error(node: SgfNode, ident: str, problem: str, text: str) -> SgfError:
-    where = _where(text, node.properties[ident].offset)
-    return SgfError(f"malformed SGF: {ident} {problem} at {where}")
+def _value_error(text: str, prop: SgfProperty, problem: str) -> SgfError:
+    return SgfError(f"malformed SGF: {prop.ident} {problem} at {_where(text, prop.offset)}")
 
 
-def _points(node: SgfNode, ident: str, size: int, text: str) -> list[int]:
-    """The points of a point-list property, compressed rectangles ``aa:cc`` expanded."""
-    points: list[int] = []
-    for value in node.properties[ident].values:
+# Root properties (FF[4]: only in the root) and game-info properties that miai reads: of either, the first
+# occurrence counts, in one node as across nodes, as GNU Go reads them (it takes the first of a node's list and
+# the root's game info): it is what the program that wrote the game started with, where a repeat is most often
+# a header written again after an adjournment or by a merge of files.
+_ROOT_ONLY = ("FF", "GM", "SZ", "CA", "AP", "ST")
+_GAME_INFO = ("KM", "HA", "RU", "PB", "PW", "RE", "DT")
+_FIRST_COUNTS = frozenset((*_ROOT_ONLY, *_GAME_INFO, "PL"))
+# Properties whose repeats in one node are joined (other properties miai does not read are joined too).
+_JOINED = {"AB": "points", "AW": "points", "AE": "points", "C": "texts"}
+
+
+class _GameReader:
+    """Reads the main line of a parsed game into an ``SgfGame``, repairing what it can (each repair a warning)."""
+
+    def __init__(self, text: str, warn: _Warner) -> None:
+        self.text = text
+        self.warn = warn
+        self.seen: dict[str, SgfProperty] = {}  # game-info properties read so far, by identifier
+
+    def read(self, nodes: list[SgfNode]) -> SgfGame:
+        root = nodes[0]
+        for node in nodes:
+            self.check_repeats(node)
+        game = SgfGame(size=self.size(root))
+        self.read_root(game, root)
+        for index, node in enumerate(nodes):
+            if index:
+                self.read_later_info(game, node)
+            self.read_setup(game, node)
+            self.read_moves(game, node)
+        return game
+
+    # -- one node's repeats
+
+    def check_repeats(self, node: SgfNode) -> None:
+        """One warning per property repeated in a node (or a single-valued one given several values); B and W are
+        for ``read_moves`` to describe."""
+        for prop in node.properties.values():
+            if prop.ident in ("B", "W"):
+                continue
+            if prop.ident in _FIRST_COUNTS and (prop.repeats or len(prop.values) > 1):
+                self.first_value_counts(prop)
+            elif prop.repeats:
+                joined = _JOINED.get(prop.ident, "values")
+                self.warn(f"{prop.ident} repeated in one node: the {joined} are joined", prop.repeats[0])
+
+    def first_value_counts(self, prop: SgfProperty) -> None:
+        first, others = prop.values[0], [v for v in prop.values[1:] if v != prop.values[0]]
+        ignored = f" ({', '.join(repr(v) for v in others)} ignored)" if others else ""
+        if prop.repeats:
+            same = " with the same value" if not others else f": the first value, {first!r}, counts{ignored}"
+            self.warn(f"{prop.ident} repeated in one node{same}", prop.repeats[0])
+        else:
+            self.warn(f"{prop.ident} has {len(prop.values)} values: the first, {first!r}, counts{ignored}", prop.offset)
+
+    # -- the root and game information
+
+    def size(self, node: SgfNode) -> int:
+        prop = node.properties.get("SZ")
+        if prop is None:
+            return 19
+        value = prop.values[0].strip()
+        if ":" in value:
+            width, _, height = value.partition(":")
+            if width.strip() != height.strip():
+                raise _value_error(self.text, prop, f"is rectangular ({value}); only square boards are supported")
+            value = width
         try:
-            if ":" in value:
-                first, last = (parse_sgf(part, size) for part in value.split(":", 1))
-                if first == PASS or last == PASS:
-                    raise InvalidMoveError(f"pass in a rectangle: {value!r}")
-                (y0, x0), (y1, x1) = divmod(first, size), divmod(last, size)
-                points.extend(y * size + x for y in range(min(y0, y1), max(y0, y1) + 1)
-                              for x in range(min(x0, x1), max(x0, x1) + 1))
+            size = int(value)
+        except ValueError:
+            raise _value_error(self.text, prop, f"is not a number: {value!r}") from None
+        if not MIN_SIZE <= size <= MAX_SIZE:
+            raise _value_error(self.text, prop, f"{size} is outside {MIN_SIZE}..{MAX_SIZE}")
+        return size
+
+    def read_root(self, game: SgfGame, root: SgfNode) -> None:
+        game_type = root.get("GM")
+        if game_type is None:
+            self.warn("no GM in the root: read as a game of Go (GM[1])", root.offset)
+        elif game_type.strip() not in ("1", ""):
+            raise _value_error(self.text, root.properties["GM"], f"is {game_type!r}, not 1 (Go)")
+        version = root.get("FF")
+        if version is None:
+            self.warn("no FF in the root: read as FF[4] (older forms accepted)", root.offset)
+        elif version.strip() not in ("1", "2", "3", "4"):
+            self.warn(f"FF[{version}] is no known version (1 to 4): read as FF[4]", root.properties["FF"].offset)
+        if "PL" in root.properties:
+            game.player_to_move = self.player(root.properties["PL"])
+        self.read_info(game, root, _GAME_INFO)
+        game.root_comment = self.text_of(root, "C") if not root.moves else None
+
+    def read_info(self, game: SgfGame, node: SgfNode, idents: Sequence[str]) -> None:
+        """Fill the game-info fields of ``idents`` present in ``node`` (first values)."""
+        for ident in idents:
+            prop = node.properties.get(ident)
+            if prop is None:
+                continue
+            self.seen[ident] = prop
+            value = prop.values[0]
+            if ident == "KM":
+                game.komi = self.number(prop, float)
+            elif ident == "HA":
+                game.handicap = self.number(prop, int)
             else:
-                point = parse_sgf(value, size)
-                if point == PASS:
-                    raise InvalidMoveError(f"empty point {value!r}")
-                points.append(point)
-        except InvalidMoveError as exc:
-            raise _value_error(node, ident, f"has a bad point ({exc})", text) from None
-    return points
+                setattr(game, _INFO_FIELDS[ident], value)
+
+    def read_later_info(self, game: SgfGame, node: SgfNode) -> None:
+        """Root and game-info properties after the root: a game-info node of its own is read (FF[4] allows one
+        anywhere); what repeats the root or an earlier node is ignored, with a warning."""
+        for ident in _ROOT_ONLY:
+            prop = node.properties.get(ident)
+            if prop is None:
+                continue
+            if ident == "SZ" and self.size(node) != game.size:
+                raise _value_error(self.text, prop, f"after the root gives another board size "
+                                                    f"({self.size(node)}, not {game.size})")
+            self.warn(f"{ident} after the root is ignored (it belongs in the root)", prop.start)
+        fresh = []
+        for ident in _GAME_INFO:
+            prop = node.properties.get(ident)
+            if prop is None:
+                continue
+            first = self.seen.get(ident)
+            if first is None:
+                fresh.append(ident)
+            else:
+                self.warn(f"{ident}[{prop.values[0]}] repeated in a later node is ignored: the first, "
+                          f"{ident}[{first.values[0]}] at {_where(self.text, first.start)}, counts", prop.start)
+        self.read_info(game, node, fresh)
+        if "PL" in node.properties:
+            if game.moves:
+                self.warn(f"PL after move {len(game.moves)} is ignored (the moves' colours say who plays)",
+                          node.properties["PL"].start)
+            else:  # a setup node's PL: who plays after that setup
+                game.player_to_move = self.player(node.properties["PL"])
+
+    def number(self, prop: SgfProperty, kind: type) -> Any:
+        try:
+            return kind(prop.values[0].strip())
+        except ValueError:
+            raise _value_error(self.text, prop, f"is not a number: {prop.values[0]!r}") from None
+
+    def player(self, prop: SgfProperty) -> Color:
+        value = prop.values[0].strip().upper()
+        if value in ("B", "1"):
+            return Color.BLACK
+        if value in ("W", "2"):
+            return Color.WHITE
+        raise _value_error(self.text, prop, f"is not B or W: {value!r}")
+
+    @staticmethod
+    def text_of(node: SgfNode, ident: str) -> str | None:
+        """A text property's value, the values of its repeats joined by line breaks."""
+        prop = node.properties.get(ident)
+        return "\n".join(prop.values) if prop else None
+
+    # -- setup and moves
+
+    def points(self, prop: SgfProperty, size: int) -> list[int]:
+        """The points of a point-list property, compressed rectangles ``aa:cc`` expanded."""
+        points: list[int] = []
+        for value in prop.values:
+            try:
+                if ":" in value:
+                    first, last = (parse_sgf(part, size) for part in value.split(":", 1))
+                    if first == PASS or last == PASS:
+                        raise InvalidMoveError(f"pass in a rectangle: {value!r}")
+                    (y0, x0), (y1, x1) = divmod(first, size), divmod(last, size)
+                    points.extend(y * size + x for y in range(min(y0, y1), max(y0, y1) + 1)
+                                  for x in range(min(x0, x1), max(x0, x1) + 1))
+                else:
+                    point = parse_sgf(value, size)
+                    if point == PASS:
+                        raise InvalidMoveError(f"empty point {value!r}")
+                    points.append(point)
+            except InvalidMoveError as exc:
+                raise _value_error(self.text, prop, f"has a bad point ({exc})") from None
+        return points
+
+    def read_setup(self, game: SgfGame, node: SgfNode) -> None:
+        """Apply AB/AW/AE of one node; setup after the first move is only recorded."""
+        if not any(ident in node.properties for ident in ("AB", "AW", "AE")):
+            return
+        if game.moves:
+            game.later_setup.append(len(game.moves))
+            return
+        board = {p: Color.BLACK for p in game.setup_black} | {p: Color.WHITE for p in game.setup_white}
+        for ident, color in (("AE", Color.EMPTY), ("AB", Color.BLACK), ("AW", Color.WHITE)):
+            if ident in node.properties:
+                for point in self.points(node.properties[ident], game.size):
+                    board[point] = color
+        game.setup_black = sorted(p for p, c in board.items() if c == Color.BLACK)
+        game.setup_white = sorted(p for p, c in board.items() if c == Color.WHITE)
+
+    def read_moves(self, game: SgfGame, node: SgfNode) -> None:
+        """Append the node's B and W moves, in file order, with the node's comment on its last move."""
+        played = [(prop, value) for prop in node.moves for value in prop.values]
+        if not played:
+            return
+        if len(played) > 1:
+            named = [f"{prop.ident}[{value}]" for prop, value in played]
+            where = node.moves[1].start if len(node.moves) > 1 else node.moves[0].offset
+            self.warn(f"{', '.join(named[:-1])} and {named[-1]} in one node: the {len(played)} moves are played "
+                      "in file order", where)
+        for prop, value in played:
+            try:
+                move = parse_sgf(value, game.size)
+            except InvalidMoveError as exc:
+                raise _value_error(self.text, prop, f"is not a move ({exc})") from None
+            if value.strip() == "tt" and move == PASS:
+                self.warn(f"{prop.ident}[tt] read as a pass (FF[3]'s pass; FF[4] writes {prop.ident}[])", prop.start)
+            game.moves.append((Color.BLACK if prop.ident == "B" else Color.WHITE, move))
+            game.comments.append(None)
+        game.comments[-1] = self.text_of(node, "C")
 
 
-def _number(node: SgfNode, ident: str, text: str, kind: type) -> Any:
-    value = node.get(ident)
-    assert value is not None
-    try:
-        return kind(value.strip())
-    except ValueError:
-        raise _value_error(node, ident, f"is not a number: {value!r}", text) from None
+_INFO_FIELDS = {"RU": "rules", "PB": "black_player", "PW": "white_player", "RE": "result", "DT": "date"}
 
 
-def _read_size(root: SgfNode, text: str) -> int:
-    if "SZ" not in root.properties:
-        return 19
-    value = (root.get("SZ") or "").strip()
-    if ":" in value:
-        width, _, height = value.partition(":")
-        if width.strip() != height.strip():
-            raise _value_error(root, "SZ", f"is rectangular ({value}); only square boards are supported", text)
-        value = width
-    try:
-        size = int(value)
-    except ValueError:
-        raise _value_error(root, "SZ", f"is not a number: {value!r}", text) from None
-    if not MIN_SIZE <= size <= MAX_SIZE:
-        raise _value_error(root, "SZ", f"{size} is outside {MIN_SIZE}..{MAX_SIZE}", text)
-    return size
-
-
-def _read_root(game: SgfGame, root: SgfNode, text: str) -> None:
-    """Fill the game-info fields from the root node."""
-    game_type = root.get("GM")
-    if game_type is not None and game_type.strip() not in ("1", ""):
-        raise _value_error(root, "GM", f"is {game_type!r}, not 1 (Go)", text)
-    if "KM" in root.properties:
-        game.komi = _number(root, "KM", text, float)
-    if "HA" in root.properties:
-        game.handicap = _number(root, "HA", text, int)
-    if "PL" in root.properties:
-        game.player_to_move = _player(root, "PL", text)
-    game.rules = root.get("RU")
-    game.black_player = root.get("PB")
-    game.white_player = root.get("PW")
-    game.result = root.get("RE")
-    game.date = root.get("DT")
-
-
-def _player(node: SgfNode, ident: str, text: str) -> Color:
-    value = (node.get(ident) or "").strip().upper()
-    if value in ("B", "1"):
-        return Color.BLACK
-    if value in ("W", "2"):
-        return Color.WHITE
-    raise _value_error(node, ident, f"is not B or W: {value!r}", text)
-
-
-def _read_setup(game: SgfGame, node: SgfNode, text: str, before_moves: bool) -> None:
-    """Apply AB/AW/AE of one node; setup after the first move is only recorded."""
-    if not any(ident in node.properties for ident in ("AB", "AW", "AE")):
-        return
-    if not before_moves:
-        game.later_setup.append(len(game.moves))
-        return
-    board: dict[int, Color] = {p: Color.BLACK for p in game.setup_black} | {p: Color.WHITE for p in game.setup_white}
-    for ident, color in (("AE", Color.EMPTY), ("AB", Color.BLACK), ("AW", Color.WHITE)):
-        if ident in node.properties:
-            for point in _points(node, ident, game.size, text):
-                board[point] = color
-    game.setup_black = sorted(p for p, c in board.items() if c == Color.BLACK)
-    game.setup_white = sorted(p for p, c in board.items() if c == Color.WHITE)
-
-
-def _read_move(game: SgfGame, node: SgfNode, text: str) -> None:
-    """Append the node's B or W move (with its comment) to the game."""
-    has_black, has_white = "B" in node.properties, "W" in node.properties
-    if has_black and has_white:
-        raise SgfError(f"malformed SGF: a node has both B and W moves at {_where(text, node.offset)}")
-    if not (has_black or has_white):
-        return
-    ident = "B" if has_black else "W"
-    try:
-        move = parse_sgf(node.get(ident) or "", game.size)
-    except InvalidMoveError as exc:
-        raise _value_error(node, ident, f"is not a move ({exc})", text) from None
-    game.moves.append((Color.BLACK if has_black else Color.WHITE, move))
-    game.comments.append(node.get("C"))
-
-
-def load_sgf(text: str) -> SgfGame:
+def load_sgf(text: str, source: str | None = None) -> SgfGame:
     """Read the first game of an SGF collection (its main line) into an ``SgfGame``.
 
+    The repairs made to read it (see the module's docstring) are in the game's ``warnings``, in file order, each
+    naming ``source`` (the file) when it is given.
+
     Raises:
-        SgfError: for malformed SGF (syntax or values), naming the problem and its position.
+        SgfError: for SGF that cannot be understood (syntax or values), naming the problem and its position.
     """
-    trees = parse_collection(text)
-    nodes = trees[0].main_line()
-    root = nodes[0]
-    game = SgfGame(size=_read_size(root, text))
-    _read_root(game, root, text)
-    game.root_comment = root.get("C") if not ("B" in root.properties or "W" in root.properties) else None
-    for node in nodes:
-        _read_setup(game, node, text, before_moves=not game.moves)
-        _read_move(game, node, text)
+    warnings: list[SgfWarning] = []
+    warn = _Warner(text, warnings, source)
+    trees = _Parser(text, warn).collection()
+    game = _GameReader(text, warn).read(trees[0].main_line())
+    game.warnings = sorted(warnings, key=lambda w: (w.line, w.column))
     return game
 
 
@@ -483,7 +675,7 @@ def decode_sgf(data: bytes) -> str:
 
 
 def read_sgf_file(path: str | os.PathLike[str]) -> SgfGame:
-    """``load_sgf`` of a file (see ``decode_sgf`` for the encoding).
+    """``load_sgf`` of a file (see ``decode_sgf`` for the encoding); its warnings name the file.
 
     Raises:
         SgfError: when the file cannot be read or is malformed (the message names the file).
@@ -493,7 +685,7 @@ def read_sgf_file(path: str | os.PathLike[str]) -> SgfGame:
     except OSError as exc:
         raise SgfError(f"cannot read SGF file {str(path)!r}: {exc.strerror or exc}") from exc
     try:
-        return load_sgf(decode_sgf(data))
+        return load_sgf(decode_sgf(data), source=str(path))
     except SgfError as exc:
         raise SgfError(f"{path}: {exc}") from exc
 

@@ -131,7 +131,9 @@ def _chains(state: GameState) -> list[list[int]]:
 
 @table.command("loadsgf", named(STRING, "filename"), optional(named(UINT, "move_number")), mutates=True)
 def loadsgf(s: GtpSession, filename: str, move_number: int | None) -> str:
-    """Load a game: the position before ``move_number`` (the whole game without it). Answers the colour to move."""
+    """Load a game: the position before ``move_number`` (the whole game without it). Answers the colour to move.
+
+    The quirks of old files are repaired, each with a warning line on stderr naming the file, line and column."""
     from miai.go.sgf import load_sgf  # late: the SGF module is optional for everything else
 
     try:
@@ -139,7 +141,10 @@ def loadsgf(s: GtpSession, filename: str, move_number: int | None) -> str:
     except OSError as error:  # the log line already names the file: say only what is wrong with it
         raise GtpError(CANNOT_LOAD_FILE, describe(error, filename)) from error
     try:
-        state = load_sgf(text).to_state(move_number)
+        game = load_sgf(text, source=filename)
+        for warning in game.warnings:
+            s.log(f"warning: {warning}")
+        state = game.to_state(move_number)
     except (GoError, ValueError, IndexError, KeyError) as error:
         raise GtpError(CANNOT_LOAD_FILE, str(error)) from error
     s.state = state
@@ -155,6 +160,8 @@ def _read_sgf_file(path: Path) -> str:
     Raises:
         OSError: not a regular file, too big, or unreadable.
     """
+    from miai.go.sgf import decode_sgf  # late, as in loadsgf
+
     if path.is_dir():
         raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
     if path.exists() and not path.is_file():
@@ -163,7 +170,7 @@ def _read_sgf_file(path: Path) -> str:
         data = handle.read(MAX_SGF_BYTES + 1)
     if len(data) > MAX_SGF_BYTES:
         raise OSError(f"larger than {MAX_SGF_BYTES} bytes")
-    return data.decode("utf-8", errors="replace")
+    return decode_sgf(data)  # BOM, CA[] charset, UTF-8, Latin-1: as every reader of SGF files
 
 
 @table.command("printsgf", optional(named(STRING, "filename")))

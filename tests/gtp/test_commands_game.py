@@ -286,6 +286,24 @@ def test_rules_and_komi_changes_keep_sgf_setup_stones(driver: Driver, tmp_path: 
     assert driver.ok("list_stones w") == "E5"  # the setup stones stay
 
 
+def test_loadsgf_reads_an_old_file_with_one_warning_line_per_repair(driver: Driver, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """An old server's record (AB repeated, B and W in one node, text after the game) loads; stderr says what was
+    repaired, naming the file, line and column."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "old.sgf").write_text("(;GM[1]SZ[9]HA[2]KM[0.5]AB[cc]AB[gg]\n;W[ee];B[ce]W[ge])\nbye\n")
+    assert driver.ok("loadsgf old.sgf") == "black"
+    assert driver.ok("list_stones b") == "C7 C5 G3" and driver.ok("list_stones w") == "E5 G5"
+    assert driver.err.getvalue().splitlines() == [
+        "miai: warning: old.sgf: line 1, column 2: no FF in the root: read as FF[4] (older forms accepted)",
+        "miai: warning: old.sgf: line 1, column 31: AB repeated in one node: the points are joined",
+        "miai: warning: old.sgf: line 2, column 13: B[ce] and W[ge] in one node: the 2 moves are played in file order",
+        "miai: warning: old.sgf: line 3, column 1: text after the game tree is ignored ('bye')",
+    ]
+    assert driver.ok("printsgf").startswith("(;FF[4]GM[1]")  # written back strict
+    assert "AB[cc][gg]" in driver.ok("printsgf") and "B[ce]\n;W[ge]" in driver.ok("printsgf")
+
+
 @pytest.mark.parametrize("line, stderr", [
     ("loadsgf missing.sgf", "miai: loadsgf missing.sgf: no such file"),
     ("loadsgf no-dir/x.sgf", "miai: loadsgf no-dir/x.sgf: no such directory no-dir"),
