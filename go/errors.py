@@ -39,4 +39,12 @@ class SetupError(GoError, ValueError):
 
 
 class SgfError(GoError, ValueError):
-    """A malformed SGF file; the message names the problem."""
+    """A malformed SGF file; the message names the problem. Where the text is malformed, ``problem`` is the message
+    without its position and ``line`` and ``column`` (1-based) the position, for callers that place it themselves."""
+
+    def __init__(self, message: str, *, problem: str | None = None, line: int | None = None,
+                 column: int | None = None) -> None:
+        super().__init__(message)
+        self.problem = message if problem is None else problem
+        self.line = line
+        self.column = column

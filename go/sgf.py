@@ -36,6 +36,7 @@ What cannot be understood raises ``miai.go.errors.SgfError`` with a message nami
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -69,7 +70,7 @@ class SgfWarning:
         return f"{self.source}: {where}" if self.source else where
 
 
-@dataclass
+@dataclass(slots=True)
 class SgfProperty:
     """One property: identifier, its values (escapes resolved) and the offset of its first value.
 
@@ -86,7 +87,7 @@ class SgfProperty:
     repeats: list[int] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
 class SgfNode:
     """One node: its properties by identifier (repeats merged, see ``SgfProperty``), and its B and W properties
     as written, in file order (``moves``), since a node may hold several."""
@@ -130,6 +131,13 @@ def _where(text: str, offset: int) -> str:
     return f"line {line}, column {column}"
 
 
+def _malformed(text: str, problem: str, offset: int) -> SgfError:
+    """The error for text that cannot be understood: the problem and where."""
+    line, column = _line_column(text, offset)
+    return SgfError(f"malformed SGF: {problem} at line {line}, column {column}", problem=problem, line=line,
+                    column=column)
+
+
 class _Warner:
     """Collects the repairs made while reading one text, each with its position."""
 
@@ -152,14 +160,12 @@ class _Parser:
         self.warn = warn
 
     def error(self, problem: str, offset: int | None = None) -> SgfError:
-        where = _where(self.text, self.pos if offset is None else offset)
-        return SgfError(f"malformed SGF: {problem} at {where}")
+        return _malformed(self.text, problem, self.pos if offset is None else offset)
 
     def skip_space(self) -> None:
-        text, pos = self.text, self.pos
-        while pos < len(text) and (text[pos].isspace() or text[pos] == "\ufeff"):
-            pos += 1
-        self.pos = pos
+        match = _SPACE.match(self.text, self.pos)
+        assert match is not None  # the pattern matches the empty string
+        self.pos = match.end()
 
     def peek(self) -> str:
         self.skip_space()
@@ -176,8 +182,8 @@ class _Parser:
             try:
                 trees.append(self.game_tree())
             except SgfError as exc:  # only the first game is played: a broken later one must not refuse the file
-                problem = str(exc).removeprefix("malformed SGF: ")
-                self.warn(f"the game tree here is ignored: it cannot be read ({problem})", start)
+                self.warn(f"the game tree here is ignored: it cannot be read ({exc.problem} at line {exc.line}, "
+                          f"column {exc.column})", start)
                 return trees
         if self.peek():
             rest = self.text[self.pos :].split("\n", 1)[0].strip()
@@ -191,8 +197,21 @@ class _Parser:
         if self.peek() != ";":
             raise self.error("a game tree must start with a node ';'")
         nodes = []
+        text = self.text
+        move_node = _MOVE_NODE.match
         while self.peek() == ";":
-            nodes.append(self.node())
+            # Fast path for runs of the commonest node, one move and nothing else (a training data reader goes
+            # through millions): ';' B or W, one value without escapes, then the next node or the end of a tree.
+            match = move_node(text, self.pos)
+            if match is None:
+                nodes.append(self.node())
+                continue
+            while match is not None:
+                ident, value = match.group(1, 2)
+                prop = SgfProperty(ident, [value], match.start(2) - 1, match.start(1), ident)
+                nodes.append(SgfNode({ident: prop}, match.start(), [prop]))
+                self.pos = match.end()
+                match = move_node(text, self.pos)
         variations = []
         while self.peek() == "(":
             variations.append(self.game_tree())
@@ -205,17 +224,28 @@ class _Parser:
     def node(self) -> SgfNode:
         node = SgfNode(offset=self.pos)
         self.pos += 1  # the ';'
-        while self.peek().isalpha():
-            prop = self.prop()
+        text = self.text
+        while True:
+            self.skip_space()
+            # Fast path for the common property (upper-case identifier, values without escapes): training data
+            # readers go through tens of millions of them.
+            match = _PLAIN_PROPERTY.match(text, self.pos)
+            if match is not None and match.group(1).isupper():
+                ident = match.group(1)
+                prop = SgfProperty(ident, _PLAIN_VALUE.findall(match.group(2)), match.start(2), self.pos, ident)
+                self.pos = match.end()
+            elif self.pos < len(text) and text[self.pos].isalpha():
+                prop = self.prop()
+            else:
+                return node
             if prop.ident in ("B", "W"):
-                node.moves.append(SgfProperty(prop.ident, list(prop.values), prop.offset, prop.start, prop.name))
+                node.moves.append(prop)
             known = node.properties.get(prop.ident)
             if known is None:
                 node.properties[prop.ident] = prop
-            else:  # the reader decides, by property, what the repeat means and says so
-                known.values.extend(prop.values)
-                known.repeats.append(prop.start)
-        return node
+            else:  # one property for both (new: ``moves`` keeps each); the reader says what the repeat means
+                node.properties[prop.ident] = SgfProperty(known.ident, known.values + prop.values, known.offset,
+                                                          known.start, known.name, [*known.repeats, prop.start])
 
     def prop(self) -> SgfProperty:
         start = self.pos
@@ -263,6 +293,12 @@ class _Parser:
 
 
 _VALUE_SPECIAL = re.compile(r"[\]\\]")
+_SPACE = re.compile(r"[\s\ufeff]*")
+_MOVE_NODE = re.compile(r";\s*([BW])\s*\[([^\]\\]*)\]\s*(?=[;()])")
+# An identifier and its values when none holds an escape (else the general path reads them); the lookahead makes
+# a value with an escape after plain ones fail the whole match.
+_PLAIN_PROPERTY = re.compile(r"([A-Za-z]+)\s*((?:\[[^\]\\]*\]\s*)+)(?!\[)")
+_PLAIN_VALUE = re.compile(r"\[([^\]\\]*)\]")
 
 
 def parse_collection(text: str, warnings: list[SgfWarning] | None = None, source: str | None = None) -> list[SgfTree]:
@@ -417,7 +453,7 @@ def rules_text(rules: Any) -> str:
 
 
 def _value_error(text: str, prop: SgfProperty, problem: str) -> SgfError:
-    return SgfError(f"malformed SGF: {prop.ident} {problem} at {_where(text, prop.offset)}")
+    return _malformed(text, f"{prop.ident} {problem}", prop.offset)
 
 
 # Root properties (FF[4]: only in the root) and game-info properties that miai reads: of either, the first
@@ -431,6 +467,13 @@ _FIRST_COUNTS = frozenset((*_ROOT_ONLY, *_GAME_INFO, "PL"))
 _JOINED = {"AB": "points", "AW": "points", "AE": "points", "C": "texts"}
 
 
+@functools.cache
+def _sgf_moves(size: int) -> dict[str, int]:
+    """Every SGF point of a board and the pass as miai writes them, to their moves (``parse_sgf`` without its
+    checks, for the points that need none)."""
+    return {to_sgf(p, size): p for p in range(size * size)} | {"": PASS}
+
+
 class _GameReader:
     """Reads the main line of a parsed game into an ``SgfGame``, repairing what it can (each repair a warning)."""
 
@@ -438,16 +481,24 @@ class _GameReader:
         self.text = text
         self.warn = warn
         self.seen: dict[str, SgfProperty] = {}  # game-info properties read so far, by identifier
+        self.moves: dict[str, int] = {}  # SGF point -> move on the game's board, as miai writes them
 
     def read(self, nodes: list[SgfNode]) -> SgfGame:
         root = nodes[0]
-        for node in nodes:
-            self.check_repeats(node)
+        self.check_repeats(root)
         game = SgfGame(size=self.size(root))
+        self.moves = _sgf_moves(game.size)
         self.read_root(game, root)
-        for index, node in enumerate(nodes):
-            if index:
-                self.read_later_info(game, node)
+        self.read_setup(game, root)
+        self.read_moves(game, root)
+        for node in nodes[1:]:
+            moves = node.moves
+            if len(moves) == 1 and len(node.properties) == 1 and len(moves[0].values) == 1:
+                self.read_move(game, moves[0], moves[0].values[0])  # the usual node: one move, nothing else
+                game.comments.append(None)
+                continue
+            self.check_repeats(node)
+            self.read_later_info(game, node)
             self.read_setup(game, node)
             self.read_moves(game, node)
         return game
@@ -529,6 +580,8 @@ class _GameReader:
     def read_later_info(self, game: SgfGame, node: SgfNode) -> None:
         """Root and game-info properties after the root: a game-info node of its own is read (FF[4] allows one
         anywhere); what repeats the root or an earlier node is ignored, with a warning."""
+        if len(node.properties) == len(node.moves) == 1:  # the usual node: one move and nothing else
+            return
         for ident in _ROOT_ONLY:
             prop = node.properties.get(ident)
             if prop is None:
@@ -601,7 +654,8 @@ class _GameReader:
 
     def read_setup(self, game: SgfGame, node: SgfNode) -> None:
         """Apply AB/AW/AE of one node; setup after the first move is only recorded."""
-        if not any(ident in node.properties for ident in ("AB", "AW", "AE")):
+        props = node.properties
+        if "AB" not in props and "AW" not in props and "AE" not in props:
             return
         if game.moves:
             game.later_setup.append(len(game.moves))
@@ -616,24 +670,34 @@ class _GameReader:
 
     def read_moves(self, game: SgfGame, node: SgfNode) -> None:
         """Append the node's B and W moves, in file order, with the node's comment on its last move."""
-        played = [(prop, value) for prop in node.moves for value in prop.values]
-        if not played:
+        moves = node.moves
+        if not moves:
             return
+        if len(moves) == 1 and len(moves[0].values) == 1:  # the usual node
+            played = [(moves[0], moves[0].values[0])]
+        else:
+            played = [(prop, value) for prop in moves for value in prop.values]
         if len(played) > 1:
             named = [f"{prop.ident}[{value}]" for prop, value in played]
             where = node.moves[1].start if len(node.moves) > 1 else node.moves[0].offset
             self.warn(f"{', '.join(named[:-1])} and {named[-1]} in one node: the {len(played)} moves are played "
                       "in file order", where)
         for prop, value in played:
+            self.read_move(game, prop, value)
+            game.comments.append(None)
+        game.comments[-1] = self.text_of(node, "C")
+
+    def read_move(self, game: SgfGame, prop: SgfProperty, value: str) -> None:
+        """Append one move (its comment is for the caller to append)."""
+        move = self.moves.get(value)
+        if move is None:  # not written as miai writes it: spaces, tt, or not a point
             try:
                 move = parse_sgf(value, game.size)
             except InvalidMoveError as exc:
                 raise _value_error(self.text, prop, f"is not a move ({exc})") from None
             if value.strip() == "tt" and move == PASS:
                 self.warn(f"{prop.ident}[tt] read as a pass (FF[3]'s pass; FF[4] writes {prop.ident}[])", prop.start)
-            game.moves.append((Color.BLACK if prop.ident == "B" else Color.WHITE, move))
-            game.comments.append(None)
-        game.comments[-1] = self.text_of(node, "C")
+        game.moves.append((Color.BLACK if prop.ident == "B" else Color.WHITE, move))
 
 
 _INFO_FIELDS = {"RU": "rules", "PB": "black_player", "PW": "white_player", "RE": "result", "DT": "date"}
@@ -687,7 +751,7 @@ def read_sgf_file(path: str | os.PathLike[str]) -> SgfGame:
     try:
         return load_sgf(decode_sgf(data), source=str(path))
     except SgfError as exc:
-        raise SgfError(f"{path}: {exc}") from exc
+        raise SgfError(f"{path}: {exc}", problem=exc.problem, line=exc.line, column=exc.column) from exc
 
 
 # ---------------------------------------------------------------------------------------------
