@@ -49,10 +49,10 @@ from miai.match.summary import (
 )
 from miai.go.clock import Clock, TimeControl, TimeSystem
 from miai.go.coords import PASS, Color, parse_gtp, to_gtp
-from miai.go.errors import InvalidMoveError
+from miai.go.errors import InvalidMoveError, SgfError
 from miai.go.rules import Rules
 from miai.go.scoring import dead_chains
-from miai.go.sgf import format_sgf, game_from_state, load_sgf
+from miai.go.sgf import format_sgf, game_from_state, read_sgf_file
 from miai.go.state import GameState, max_fixed_handicap
 
 if TYPE_CHECKING:  # only the interface; the caller picks and loads the net
@@ -169,10 +169,10 @@ def load_openings(path: str | Path, config: MatchConfig) -> list[list[int]]:
     (from White after handicap stones).
 
     `#` starts a comment; blank lines are skipped. A `.sgf` file, or a directory of them, gives one opening per
-    file (its main line, via miai.go.sgf). Every opening is replayed under the match's rules, komi and handicap.
+    file (its main line, via miai.go.sgf; the repairs an old file needs are printed to stderr). Every opening is replayed under the match's rules, komi and handicap.
 
     Raises:
-        MatchError: an unreadable vertex, an illegal move, a wrong board size or an empty file.
+        MatchError: an unreadable vertex or SGF file, an illegal move, a wrong board size or an empty file.
     """
     source, size = Path(path), config.size
     if source.is_dir() or source.suffix.lower() == ".sgf":
@@ -197,7 +197,12 @@ def _sgf_openings(source: Path, size: int) -> list[list[int]]:
     files = sorted(source.glob("*.sgf")) if source.is_dir() else [source]
     openings = []
     for file in files:
-        game = load_sgf(file.read_text(encoding="utf-8", errors="replace"))
+        try:
+            game = read_sgf_file(file)
+        except SgfError as exc:  # the message names the file, the problem and where
+            raise MatchError(str(exc)) from None
+        for warning in game.warnings:  # an old file's quirks, repaired: say so, once per repair
+            print(f"match: warning: {warning}", file=sys.stderr)
         if game.size != size:
             raise MatchError(f"{file}: board size {game.size}, match size {size}")
         openings.append([move for _color, move in game.moves])

@@ -26,6 +26,8 @@ from miai.go.sgf import parse_rules_text, read_sgf_file
 def build_query(path: Path, visits: int, rules: str, ownership: bool) -> dict[str, Any]:
     """One query for every turn of the game in ``path`` (RU is used when miai knows it, else ``rules``)."""
     game = read_sgf_file(path)
+    for warning in game.warnings:  # what an old file needed repaired, one line each
+        print(f"warning: {warning}", file=sys.stderr)
     size = game.size
     ru = game.rules if game.rules and parse_rules_text(game.rules) is not None else rules
     query: dict[str, Any] = {

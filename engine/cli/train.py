@@ -423,6 +423,9 @@ def played(sgf_dir: str, engine: str, net_file: str, teacher: str) -> None:
         records = [read_sgf_file(path) for path in paths]
     except SgfError as exc:
         raise click.ClickException(str(exc)) from exc
+    for record in records:  # an old file's quirks, repaired: one line each
+        for warning in record.warnings:
+            click.echo(f"warning: {warning}", err=True)
     games = [(record, color) for record in records for color, name in _players(record) if name.endswith(f"({engine})")]
     if not games:
         raise click.ClickException(f"{sgf_dir}: no game names a player '... ({engine})' (PB or PW, as `miai match` "

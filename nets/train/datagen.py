@@ -19,16 +19,18 @@ any time and resumed (it only adds shards) and training can read shards while th
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
-from miai.go.coords import PASS, parse_sgf
-from miai.go.errors import GoError
+from miai.go.coords import PASS, Color
+from miai.go.errors import GoError, SgfError
 from miai.go.rules import Rules
+from miai.go.sgf import load_sgf
 from miai.go.state import GameState
 from miai.nets import features
 from miai.nets.decode import DecodedBatch, decode_batch
@@ -350,29 +352,56 @@ def self_play_positions(teacher: Teacher, config: SelfPlayConfig) -> Iterator[La
                 games[k] = random_game(size, rng, config.komi_range)
 
 
-def read_kifu_games(path: Path, size: int = 19) -> list[list[int]]:
+def read_kifu_games(path: Path, size: int = 19,
+                    warn: Callable[[str], None] | None = None) -> list[list[int]]:
     """Move lists of every game in a kifu file (``id<TAB>;B[pd];W[dd]...`` per line).
 
-    Games whose moves do not alternate B/W from Black are cut where they stop alternating.
+    Each line's nodes are read by the SGF reader (``miai.go.sgf``), so an old record's quirks are repaired as in an
+    SGF file, each with a warning naming the file, line and column; a line it cannot read, or with setup stones, is
+    skipped with a warning. The warnings go to ``warn`` (default: a line on stderr each). Games whose moves do not
+    alternate B/W from Black are cut where they stop alternating; games under 10 moves are left out.
     """
+    say = warn if warn is not None else _print_warning
     games: list[list[int]] = []
     with open(path, encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            _, _, body = line.rstrip("\n").partition("\t")
-            moves: list[int] = []
-            for k, token in enumerate(body.split(";")[1:]):
-                expected = "B" if k % 2 == 0 else "W"
-                if len(token) < 3 or token[0] != expected or token[1] != "[":
-                    break
-                try:
-                    moves.append(parse_sgf(token[2 : token.index("]")], size))
-                except (GoError, ValueError):
-                    break
+        for number, line in enumerate(handle, 1):
+            moves = _kifu_moves(path, number, line.rstrip("\n"), size, say)
             if len(moves) >= 10:
                 games.append(moves)
     if not games:
         raise TrainError(f"no usable games in {path}")
     return games
+
+
+def _kifu_moves(path: Path, number: int, line: str, size: int, say: Callable[[str], None]) -> list[int]:
+    """The moves of one kifu line, alternating from Black (see ``read_kifu_games``)."""
+    game_id, _, body = line.partition("\t")
+    if not body.strip():
+        return []
+    # The line's nodes under a root that gives the board: positions in the text are the file's, once shifted by the
+    # root's width (everything is on one line).
+    root = f"(;GM[1]FF[4]SZ[{size}]"
+    shift = len(root) - len(game_id) - 1
+    try:
+        game = load_sgf(root + body + ")")
+    except SgfError as exc:
+        say(f"{path}: line {number}, column {(exc.column or shift + 1) - shift}: game skipped: {exc.problem}")
+        return []
+    for warning in game.warnings:
+        say(str(replace(warning, line=number, column=warning.column - shift, source=str(path))))
+    if game.setup_black or game.setup_white:
+        say(f"{path}: line {number}: game skipped: it has setup stones (AB/AW), a kifu line holds moves only")
+        return []
+    moves = []
+    for k, (color, move) in enumerate(game.moves[: min(game.later_setup, default=len(game.moves))]):
+        if color != (Color.BLACK if k % 2 == 0 else Color.WHITE):
+            break
+        moves.append(move)
+    return moves
+
+
+def _print_warning(message: str) -> None:
+    print(f"miai: warning: {message}", file=sys.stderr)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from miai.match.runner import (
     parse_score,
     run_match,
 )
-from miai.go.coords import Color, parse_gtp
+from miai.go.coords import PASS, Color, parse_gtp
 from miai.go.rules import Rules
 from miai.go.sgf import load_sgf
 from miai.go.state import GameState
@@ -530,6 +530,21 @@ def test_openings_from_a_directory_of_sgf_files(tmp_path: Path) -> None:
     (tmp_path / "c.sgf").write_text("(;GM[1]FF[4]SZ[9];B[dd])")
     with pytest.raises(MatchError, match="board size 9"):
         load_openings(tmp_path, MatchConfig(size=5))
+
+
+def test_openings_from_old_sgf_files_load_with_a_warning_per_repair(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    old = tmp_path / "old.sgf"
+    old.write_text("(;GM[1]FF[3]SZ[5];B[cc]W[bb];B[tt])\nsaved by a server\n")
+    assert load_openings(old, MatchConfig(size=5)) == [[parse_gtp("C3", 5), parse_gtp("B4", 5), PASS]]
+    assert capsys.readouterr().err.splitlines() == [
+        f"match: warning: {old}: line 1, column 24: B[cc] and W[bb] in one node: the 2 moves are played in file order",
+        f"match: warning: {old}: line 1, column 30: B[tt] read as a pass (FF[3]'s pass; FF[4] writes B[])",
+        f"match: warning: {old}: line 2, column 1: text after the game tree is ignored ('saved by a server')",
+    ]
+    old.write_text("(;GM[1]FF[4]SZ[5];B[cc]W[")
+    with pytest.raises(MatchError, match=r"old\.sgf: malformed SGF: unterminated property value"):
+        load_openings(old, MatchConfig(size=5))
 
 
 def test_move_hook_and_terminal_counter() -> None:

@@ -185,6 +185,27 @@ def test_kifu_lines_are_parsed_into_moves(tmp_path: Path) -> None:
     assert games[1] == games[0]
 
 
+def test_kifu_lines_go_through_the_sgf_reader_with_its_repairs_and_warnings(tmp_path: Path) -> None:
+    """An old record's quirks in a kifu line are repaired as in an SGF file; each warning names the file's line and
+    column; what cannot be read skips the game with a warning."""
+    kifu = tmp_path / "old.kifu"
+    moves = ";B[pd];W[dp];B[pq];W[dd];B[fq];W[cn];B[jp];W[qf];B[nc];W[rd]"
+    kifu.write_text(f"1\t{moves}\n"
+                    f"22\t;B[pd]W[dp];B[pq];W[dd];B[fq];W[cn];B[jp];W[qf];B[nc];White[rd];B[tt]\n"
+                    f"3\t{moves};B[qc\n"
+                    f"4\t;AB[aa]{moves}\n", encoding="utf-8")
+    said: list[str] = []
+    games = read_kifu_games(kifu, 19, said.append)
+    assert games == [games[0], games[0] + [PASS]] and len(games[0]) == 10
+    assert said == [
+        f"{kifu}: line 2, column 10: B[pd] and W[dp] in one node: the 2 moves are played in file order",
+        f"{kifu}: line 2, column 58: property name White read as W (an FF[1-3] long name)",
+        f"{kifu}: line 2, column 68: B[tt] read as a pass (FF[3]'s pass; FF[4] writes B[])",
+        f"{kifu}: line 3, column 65: game skipped: unterminated property value (missing ']')",
+        f"{kifu}: line 4: game skipped: it has setup stones (AB/AW), a kifu line holds moves only",
+    ]
+
+
 def test_sample_move_follows_the_policy() -> None:
     rng = np.random.default_rng(0)
     policy = np.zeros(10, np.float32)

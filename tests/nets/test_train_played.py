@@ -123,3 +123,15 @@ def test_played_refuses_games_of_two_board_sizes(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["train", "played", "--sgf", str(tmp_path), "--net", "n.onnx",
                                        "--teacher", "t.bin.gz"])
     assert result.exit_code == 1 and "one size's games at a time" in result.output, result.output
+
+
+def test_played_reads_an_old_record_with_a_warning_per_repair(tmp_path: Path) -> None:
+    record = tmp_path / "old.sgf"
+    record.write_text("(;GM[1]FF[4]SZ[9]PB[x (A)]PW[y (B)];B[ee]W[ce];B[ec])\nend of game\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["train", "played", "--sgf", str(tmp_path), "--net", "n.onnx",
+                                       "--teacher", "t.bin.gz"])
+    assert result.stderr.splitlines()[:2] == [
+        f"warning: {record}: line 1, column 42: B[ee] and W[ce] in one node: the 2 moves are played in file order",
+        f"warning: {record}: line 2, column 1: text after the game tree is ignored ('end of game')",
+    ]
+    assert result.exit_code == 1 and "cannot load a net" in result.stderr  # the record was read: the net is next
