@@ -27,6 +27,7 @@ from miai.nets.decode import DecodedBatch, PostProcess, decode_batch
 
 if TYPE_CHECKING:
     from miai.go.state import GameState
+    from miai.nets.backends import NetSession
 
 SymmetryMode = Literal["fixed", "random", "average"]
 
@@ -283,6 +284,8 @@ class OnnxConfig:
     # onnxruntime execution providers in order of preference (see PROVIDER_PACKAGES and README "GPU").
     providers: tuple[str, ...] = ("CPUExecutionProvider",)
     allow_cpu_fallback: bool = True  # a requested provider that is missing: warn and use the CPU (else fail)
+    backend: str = "onnxruntime"  # or "openvino" (miai.nets.backends; "auto" is resolved before, by load_evaluator)
+    precision: str = "fp32"  # what the backend computes in: fp32, bf16, fp16 (OpenVINO) or int8 (a quantised file)
     # KataGo's enablePassingHacks for ``evaluate`` (a search's evaluations): the pass prior capped at 95%, and the
     # end of the game hidden from the net when a pass would end it without a win (features.Position.game_end_hidden).
     passing_hacks: bool = False
@@ -299,6 +302,8 @@ class OnnxConfig:
             raise ValueError("policy_optimism and root_policy_optimism must be in [0, 1]")
         if not self.providers:
             raise ValueError("providers must name at least one onnxruntime execution provider")
+        if self.backend not in ("onnxruntime", "openvino"):
+            raise ValueError(f"backend must be onnxruntime or openvino, not {self.backend!r}")
 
 
 @dataclass(frozen=True)
@@ -330,7 +335,8 @@ class OnnxEvaluator:
         self.config = OnnxConfig(**{**base.__dict__, **overrides})
         self.path = str(path)
         self.max_batch = self.config.max_batch
-        self.providers = resolve_providers(self.config.providers, self.config.allow_cpu_fallback)
+        self.providers = (resolve_providers(self.config.providers, self.config.allow_cpu_fallback)
+                          if self.config.backend == "onnxruntime" else [])
         self._model_bytes = model_bytes
         self.session = self._new_session()
         self.info = _read_net_info(self.session)
@@ -340,9 +346,19 @@ class OnnxEvaluator:
         self._pool: ThreadPoolExecutor | None = None  # the thread ``start`` runs the net in
         self._worker_lock = threading.Lock()
 
-    def _new_session(self) -> Any:
-        """An onnxruntime session on the net with miai's settings (measured in docs/benchmarks.md)."""
+    def _new_session(self) -> NetSession:
+        """A session on the net with miai's settings (measured in docs/benchmarks.md): onnxruntime's, or OpenVINO's
+        (``miai.nets.backends``)."""
         import onnxruntime as ort
+
+        from miai.nets.backends import BackendError, open_openvino
+
+        source = self.path if self._model_bytes is None else self._model_bytes
+        if self.config.backend == "openvino":
+            try:
+                return open_openvino(source, self.config.precision, self.config.intra_op_threads)
+            except BackendError as exc:
+                raise EvaluatorError(f"{self.path}: {exc}") from exc
 
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.config.intra_op_threads
@@ -353,8 +369,8 @@ class OnnxEvaluator:
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         try:
-            source = self.path if self._model_bytes is None else self._model_bytes
-            return ort.InferenceSession(source, options, providers=self.providers)
+            session: NetSession = ort.InferenceSession(source, options, providers=self.providers)
+            return session
         except Exception as exc:  # onnxruntime raises its own exception types
             raise EvaluatorError(f"{self.path}: {_onnx_problem(exc)}") from exc
 

@@ -8,10 +8,11 @@ converter's version, so a second start with the same model is immediate.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any, Callable
 
-from miai.nets import features
+from miai.nets import backends, features
 from miai.nets.evaluator import CachedEvaluator, Evaluator, EvaluatorError, OnnxConfig, OnnxEvaluator, UniformEvaluator
 from miai.go.oserrors import describe
 
@@ -47,8 +48,10 @@ def load_evaluator(
     cache_capacity: int = 0,
     directory: str | Path | None = None,
     progress: Callable[..., Any] | None = None,
+    backend: str = "onnxruntime",
     precision: str = "fp32",
     cache_key: str = "input",
+    report: Callable[[str], None] | None = None,
     **options: Any,
 ) -> Evaluator:
     """An evaluator for ``path_or_name``.
@@ -61,8 +64,10 @@ def load_evaluator(
         cache_key: how that cache keys positions: a name of ``features.CACHE_KEYS`` ("input", "situation").
         directory: conversion cache directory (default: the user's cache, see above).
         progress: passed to the converter (e.g. a progress-bar callback).
-        precision: "fp32", or "int8" for the statically quantised copy (made once and cached beside the
-            fp32 file, see ``miai.nets.quantize``).
+        backend: "onnxruntime", "openvino" or "auto" (``miai.nets.backends``).
+        precision: "fp32", "bf16", "fp16", "int8" (the statically quantised copy, made once and cached beside the
+            fp32 file, see ``miai.nets.quantize``) or "auto" (``miai.nets.backends``).
+        report: called with one line saying what ``auto`` chose, when there was a choice to make.
         **options: ``OnnxConfig`` fields (symmetry_mode, symmetry, max_batch, intra_op_threads,
             policy_optimism, seed, with_ownership, providers, allow_cpu_fallback).
 
@@ -89,6 +94,9 @@ def load_evaluator(
             path, model_bytes = (path, converted) if isinstance(converted, bytes) else (converted, None)
         elif path.suffix.lower() != ".onnx":
             raise EvaluatorError(f"{path}: expected an .onnx file or a KataGo model ({', '.join(KATAGO_SUFFIXES)})")
+        if backend == "auto" or precision == "auto":
+            backend, precision = _auto(path, model_bytes, backend, precision, directory, report, options)
+        backends.check_available(backend, precision)
         if precision == "int8":
             from miai.nets.quantize import quantized_path
 
@@ -97,9 +105,38 @@ def load_evaluator(
 
             path = quantized_path(path, directory)
             model_bytes = None  # the quantised copy is read from its own file
-        elif precision != "fp32":
-            raise EvaluatorError(f"precision must be fp32 or int8, not {precision!r}")
-        evaluator = OnnxEvaluator(str(path), OnnxConfig(**options), model_bytes=model_bytes)
+        evaluator = OnnxEvaluator(str(path), OnnxConfig(backend=backend, precision=precision, **options),
+                                  model_bytes=model_bytes)
     if cache_capacity > 0:
         evaluator = CachedEvaluator(evaluator, cache_capacity, features.CACHE_KEYS[cache_key])
     return evaluator
+
+
+def _auto(path: Path, model_bytes: bytes | None, backend: str, precision: str, directory: str | Path | None,
+          report: Callable[[str], None] | None, options: dict[str, Any]) -> tuple[str, str]:
+    """``auto``'s (backend, precision) for this net: the only candidate, the kept measurement, or a new one
+    (``miai.nets.backends.choose``), kept in the cache directory."""
+    from miai.nets import convert
+
+    pairs, rejected = backends.candidates(backend, precision)
+    if not pairs:
+        raise EvaluatorError("; ".join(rejected.values()) or f"net.backend={backend} net.precision={precision}: "
+                             "nothing can run it here")
+    if len(pairs) == 1:
+        return pairs[0]
+    digest = (hashlib.sha256(model_bytes).hexdigest() if model_bytes is not None else convert._file_digest(path))
+    threads = int(options.get("intra_op_threads", 1))
+    where = backends.choice_path(digest, threads, Path(directory) if directory else convert.default_cache_dir())
+    choice = backends.read_choice(where)
+    if choice is None or (choice.backend, choice.precision) not in pairs:
+        measuring = {**options, "symmetry_mode": "fixed", "symmetry": 0, "max_batch": 16}
+
+        def open_pair(b: str, p: str) -> OnnxEvaluator:
+            return OnnxEvaluator(str(path), OnnxConfig(backend=b, precision=p, **measuring), model_bytes=model_bytes)
+
+        size = OnnxEvaluator(str(path), OnnxConfig(**measuring), model_bytes=model_bytes).info.nn_len or 19
+        choice = backends.choose(pairs, rejected, open_pair, size)
+        backends.write_choice(where, choice)
+    if report is not None:
+        report(choice.describe())
+    return choice.backend, choice.precision

@@ -26,15 +26,16 @@ import cProfile
 import pstats
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO, cast
 
 import numpy as np
 
 from miai.engine.bench.harness import BenchResult
 from miai.engine.bench.search import opening
 from miai.engine.config import SearchConfig
+from miai.nets.backends import NetSession
 from miai.engine.search import Search
 from miai.go.coords import PASS, parse_sgf
 from miai.go.rules import Rules
@@ -135,14 +136,18 @@ def search_split(size: int, net: Path, seconds: float) -> list[BenchResult]:
     """How a search's time splits between the net and feature encoding."""
     inner = _onnx(load_evaluator(str(net)), size)
     spent = {"net": 0.0, "encode": 0.0}
-    run_net, encode = inner.session.run, features.encode
+    session, encode = inner.session, features.encode
 
-    def timed_net(*args: object) -> object:
-        start = time.perf_counter()
-        try:
-            return run_net(*args)
-        finally:
-            spent["net"] += time.perf_counter() - start
+    class TimedSession:  # the net's session with its run timed (the rest is the session's own)
+        def __getattr__(self, name: str) -> Any:
+            return getattr(session, name)
+
+        def run(self, names: Sequence[str] | None, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+            start = time.perf_counter()
+            try:
+                return session.run(names, feeds)
+            finally:
+                spent["net"] += time.perf_counter() - start
 
     def timed_encode(state: GameState, passing_hacks: bool = False, playout_advantage: float = 0.0,
                      conservative_root: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -152,13 +157,13 @@ def search_split(size: int, net: Path, seconds: float) -> list[BenchResult]:
         finally:
             spent["encode"] += time.thread_time() - start
 
-    inner.session.run, features.encode = timed_net, timed_encode
+    inner.session, features.encode = cast(NetSession, TimedSession()), timed_encode
     try:
         search = Search(inner, SearchConfig())
         search.set_root(opening(size, size, 0))
         snapshot = search.run(None, None, max_visits=0, max_playouts=0, max_time=seconds)
     finally:
-        inner.session.run, features.encode = run_net, encode
+        inner.session, features.encode = session, encode
     evals = search.stats()["net_evals"]
     playouts = snapshot.playouts / snapshot.elapsed
     net_rate = evals / spent["net"]

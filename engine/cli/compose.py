@@ -8,6 +8,7 @@ takes KataGo's ``-config``/``-override-config`` instead, as KaTrain passes them)
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Callable
@@ -56,19 +57,20 @@ def build_evaluator(model: str, config: Config, *, progress: bool = True) -> Any
             click.echo(NO_DEFAULT_NET, err=True)
             return PlayoutEvaluator.from_spec("playouts:4", seed=config.search.seed or None)
         options = net_options(config)
+        report = functools.partial(click.echo, err=True)
         cache: dict[str, Any] = {"cache_capacity": config.net.cache_size, "cache_key": config.net.cache_key}
         if model == "default":  # one bundled net per range of board sizes
-            return load_bundled(DEFAULT_NET_DIR, **cache, **options)
+            return load_bundled(DEFAULT_NET_DIR, report=report, **cache, **options)
         folder = Path(model).expanduser()
         if folder.is_dir():  # a folder of nets with manifests, like nets/default
             if not bundled_nets(folder):
                 raise EvaluatorError("is a directory, not a net file (nor a folder of nets with manifests, "
                                      "like nets/default)")
-            return load_bundled(folder, **cache, **options)
+            return load_bundled(folder, report=report, **cache, **options)
         if PlayoutEvaluator.is_spec(model):
             return PlayoutEvaluator.from_spec(model, seed=config.search.seed or None,
                                               amaf=config.search.rave_equivalence > 0, workers=config.net.threads or 1)
-        return load_evaluator(model, progress=bar, **cache, **options)
+        return load_evaluator(model, progress=bar, report=report, **cache, **options)
     except (OSError, EvaluatorError, PlayoutError, ValueError) as exc:
         raise click.ClickException(f"cannot load model {model}: {problem(exc, model)}") from exc
     finally:
@@ -94,7 +96,8 @@ def net_options(config: Config) -> dict[str, Any]:
             "policy_optimism": net.policy_optimism,
             "root_policy_optimism": min(net.root_policy_optimism, net.policy_optimism),
             "passing_hacks": net.passing_hacks, "seed": config.search.seed or None,
-            "providers": net.providers, "allow_cpu_fallback": net.allow_cpu_fallback, "precision": net.precision}
+            "providers": net.providers, "allow_cpu_fallback": net.allow_cpu_fallback, "backend": net.backend,
+            "precision": net.precision}
 
 
 def net_threads(config: Config) -> int:

@@ -18,7 +18,9 @@ from tests.nets.reference_cases import load_records, state_from_record
 
 # KataGo's search is deterministic with one thread and nnRandomize = false; so is miai's with these settings: one leaf
 # at a time, and none chosen while another is being evaluated (search.overlap is the analogue of a second thread).
-DETERMINISTIC = ("net.symmetry=fixed", "search.batch_size=1", "search.overlap=false", "net.threads=1")
+# onnxruntime fp32 pinned: the visit-for-visit parity is a claim about fp32, and net.backend=auto could pick bf16.
+DETERMINISTIC = ("net.symmetry=fixed", "search.batch_size=1", "search.overlap=false", "net.threads=1",
+                 "net.backend=onnxruntime", "net.precision=fp32")
 
 
 def positions(rows: Sequence[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], GameState]]:

@@ -70,7 +70,7 @@ def test_providers_option_reads_a_list_from_toml_or_commas_from_set() -> None:
     with pytest.raises(ConfigError, match="net.providers|NetConfig.providers"):
         Config.from_dict({"net": {"providers": "CUDAExecutionProvider"}})
     with pytest.raises(ConfigError, match="precision"):
-        set_option(Config(), "net.precision", "fp16")
+        set_option(Config(), "net.precision", "fp8")
 
 
 def test_gtp_refuses_a_missing_provider_without_fallback_in_one_line(tmp_path: Path) -> None:

@@ -1,0 +1,378 @@
+"""Who runs a converted net (``net.backend``) and at which precision (``net.precision``).
+
+- **onnxruntime** (a core dependency): fp32, and int8 on the statically quantised copy (``miai.nets.quantize``).
+- **OpenVINO** (the optional ``openvino`` extra, Intel's inference runtime, which runs ONNX files directly): fp32,
+  and bf16 or fp16 where the CPU computes in them natively (AVX512_BF16 / AMX for bf16, AVX512_FP16 / AMX-FP16 for
+  fp16; OpenVINO's ``OPTIMIZATION_CAPABILITIES`` says which). Without such a CPU OpenVINO would silently compute in
+  fp32 whatever it is asked, so miai refuses instead, in one line.
+
+``auto`` (the default of both options) measures once per net, CPU and library versions which of the available
+pairs is fastest among those within ``GATE`` of onnxruntime's fp32 outputs, and keeps the answer in a small JSON
+file in the cache directory (``choice_path``); later starts read it. int8 is never chosen by ``auto``: it is an
+explicit request only (docs/benchmarks.md has why).
+
+Both backends are reached through ``NetSession``, the part of onnxruntime's ``InferenceSession`` interface the
+evaluator uses; ``OpenVinoSession`` implements it over an OpenVINO compiled model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import random
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+from miai.nets.evaluator import EvaluatorError
+
+if TYPE_CHECKING:
+    from miai.nets.evaluator import Evaluation
+
+__all__ = ["BACKENDS", "PRECISIONS", "GATE", "BackendError", "NetSession", "TensorInfo", "OpenVinoSession",
+           "Choice", "cpu_precisions", "check_available", "open_openvino", "gate_failures", "choose", "choice_path"]
+
+BACKENDS = ("auto", "onnxruntime", "openvino")
+PRECISIONS = ("auto", "fp32", "bf16", "fp16", "int8")
+# Precisions each backend runs (int8: the QDQ copy, which OpenVINO also reads as int8).
+BACKEND_PRECISIONS = {"onnxruntime": ("fp32", "int8"), "openvino": ("fp32", "bf16", "fp16", "int8")}
+# How far a reduced precision may move the net's outputs from onnxruntime fp32's and still be used (largest
+# difference over the gate's positions): policy probability, winrate (win - loss, as a probability), score lead in
+# points, ownership. About the differences KataGo accepts from FP16 on GPUs.
+GATE = {"policy": 0.03, "value": 0.02, "lead": 0.3, "ownership": 0.05}
+# auto keeps onnxruntime fp32 unless another pair is this much faster: measurements on a shared machine wobble by
+# a few percent, and a choice that flips between starts would make results harder to compare.
+MIN_GAIN = 1.05
+CHOICE_VERSION = 1
+_OPENVINO_INSTALL = "pip install 'miai[openvino]' (the openvino package)"
+
+log = logging.getLogger("miai")
+
+
+class BackendError(EvaluatorError):
+    """A backend or precision that cannot run here (the message says what to install or what the CPU lacks)."""
+
+
+class TensorInfo(Protocol):
+    """An input or output of a session: its name and shape (ints, or names/None for dynamic dimensions)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def shape(self) -> Sequence[int | str | None]: ...
+
+
+class NetSession(Protocol):
+    """What miai uses of an inference session: onnxruntime's ``InferenceSession`` has exactly this."""
+
+    def run(self, output_names: Sequence[str] | None, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]: ...
+
+    def get_inputs(self) -> Sequence[TensorInfo]: ...
+
+    def get_outputs(self) -> Sequence[TensorInfo]: ...
+
+    def get_modelmeta(self) -> Any: ...
+
+    def get_providers(self) -> list[str]: ...
+
+
+# ------------------------------------------------------------------------------------------------- what runs here
+def cpu_precisions() -> frozenset[str]:
+    """The reduced precisions this CPU computes in natively: OpenVINO's own report when it is installed, else the
+    CPU flags (Linux) that OpenVINO's CPU plugin needs for them."""
+    try:
+        import openvino as ov
+    except ImportError:
+        return _precisions_from_flags(_cpu_flags())
+    capabilities = set(ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES"))
+    return frozenset(p for p, cap in (("bf16", "BF16"), ("fp16", "FP16")) if cap in capabilities)
+
+
+def _cpu_flags() -> frozenset[str]:
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return frozenset()
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            return frozenset(line.split(":", 1)[1].split())
+    return frozenset()
+
+
+def _precisions_from_flags(flags: frozenset[str]) -> frozenset[str]:
+    found = set()
+    if flags & {"avx512_bf16", "amx_bf16"}:
+        found.add("bf16")
+    if flags & {"avx512_fp16", "amx_fp16"}:
+        found.add("fp16")
+    return frozenset(found)
+
+
+def openvino_installed() -> bool:
+    try:
+        import openvino  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def check_available(backend: str, precision: str, *, have_openvino: bool | None = None,
+                    precisions: frozenset[str] | None = None) -> None:
+    """Raise ``BackendError`` (one line: what to install, or what the CPU lacks) unless ``backend`` can run
+    ``precision`` here. ``have_openvino`` and ``precisions`` default to this machine's."""
+    if backend not in BACKEND_PRECISIONS:
+        raise BackendError(f"net.backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+    if precision not in BACKEND_PRECISIONS[backend]:
+        runs = [b for b, ps in BACKEND_PRECISIONS.items() if precision in ps]
+        raise BackendError(f"net.precision={precision} needs net.backend={' or '.join(runs)} "
+                           f"({backend} runs {', '.join(BACKEND_PRECISIONS[backend])})")
+    if backend == "openvino" and not (openvino_installed() if have_openvino is None else have_openvino):
+        raise BackendError(f"net.backend=openvino needs OpenVINO: {_OPENVINO_INSTALL}")
+    if precision in ("bf16", "fp16"):
+        native = cpu_precisions() if precisions is None else precisions
+        if precision not in native:
+            need = "AVX512_BF16 or AMX" if precision == "bf16" else "AVX512_FP16 or AMX-FP16"
+            raise BackendError(f"net.precision={precision}: this CPU lacks {precision} ({need}); use fp32")
+
+
+# ---------------------------------------------------------------------------------------------------- OpenVINO
+@dataclass(frozen=True)
+class _Tensor:
+    name: str
+    shape: tuple[int | str | None, ...]
+
+
+@dataclass(frozen=True)
+class _Meta:
+    custom_metadata_map: dict[str, str]
+
+
+class OpenVinoSession:
+    """An ONNX net compiled by OpenVINO for the CPU, behind ``NetSession``.
+
+    One infer request per calling thread (the search's thread and the net's own thread may both run it); outputs
+    are copied out of the request, since the next run reuses its buffers while the previous batch is decoded.
+    """
+
+    def __init__(self, source: str | bytes, precision: str, threads: int) -> None:
+        import onnx
+        import openvino as ov
+
+        core = ov.Core()
+        proto = onnx.load_model_from_string(source) if isinstance(source, bytes) else onnx.load(source)
+        model = core.read_model(proto.SerializeToString() if isinstance(source, bytes) else source)
+        hint = {"fp32": "f32", "bf16": "bf16", "fp16": "f16", "int8": "f32"}[precision]
+        config: dict[str, Any] = {
+            "PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": 1, "INFERENCE_PRECISION_HINT": hint,
+            # The search's Python shares these cores: threads pinned to a core would wait for it.
+            "ENABLE_CPU_PINNING": False,
+        }
+        if threads > 0:
+            config["INFERENCE_NUM_THREADS"] = threads
+        self._compiled = core.compile_model(model, "CPU", config)
+        self._inputs = [_Tensor(p.get_any_name(), _dims(p.get_partial_shape())) for p in model.inputs]
+        self._outputs = [_Tensor(p.get_any_name(), _dims(p.get_partial_shape())) for p in model.outputs]
+        self._output_index = {o.name: i for i, o in enumerate(self._outputs)}
+        self._meta = _Meta({p.key: p.value for p in proto.metadata_props})
+        self._local = threading.local()
+        self.precision = precision
+
+    def run(self, output_names: Sequence[str] | None, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+        request = getattr(self._local, "request", None)
+        if request is None:
+            request = self._local.request = self._compiled.create_infer_request()
+        values = list(request.infer(dict(feeds)).values())  # in the model's output order
+        if output_names is None:
+            return [np.array(v, dtype=np.float32, copy=True) for v in values]
+        return [np.array(values[self._output_index[name]], dtype=np.float32, copy=True) for name in output_names]
+
+    def get_inputs(self) -> list[_Tensor]:
+        return list(self._inputs)
+
+    def get_outputs(self) -> list[_Tensor]:
+        return list(self._outputs)
+
+    def get_modelmeta(self) -> _Meta:
+        return self._meta
+
+    def get_providers(self) -> list[str]:
+        return [f"OpenVINO CPU ({self.precision})"]
+
+
+def _dims(shape: Any) -> tuple[int | str | None, ...]:
+    return tuple(d.get_length() if d.is_static else None for d in shape)
+
+
+def open_openvino(source: str | bytes, precision: str, threads: int) -> OpenVinoSession:
+    """An OpenVINO session on an ONNX file (or its bytes); ``BackendError`` in one line when it cannot run."""
+    check_available("openvino", precision)
+    try:
+        return OpenVinoSession(source, precision, threads)
+    except Exception as exc:  # OpenVINO raises plain RuntimeErrors with multi-line texts
+        raise BackendError("OpenVINO cannot load it: " + " ".join(str(exc).split())[:300]) from exc
+
+
+# -------------------------------------------------------------------------------------------------- the gate
+def gate_failures(reference: Sequence[Evaluation], candidate: Sequence[Evaluation],
+                  gate: Mapping[str, float] = GATE) -> dict[str, float]:
+    """The largest differences over paired evaluations that exceed ``gate`` (empty: within it)."""
+    worst = {"policy": 0.0, "value": 0.0, "lead": 0.0, "ownership": 0.0}
+    for a, b in zip(reference, candidate, strict=True):
+        worst["policy"] = max(worst["policy"], float(np.max(np.abs(a.policy - b.policy))))
+        worst["value"] = max(worst["value"], abs((a.win - a.loss) - (b.win - b.loss)) / 2)
+        worst["lead"] = max(worst["lead"], abs(a.lead - b.lead))
+        if a.ownership is not None and b.ownership is not None:
+            worst["ownership"] = max(worst["ownership"], float(np.max(np.abs(a.ownership - b.ownership))))
+    return {k: round(v, 4) for k, v in worst.items() if v > gate[k]}
+
+
+# ------------------------------------------------------------------------------------------------------ auto
+@dataclass(frozen=True)
+class Choice:
+    """What ``auto`` settled on for a net on this machine, and the measurements behind it."""
+
+    backend: str
+    precision: str
+    rates: dict[str, float]  # "backend precision" -> evals/s at the measuring batch (failed the gate: absent)
+    rejected: dict[str, str]  # "backend precision" -> why it was not a candidate
+
+    def describe(self) -> str:
+        """One line: what was chosen, and how the others compared (speed against the choice, or why they are out)."""
+        mine = self.rates.get(f"{self.backend} {self.precision}", 0.0)
+        others = [f"{pair} {rate / mine:.2f}x" for pair, rate in self.rates.items()
+                  if pair != f"{self.backend} {self.precision}" and mine > 0]
+        out = [f"{pair} {_short(why)}" for pair, why in self.rejected.items()]
+        return f"net: {self.backend} {self.precision} (net.backend=auto; " + "; ".join(others + out) + ")"
+
+
+def _short(why: str) -> str:
+    if "lacks" in why:
+        return "not on this CPU"
+    if "needs OpenVINO" in why:
+        return "not installed"
+    return why
+
+
+def candidates(requested_backend: str, requested_precision: str) -> tuple[list[tuple[str, str]], dict[str, str]]:
+    """The (backend, precision) pairs ``auto`` may pick from, and why the others are out."""
+    backends = list(BACKEND_PRECISIONS) if requested_backend == "auto" else [requested_backend]
+    pairs, rejected = [], {}
+    for backend in backends:
+        for precision in BACKEND_PRECISIONS[backend]:
+            if precision == "int8" and requested_precision != "int8":
+                continue  # never automatic (module docstring)
+            if requested_precision not in ("auto", precision):
+                continue
+            try:
+                check_available(backend, precision)
+            except BackendError as exc:
+                rejected[f"{backend} {precision}"] = str(exc)
+                continue
+            pairs.append((backend, precision))
+    return pairs, rejected
+
+
+def choice_path(net_digest: str, threads: int, directory: Path) -> Path:
+    """Where ``auto``'s answer for this net, thread count, CPU and library versions is kept."""
+    import onnxruntime as ort
+
+    try:
+        import openvino as ov
+        ov_version = ov.get_version()
+    except ImportError:
+        ov_version = "none"
+    cpu = hashlib.sha256(" ".join(sorted(_cpu_flags())).encode()).hexdigest()[:12]
+    key = hashlib.sha256(f"{net_digest}|{threads}|{cpu}|{ort.__version__}|{ov_version}|{CHOICE_VERSION}".encode())
+    return directory / "backends" / f"{key.hexdigest()[:24]}.json"
+
+
+def read_choice(path: Path) -> Choice | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return Choice(str(data["backend"]), str(data["precision"]), dict(data["rates"]), dict(data["rejected"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # absent or unreadable: measure again
+
+
+def write_choice(path: Path, choice: Choice) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(asdict(choice), indent=1), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:  # an unwritable cache: measure again next time, say so once
+        log.warning("net.backend=auto: cannot keep the measurement in %s (%s); it is repeated at every start",
+                    path.parent, exc.strerror or exc)
+
+
+def choose(pairs: Sequence[tuple[str, str]], rejected: Mapping[str, str], open_pair: Any, size: int,
+           batch: int = 8, seconds: float = 0.5, positions: int = 12) -> Choice:
+    """Measure every pair on ``positions`` random positions of ``size``: the gate against onnxruntime fp32, then
+    the bare session's evals/s at ``batch`` (three interleaved rounds, the best counts: load from other processes
+    only ever slows a round down). ``open_pair(backend, precision)`` gives an ``OnnxEvaluator`` of that pair."""
+    from miai.nets import features
+
+    states = sample_states(size, positions)
+    evaluators = {pair: open_pair(*pair) for pair in pairs}
+    reference_pair = ("onnxruntime", "fp32")
+    reference = (evaluators[reference_pair] if reference_pair in evaluators else open_pair(*reference_pair))
+    symmetries = [[0]] * len(states)
+    expected = reference.evaluate_with(states, symmetries, 0.0)
+    out = dict(rejected)
+    passed = []
+    for pair, evaluator in evaluators.items():
+        failures = gate_failures(expected, evaluator.evaluate_with(states, symmetries, 0.0))
+        if failures:
+            out[" ".join(pair)] = "outside the accuracy gate: " + ", ".join(f"{k} {v}" for k, v in failures.items())
+        else:
+            passed.append(pair)
+    if not passed:
+        raise BackendError("net.backend=auto: no backend and precision passed the accuracy gate; "
+                           + "; ".join(f"{k}: {v}" for k, v in out.items()))
+    encoded = [features.encode(s) for s in states[:batch]]
+    feeds = {"input_spatial": np.stack([features.place(sp, reference.info.nn_len or size) for sp, _ in encoded]),
+             "input_global": np.stack([g for _, g in encoded])}
+    rates = {pair: 0.0 for pair in passed}
+    for _ in range(3):
+        for pair in passed:
+            rates[pair] = max(rates[pair], _rate(evaluators[pair].session, feeds, seconds))
+    best = max(passed, key=lambda p: rates[p])
+    if reference_pair in rates and rates[best] < MIN_GAIN * rates[reference_pair]:
+        best = reference_pair
+    return Choice(best[0], best[1], {" ".join(p): round(r, 1) for p, r in rates.items()}, out)
+
+
+def _rate(session: NetSession, feeds: Mapping[str, np.ndarray], seconds: float) -> float:
+    rows = len(feeds["input_spatial"])
+    session.run(None, feeds)  # the first run of a shape plans it
+    count, start = 0, time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        session.run(None, feeds)
+        count += rows
+    return count / elapsed
+
+
+def sample_states(size: int, count: int, seed: int = 0) -> list[Any]:
+    """``count`` positions of random legal play on a ``size`` board, ``size`` to ``3 * size`` moves deep."""
+    from miai.go.rules import Rules
+    from miai.go.state import GameState
+
+    rng = random.Random(seed)
+    states = []
+    for _ in range(count):
+        state = GameState(size, Rules.preset("chinese"), 7.5)
+        for _ in range(rng.randrange(size, 3 * size + 1)):
+            moves = [m for m in state.legal_moves() if m >= 0]
+            if not moves:
+                break
+            state.push(rng.choice(moves))
+        states.append(state)
+    return states
