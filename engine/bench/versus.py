@@ -15,6 +15,7 @@ is what the net alone can do, and miai's visits/s over it says how much of the n
 from __future__ import annotations
 
 import random
+import statistics
 import tempfile
 import time
 from collections.abc import Sequence
@@ -31,7 +32,7 @@ from miai.go.coords import to_gtp
 from miai.go.rules import Rules
 from miai.go.state import GameState
 from miai.gtp.client import GtpClientError, GtpEngine
-from miai.nets.evaluator import CachingEvaluator
+from miai.nets.evaluator import CachingEvaluator, OnnxEvaluator
 
 __all__ = ["VersusSetup", "katago_config", "versus_positions", "race", "bench_bare_net", "versus_rows",
            "VersusError"]
@@ -60,12 +61,36 @@ class VersusSetup:
     seed: int = 1
 
 
-def versus_positions(setup: VersusSetup) -> list[list[int]]:
-    """Move lists of the positions both engines search: random openings of ``size`` to ``2 * size`` plies."""
+def versus_positions(setup: VersusSetup, net: OnnxEvaluator | None = None) -> list[list[int]]:
+    """Move lists of the positions both engines search.
+
+    With ``net``: games the net plays against itself, each move drawn from its policy (the same seed, the same
+    games), cut at stages spread from the opening to the late middle game (10% to 60% of the board's points in
+    moves): positions like a game's, whose searches cost what a game's do. Without: random openings of ``size``
+    to ``2 * size`` plies (scattered stones that no game has; kept for the tests, which need no net).
+    """
     rng = random.Random(setup.seed)
     size = setup.size
-    return [random_game(size, random.Random(rng.randrange(1 << 30)), "chinese",
-                        max_moves=rng.randrange(size, 2 * size + 1)) for _ in range(setup.positions)]
+    if net is None:
+        return [random_game(size, random.Random(rng.randrange(1 << 30)), "chinese",
+                            max_moves=rng.randrange(size, 2 * size + 1)) for _ in range(setup.positions)]
+    last = max(1, setup.positions - 1)
+    stages = [round(size * size * (0.1 + 0.5 * i / last)) for i in range(setup.positions)]
+    return [_net_game(net, size, plies, np.random.default_rng(rng.randrange(1 << 30))) for plies in stages]
+
+
+def _net_game(net: OnnxEvaluator, size: int, plies: int, rng: np.random.Generator) -> list[int]:
+    """``plies`` moves of the net against itself, each drawn from its policy (passes left out)."""
+    state = GameState(size, Rules.preset("chinese"), KOMI)
+    moves: list[int] = []
+    for _ in range(plies):
+        policy = net.evaluate_with([state], [[0]], 0.0)[0].policy[:-1].astype(np.float64)
+        if policy.sum() <= 0:
+            break
+        move = int(rng.choice(len(policy), p=policy / policy.sum()))
+        state.push(move)
+        moves.append(move)
+    return moves
 
 
 def katago_config(setup: VersusSetup) -> str:
@@ -87,16 +112,19 @@ def katago_config(setup: VersusSetup) -> str:
 
 
 def race(binary: str, model: str, evaluator: Any, config: SearchConfig, setup: VersusSetup,
-         repeats: int = 1) -> tuple[BenchResult, BenchResult]:
+         repeats: int = 1, net: OnnxEvaluator | None = None) -> tuple[BenchResult, BenchResult]:
     """(KataGo's, miai's) visits/s on the positions of ``setup``, rounds interleaved, median of ``repeats`` rounds.
 
     Interleaving (miai, KataGo, miai, KataGo, ...) spreads the load of other processes over both sides on a
     shared machine. KataGo's visits are its ``maxVisits``; its time is the summed wall time of ``genmove``.
+    miai's result carries ``round_ratios`` (miai's rate over KataGo's, round by round), whose median is the
+    figure ``versus_rows`` reports: a round's two halves ran under the same load. ``net`` plays the positions
+    (``versus_positions``).
 
     Raises:
         VersusError: KataGo cannot be started or fails a command (the message names the command).
     """
-    games = versus_positions(setup)
+    games = versus_positions(setup, net)
     with tempfile.TemporaryDirectory(prefix="miai-versus-") as tmp:
         cfg = Path(tmp) / "katago.cfg"
         cfg.write_text(katago_config(setup), encoding="utf-8")
@@ -108,7 +136,11 @@ def race(binary: str, model: str, evaluator: Any, config: SearchConfig, setup: V
                           for _ in range(repeats)]
         except GtpClientError as exc:
             raise VersusError(f"peer engine {binary}: {exc}") from exc
-    return _median_result("katago", setup, [k for _, k in rounds]), _median_result("miai", setup, [m for m, _ in rounds])
+    ratios = [round(_ratio(m[0] / m[1], k[0] / k[1]), 3) for m, k in rounds]
+    mine = _median_result("miai", setup, [m for m, _ in rounds])
+    mine.details["round_ratios"] = ratios
+    mine.details["plies"] = [len(g) for g in games]
+    return _median_result("katago", setup, [k for _, k in rounds]), mine
 
 
 def _median_result(who: str, setup: VersusSetup, rounds: list[tuple[int, float]]) -> BenchResult:
@@ -208,8 +240,12 @@ def versus_rows(katago: BenchResult | None, miai: BenchResult, bare: Sequence[Be
     """The summary rows: miai over KataGo, the best bare batch, and miai's search over that best."""
     rows = []
     if katago is not None:
-        rows.append(BenchResult(miai.name.replace("miai", "miai/katago"), _ratio(miai.value, katago.value), "ratio",
-                                miai.seconds + katago.seconds, miai.count))
+        paired = miai.details.get("round_ratios")
+        ratios = [float(r) for r in paired] if isinstance(paired, list) and paired else [
+            _ratio(miai.value, katago.value)]
+        rows.append(BenchResult(miai.name.replace("miai", "miai/katago"), statistics.median(ratios), "ratio",
+                                miai.seconds + katago.seconds, miai.count,
+                                {"round_ratios": ratios, "cpu": cpu_vector_extensions()}))
     if bare:
         best = max(bare, key=lambda r: r.value)
         rows.append(BenchResult(f"{best.name.split(':')[0]}: best bare net (batch {best.details['batch']})",
@@ -226,3 +262,22 @@ def _ratio(a: float, b: float) -> float:
 def _name(who: str, setup: VersusSetup) -> str:
     return f"versus {setup.size}x{setup.size} {setup.visits}v {setup.threads}t: {who}"
 
+
+
+def cpu_vector_extensions() -> str:
+    """The widest vector extensions of this CPU, as its flags say (Linux): onnxruntime and OpenVINO use AVX-512
+    where it is there, and KataGo's peer build (AVX2 only) never does, so the ratio depends on it."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "unknown"
+    flags: set[str] = set()
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            flags = set(line.split(":", 1)[1].split())
+            break
+    found = [name for name, flag in (("avx512", "avx512f"), ("bf16", "avx512_bf16"), ("vnni", "avx512_vnni"),
+                                     ("amx", "amx_tile")) if flag in flags]
+    if found:
+        return "+".join(found)
+    return "avx2" if "avx2" in flags else "no avx2"

@@ -69,7 +69,8 @@ def _json_option(command: F) -> F:
 @click.option("--visits", default=400, show_default=True, type=click.IntRange(1), help="--versus: visits per search.")
 @click.option("--threads", default=2, show_default=True, type=click.IntRange(1),
               help="--versus: KataGo's numSearchThreads and miai's net.threads.")
-@click.option("--positions", default=4, show_default=True, type=click.IntRange(1), help="--versus: positions searched.")
+@click.option("--positions", default=6, show_default=True, type=click.IntRange(1),
+              help="--versus: positions searched (the net's own games, cut from 10% to 60% of the board in moves).")
 @click.option("--batches", default="1,2,4,8,16,32", show_default=True,
               help="--versus: batch sizes of the bare-net measurement (the best one counts).")
 @click.option("--repeats", default=1, show_default=True, type=click.IntRange(1),
@@ -195,7 +196,7 @@ def _bench_versus(binary: str, model: str | None, config: Any, sizes: list[int],
             raise click.UsageError("--versus needs a net run by onnxruntime")
         setup = VersusSetup(size=size, visits=visits, threads=threads, positions=positions)
         try:
-            theirs, mine = race(binary, model, evaluator, config.search, setup, repeats)
+            theirs, mine = race(binary, model, evaluator, config.search, setup, repeats, net=inner)
         except VersusError as exc:
             raise click.ClickException(str(exc)) from exc
         bare = bench_bare_net(inner.session, size, batches, seconds)

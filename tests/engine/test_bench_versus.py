@@ -16,6 +16,8 @@ from miai.engine.bench.versus import VersusError, VersusSetup, katago_config, ra
 from miai.engine.cli.main import main
 from miai.engine.config import SearchConfig
 from miai.go.coords import to_gtp
+from miai.go.rules import Rules
+from miai.go.state import GameState
 from miai.nets.evaluator import CachedEvaluator, UniformEvaluator
 from tests.nets.synthetic_models import Spec, write_model
 
@@ -95,6 +97,33 @@ def test_versus_rows_divide_miai_by_katago_and_by_the_best_bare_batch() -> None:
         ("net 9x9: best bare net (batch 8)", 300.0),
         ("versus 9x9 8v 2t: miai search/bare net", 0.5),
     ]
+
+
+def test_the_ratio_is_the_median_of_rounds_each_run_under_the_same_load() -> None:
+    """Each round pairs a miai and a KataGo half run back to back; medians of each side taken apart could pair a
+    quiet round of one with a loaded round of the other."""
+    katago = BenchResult("versus 9x9 8v 2t: katago", 100.0, "visits/s", 1.0, 100)
+    miai = BenchResult("versus 9x9 8v 2t: miai", 150.0, "visits/s", 1.0, 150, {"round_ratios": [0.7, 1.4, 0.8]})
+    [ratio] = versus_rows(katago, miai, [])
+    assert ratio.value == pytest.approx(0.8) and ratio.details["round_ratios"] == [0.7, 1.4, 0.8]
+    assert isinstance(ratio.details["cpu"], str)
+
+
+def test_with_a_net_the_positions_come_from_its_own_games_at_spread_stages(tmp_path) -> None:
+    from miai.nets.evaluator import OnnxEvaluator
+    from tests.nets.tiny_nets import build_tiny_net
+
+    net = OnnxEvaluator(str(build_tiny_net(tmp_path / "tiny.onnx")), symmetry_mode="fixed")
+    setup = VersusSetup(size=9, visits=8, threads=1, positions=3)
+    games = versus_positions(setup, net)
+    assert [len(g) for g in games] == [8, 28, 49]  # 10%, 35%, 60% of 81 points
+    assert games == versus_positions(setup, net)  # the same seed, the same positions
+    assert len({tuple(g[:8]) for g in games}) == 3  # three different games
+    for moves in games:
+        state = GameState(9, Rules.preset("chinese"), 7.5)
+        for move in moves:
+            assert state.is_legal(move)
+            state.push(move)
 
 
 def test_bench_versus_prints_both_engines_the_bare_net_and_the_ratios(tmp_path, monkeypatch) -> None:
