@@ -314,6 +314,8 @@ class GtpSection:
                         "(--rules); controllers may change them later")
     analysis_interval_cs: int = option(_GTP.analysis_interval_cs, "interval of analysis output when the command "
                                        "gives none (centiseconds)", min=0)
+    exit_on_game_over: bool = option(_GTP.exit_on_game_over, "end the session after answering kgs-game_over "
+                                     "(for a kgsGtp that starts the engine for every game)")
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -326,7 +328,8 @@ class GtpSection:
         """
         try:
             return GtpConfig(name=self.name, board_size=self.board_size, komi=self.komi, rules=self.rules,
-                             ponder=ponder, analysis_interval_cs=self.analysis_interval_cs)
+                             ponder=ponder, analysis_interval_cs=self.analysis_interval_cs,
+                             exit_on_game_over=self.exit_on_game_over)
         except ValueError as exc:
             raise ConfigError(f"gtp: {exc}") from exc
 

@@ -9,7 +9,9 @@ Move choice on top of the search:
 - the search itself never fills its own eyes and values double-pass endings by counting every stone as alive,
   so it does not pass into a lost count and it captures dead stones before passing (what CGOS's Tromp-Taylor
   scoring needs);
-- ``kgs-genmove_cleanup`` forbids passing while the opponent still has stones the engine thinks are dead;
+- ``kgs-genmove_cleanup`` removes the opponent stones the engine holds dead (by the ownership ``final_status``
+  reads): it searches only the liberties of those chains, so every move attacks one until they are captured, and
+  it passes once none is left;
 - resignation follows KataGo's GTP rule (``miai.engine.resign``): ``player.resign_consecutive`` searches of this
   game in a row below ``player.resign_threshold``, unless the game is young, close, or a handicap game White may
   still catch up in (0 turns it off).
@@ -27,7 +29,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 import numpy as np
@@ -39,7 +41,7 @@ from miai.engine.search import Search
 from miai.engine.snapshot import (Snapshot, average_ownership, ownership_moments, pv_visits,
                                   with_symmetric_copies)
 from miai.engine.timecontrol import budget
-from miai.go.clock import Clock, TimeControl
+from miai.go.clock import Clock, TimeControl, TimeSystem
 from miai.go.coords import PASS, Color, to_gtp
 from miai.go.geometry import neighbor_table
 from miai.go.scoring import dead_chains
@@ -68,8 +70,11 @@ _DEAD_OWNERSHIP = 0.3
 _STATUS_VISITS = 64
 # A genmove whose config sets no limit at all (analysis configs) searches this long: the built-in max_time.
 _UNLIMITED_GENMOVE_SECONDS = SearchConfig().max_time
-# Seconds kept for what follows the search: choosing the move, answering, the controller reading the pipe.
-_ANSWER_SECONDS = 0.02
+# Seconds kept for what follows the search: choosing the move, answering, the controller reading the pipe, and the
+# search's own work on the last batch beyond the net's time (its tree walk and backup, in Python).
+_ANSWER_SECONDS = 0.05
+# Share of every limit kept against the scheduler's jitter on a busy machine (a batch that takes longer than the last).
+_JITTER_SHARE = 0.03
 # Shortest search time handed to the search (0 would mean "no limit" to it).
 _MIN_SEARCH_SECONDS = 0.001
 
@@ -89,6 +94,8 @@ class EnginePlayer(Player):
         self._batch_seconds: dict[int, float] = {}  # board size -> seconds one search batch takes (measured)
         self._warned_unlimited = False
         self._game = _GameValues()
+        self._arrival: float | None = None  # when the line of the command being run arrived (command_arrived)
+        self._last_ownership: tuple[bytes, np.ndarray] | None = None  # the last genmove's stones, Black's ownership
 
     # ------------------------------------------------------------------------------------------ decisions
     def genmove(
@@ -101,28 +108,37 @@ class EnginePlayer(Player):
         emit: Emit | None = None,
     ) -> GenmoveResult:
         """Search from ``state`` with ``color`` to move and choose a move (see the module docstring)."""
-        start = time.monotonic()  # the controller's clock is running: everything below is charged to the move
+        # The controller's clock runs since the line arrived (before the commands pipelined ahead of it were
+        # answered): everything from then on is charged to the move.
+        start = min(time.monotonic(), self._arrival or math.inf)
+        self._arrival = None
         self.stop_pondering()
         self.warm_up(state)
         root = _root_for(state, color, fresh_passes=cleanup)
+        targets: list[int] | None = None
+        if cleanup:
+            targets = self._cleanup_targets(root)
+            if not targets:  # nothing the engine holds dead is left: the cleanup is over
+                self._clock(color).charge(time.monotonic() - start)
+                return PASS
         seconds = self._move_seconds(root, color, start)
         calls_before = self.search.stats().get("eval_batches", 0)
         self._set_playout_advantage(root, self._game.advantage(root, self.config.player))
-        snapshot = self._search(root, self._interrupt, analysis, emit, seconds)
+        snapshot = self._search(root, self._interrupt, analysis, emit, seconds, allow=targets)
         self._game.record(root, snapshot)
+        self._remember_ownership(root, snapshot)
         if analysis is not None and emit is not None:
             # KataGo prints the final analysis before ``play``, however short the search was: a GUI always sees
             # the figures of the move it is shown.
             emit(self._analysis_snapshot(snapshot, root, analysis))
         self._note_batch_time(root.size, snapshot, self.search.stats().get("eval_batches", 0) - calls_before)
         self._clock(color).charge(time.monotonic() - start)
+        if targets is not None:
+            return self._cleanup_move(snapshot, targets)
         if snapshot.root.visits > 0 and should_resign(root, self._game.white_values, self._game.white_lead,
                                                       self.config.player):
             return RESIGN
-        move = self.search.best_move(snapshot)  # with one visit: the policy's top move
-        if move == PASS and cleanup:
-            move = self._cleanup_move(root, snapshot)
-        return move
+        return self.search.best_move(snapshot)  # with one visit: the policy's top move
 
     def analyze(
         self,
@@ -140,7 +156,11 @@ class EnginePlayer(Player):
         emit(self._analysis_snapshot(final, root, request))
 
     def final_status(self, state: GameState) -> list[int]:
-        """Stones whose owner the search's ownership says has lost them (empty without ownership)."""
+        """Stones whose owner the search's ownership says has lost them (empty without ownership).
+
+        The ownership is that of the last genmove's search when it searched these very stones (the engine passed,
+        then its opponent: the dead stones are the ones it passed over), otherwise a short search's.
+        """
         ownership = self._black_ownership(state)
         if ownership is None:
             return []
@@ -164,9 +184,11 @@ class EnginePlayer(Player):
         request: AnalyzeRequest | None,
         emit: Emit | None,
         seconds: float | None,
+        allow: Collection[int] | None = None,
     ) -> Snapshot:
         """Search ``root`` until ``stop``, the config's visit limits or ``seconds`` (0 = no time limit); with
-        ``seconds`` None (analysis) only ``stop`` or the node cap ends it."""
+        ``seconds`` None (analysis) only ``stop`` or the node cap ends it. ``allow`` (and the request's allow and
+        avoid) restrict the root moves."""
         self.search.set_root(root)
         on_progress: Callable[[Snapshot], None] | None = None
         interval = 1.0
@@ -176,7 +198,10 @@ class EnginePlayer(Player):
             def on_progress(snapshot: Snapshot) -> None:
                 emit(self._analysis_snapshot(snapshot, root, request))
 
-        allow = _allowed_moves(request, root.to_play, root.size) if request is not None else None
+        if request is not None:
+            requested = _allowed_moves(request, root.to_play, root.size)
+            if requested is not None:
+                allow = requested if allow is None else set(allow) & requested
         if seconds is None:  # analysis: only stop (or the node cap) ends it
             return self.search.run(stop, on_progress, max_visits=0, max_playouts=0, max_time=0.0,
                                    progress_interval=interval, allow=allow)
@@ -196,7 +221,7 @@ class EnginePlayer(Player):
                 return 0.0
             self._warn_unlimited()
             cap = _UNLIMITED_GENMOVE_SECONDS
-        limit = min(cap, budget) - self._batch_seconds.get(root.size, 0.0) - _ANSWER_SECONDS
+        limit = (1.0 - _JITTER_SHARE) * min(cap, budget) - self._batch_seconds.get(root.size, 0.0) - _ANSWER_SECONDS
         return max(_MIN_SEARCH_SECONDS, limit - (time.monotonic() - start))
 
     def _warn_unlimited(self) -> None:
@@ -303,7 +328,11 @@ class EnginePlayer(Player):
             pv_edge_visits=edge_visits if request.pv_edge_visits else None, ownership=ownership)
 
     def _black_ownership(self, state: GameState) -> np.ndarray | None:
-        """Ownership from Black's view after a short search (the net's, averaged over the graph)."""
+        """Ownership from Black's view: the last genmove search's if it searched these stones, else that of a short
+        search (the net's, averaged over the graph)."""
+        key = state.stones().tobytes()
+        if self._last_ownership is not None and self._last_ownership[0] == key:
+            return self._last_ownership[1]
         root = _root_for(state, state.to_play, fresh_passes=True)
         self._set_playout_advantage(root, 0.0)  # KataGo: "no playoutDoublingAdvantage to avoid bias"
         self.search.set_root(root)
@@ -314,21 +343,35 @@ class EnginePlayer(Player):
             return None
         return ownership if root.to_play == Color.BLACK else -ownership
 
-    def _cleanup_move(self, root: GameState, snapshot: Snapshot) -> int:
-        """kgs-genmove_cleanup: instead of passing, attack an opponent stone the engine thinks dead."""
-        dead = set(self.final_status(root))
+    def _remember_ownership(self, root: GameState, snapshot: Snapshot) -> None:
+        """Keep the search's ownership of ``root``'s stones (Black's view) for final_status_list and cleanup, unless
+        the search played with a playout advantage (its ownership is then biased towards one side)."""
+        if snapshot.ownership is None or self._game.applied[1] != 0.0:
+            self._last_ownership = None
+            return
+        black = snapshot.ownership if root.to_play == Color.BLACK else -snapshot.ownership
+        self._last_ownership = (root.stones().tobytes(), black)
+
+    def _cleanup_targets(self, root: GameState) -> list[int]:
+        """kgs-genmove_cleanup: the legal moves that attack an opponent chain the engine holds dead (its
+        liberties, those of the chains with fewest liberties first), or none when no such chain is left."""
         opponent = root.to_play.opponent
-        targets = [p for p in dead if root.color_at(p) == opponent]
-        if not targets:
-            return PASS
+        dead = [p for p in self.final_status(root) if root.color_at(p) == opponent]
+        targets: dict[int, int] = {}  # liberty -> fewest liberties of a dead chain it touches
+        for point in dead:
+            liberties = _liberties_of(root, point)
+            for liberty in liberties:
+                targets[liberty] = min(targets.get(liberty, len(liberties)), len(liberties))
+        return sorted((q for q in targets if root.is_legal(q)), key=lambda q: (targets[q], q))
+
+    def _cleanup_move(self, snapshot: Snapshot, targets: list[int]) -> int:
+        """The searched move among ``targets`` (the search ran restricted to them), else the first target: a
+        liberty of the dead chain with fewest liberties (an atari or a capture first)."""
+        allowed = set(targets)
         for info in snapshot.moves:
-            if info.move != PASS and root.is_legal(info.move):
+            if info.move in allowed:
                 return info.move
-        for point in targets:
-            for liberty in _liberties_of(root, point):
-                if root.is_legal(liberty):
-                    return liberty
-        return PASS
+        return targets[0]
 
     # ------------------------------------------------------------------------------------------ clocks
     def _clock(self, color: Color) -> Clock:
@@ -339,13 +382,23 @@ class EnginePlayer(Player):
     def _time_budget(self, state: GameState, color: Color) -> float:
         return budget(self._clock(color), state.size, len(state.moves), self.config.player.lag_buffer)
 
+    def command_arrived(self, when: float) -> None:
+        """A genmove's clock starts when its line arrived (the session says so before running each line)."""
+        self._arrival = when
+
     def set_time_control(self, control: TimeControl) -> None:
         """Store the clock (both colours) and restart both clocks at full time."""
         self._time_control = control
         self._clocks = {}
 
     def time_left(self, reading: ClockReading) -> None:
-        """Synchronise one colour's clock with the controller's."""
+        """Synchronise one colour's clock with the controller's.
+
+        Without a clock set (no time settings, or settings refused as gtp2ogs's first-move fallback can send them)
+        the reading alone is the clock: ``T 0`` is T seconds of absolute time, ``T N`` T seconds for N moves.
+        """
+        if not self._time_control.limited:
+            self._clocks[reading.color] = Clock(_clock_from_reading(reading))
         self._clock(reading.color).update(reading.seconds, reading.stones)
 
     # ---------------------------------------------------------------------------------------- parameters
@@ -418,6 +471,14 @@ class EnginePlayer(Player):
         self._ponder_stop.set()
         thread.join()
         self._ponder_thread = None
+
+
+def _clock_from_reading(reading: ClockReading) -> TimeControl:
+    """The clock a lone ``time_left`` describes: absolute time (stones 0) or a Canadian period of ``stones``
+    moves (a byo-yomi period read the same way, with one move per period, is never longer)."""
+    if reading.stones == 0:
+        return TimeControl(TimeSystem.ABSOLUTE, main_time=max(0.0, reading.seconds))
+    return TimeControl(TimeSystem.CANADIAN, period_time=max(0.0, reading.seconds), period_stones=reading.stones)
 
 
 def _root_for(state: GameState, color: Color, *, fresh_passes: bool = False) -> GameState:

@@ -13,7 +13,7 @@ import math
 
 from miai.go.clock import Clock, TimeSystem
 
-__all__ = ["budget", "expected_moves_left", "overtime_lag"]
+__all__ = ["budget", "expected_moves_left", "hard_limit", "overtime_lag"]
 
 # Never spend more than this share of the time that is left on one move of the main time.
 _MAX_SHARE_OF_MAIN = 0.5
@@ -43,47 +43,71 @@ def overtime_lag(lag_buffer: float, per_move: float) -> float:
 
 
 def budget(clock: Clock, board_size: int, move_number: int, lag_buffer: float) -> float:
-    """Seconds the next move on ``clock`` may take (``math.inf`` when untimed); always leaves ``lag_buffer`` in
-    reserve, and never exceeds a fischer-capped ``max_time_per_move``."""
+    """Seconds the next move on ``clock`` may take (``math.inf`` when untimed).
+
+    Never more than :func:`hard_limit` (what the clock as the server counts it holds for this move, less the lag
+    reserve) nor a fischer-capped ``max_time_per_move`` less the lag reserve; within that, a share of the time
+    left that the rest of the game can afford.
+    """
     control = clock.control
     if not control.limited:
         return math.inf
-    seconds = _budget(clock, board_size, move_number, lag_buffer)
+    seconds = min(_target(clock, board_size, move_number, lag_buffer), hard_limit(clock, lag_buffer))
     if control.max_time_per_move >= 0:
-        seconds = min(seconds, max(_MIN_BUDGET, control.max_time_per_move - lag_buffer))
-    return seconds
+        seconds = min(seconds, control.max_time_per_move - lag_buffer)
+    return max(_MIN_BUDGET, seconds)
 
 
-def _budget(clock: Clock, board_size: int, move_number: int, lag_buffer: float) -> float:
+def hard_limit(clock: Clock, lag_buffer: float) -> float:
+    """The most the next move may take before the flag falls, as the server counts the clock, less the lag reserve
+    (may be <= 0: then the move must be answered at once).
+
+    Fischer: the main time left, without the increment (the server adds it after the move). Byo-yomi: the main
+    time left plus the time left in the current period (a move that used up a period would lose it). Canadian:
+    the main time plus this move's share of the period left (the period's time left over the stones left).
+    Absolute: the main time left. Overtime keeps :func:`overtime_lag`; main time alone keeps the whole
+    ``lag_buffer``.
+    """
     control = clock.control
-    moves = expected_moves_left(board_size, move_number)
+    if control.system in (TimeSystem.BYOYOMI, TimeSystem.CANADIAN):
+        share, nominal = _overtime_share(clock)
+        return clock.main_left + share - overtime_lag(lag_buffer, nominal)
+    return clock.main_left - lag_buffer
+
+
+def _overtime_share(clock: Clock) -> tuple[float, float]:
+    """(the seconds of overtime the next move may use, the same for a move at the start of a period): in overtime
+    from the current period; in main time from the first period (it starts full when main time runs out)."""
+    control = clock.control
+    if control.system is TimeSystem.CANADIAN:
+        stones = max(1, control.period_stones)
+        nominal = control.period_time / stones
+        if not clock.in_overtime:
+            return nominal, nominal
+        share = clock.period_left / max(1, clock.stones_left)
+        return share, nominal if control.period_stones else share
+    if not clock.in_overtime:
+        return control.period_time, control.period_time
+    return clock.period_left, control.period_time or clock.period_left
+
+
+def _target(clock: Clock, board_size: int, move_number: int, lag_buffer: float) -> float:
+    """The time this move should take to leave enough for the rest of the game (before :func:`hard_limit`)."""
+    control = clock.control
     if clock.in_overtime:
-        return _overtime_budget(clock, lag_buffer)
-    safe_main = max(0.0, clock.main_left - lag_buffer)
+        return math.inf  # the period is the plan: hard_limit gives this move its share of it
+    moves = expected_moves_left(board_size, move_number)
     # Reserve the lag margin for every move still expected (at least a quarter of the board's points: games
     # outlive estimates), then share the rest out evenly.
     reserve = lag_buffer * max(moves, 0.25 * board_size * board_size)
     target = max(0.0, clock.main_left - reserve) / moves
     if control.fischer:
-        target += 0.8 * control.increment
-        cap = max(0.0, clock.main_left + control.increment - lag_buffer) * _MAX_SHARE_OF_MAIN
-        return max(_MIN_BUDGET, min(target, cap))
+        # Each move gets the increment back after it: spend most of it, but never more than half of what the
+        # clock holds now (the increment of this move is not on it yet).
+        return min(target + 0.8 * control.increment, _MAX_SHARE_OF_MAIN * (clock.main_left - lag_buffer))
     if control.system is TimeSystem.ABSOLUTE:
-        return max(_MIN_BUDGET, min(target, safe_main * _MAX_SHARE_OF_MAIN))
-    # Main time with overtime behind it: the overtime is a safety net, so spend main time a bit faster, and
-    # never think longer than the main time left plus what one move of overtime allows.
-    per_move_overtime = _overtime_budget(clock, lag_buffer)
-    target = max(target, 0.5 * per_move_overtime) + 0.5 * per_move_overtime
-    return max(_MIN_BUDGET, min(target, safe_main + per_move_overtime))
-
-
-def _overtime_budget(clock: Clock, lag_buffer: float) -> float:
-    control = clock.control
-    if control.system is TimeSystem.CANADIAN:
-        stones = max(1, clock.stones_left)
-        # Keep the lag margin for every move still to play in this period.
-        share = clock.period_left / stones
-        return max(_MIN_BUDGET, share - overtime_lag(lag_buffer, share))
-    if control.system is TimeSystem.BYOYOMI:
-        return max(_MIN_BUDGET, control.period_time - overtime_lag(lag_buffer, control.period_time))
-    return _MIN_BUDGET  # absolute or Fischer with nothing left
+        return min(target, _MAX_SHARE_OF_MAIN * (clock.main_left - lag_buffer))
+    # Main time with overtime behind it: the overtime is a safety net, so spend main time a bit faster.
+    share, nominal = _overtime_share(clock)
+    per_move_overtime = share - overtime_lag(lag_buffer, nominal)
+    return max(target, 0.5 * per_move_overtime) + 0.5 * per_move_overtime

@@ -190,6 +190,10 @@ class Player(ABC):
     def time_left(self, reading: ClockReading) -> None:
         """A clock reading for one colour, typically sent just before ``genmove``."""
 
+    def command_arrived(self, when: float) -> None:
+        """The next command's line was read at ``when`` (``time.monotonic()``), perhaps a while ago behind
+        pipelined commands: a ``genmove``'s clock runs from then."""
+
     def get_param(self, name: str) -> str:
         """kata-get-param. Raises ``KeyError`` for an unknown name."""
         raise KeyError(name)

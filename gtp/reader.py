@@ -13,6 +13,7 @@ import os
 import queue
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from typing import TextIO
 
@@ -26,7 +27,8 @@ class InputReader:
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
-        self._queue: queue.Queue[str | None] = queue.Queue()
+        self._queue: queue.Queue[tuple[str, float] | None] = queue.Queue()
+        self.arrival = 0.0  # time.monotonic() when the line get() returned last was read
         self.pending = threading.Event()
         self.quit_seen = threading.Event()
         self._at_eof = False
@@ -44,10 +46,11 @@ class InputReader:
         """
         if self._at_eof:
             return _EOF
-        line = self._queue.get(timeout=timeout)
-        if line is _EOF:
+        item = self._queue.get(timeout=timeout)
+        if item is _EOF:
             self._at_eof = True
             return _EOF
+        line, self.arrival = item
         self._refresh_pending()
         return line
 
@@ -64,7 +67,7 @@ class InputReader:
     def _read_all(self) -> None:
         try:
             for line in self._lines():
-                self._queue.put(line)
+                self._queue.put((line, time.monotonic()))
                 if _is_quit(line):
                     self.quit_seen.set()
                 self.pending.set()

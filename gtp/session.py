@@ -48,6 +48,7 @@ class GtpConfig:
     rules: str = "tromp-taylor"  # rules preset at start (kata-set-rules / kgs-rules change it)
     ponder: bool = False  # let the player think while waiting for input
     analysis_interval_cs: int = 100  # analysis interval when the command gives none (centiseconds)
+    exit_on_game_over: bool = False  # end the session after answering kgs-game_over (kgsGtp then starts a new one)
 
     def __post_init__(self) -> None:
         if not MIN_SIZE <= self.board_size <= MAX_SIZE:
@@ -113,6 +114,7 @@ class GtpSession:
                 # A quit already queued behind this command waits its turn (scripts pipe "genmove b" and "quit"
                 # together); only a quit that arrives while this command runs interrupts its search.
                 self._reader.quit_seen.clear()
+                self.player.command_arrived(self._reader.arrival)
                 self.handle_line(line)
         except OutputClosedError:
             self.log("stdout closed by the controller; exiting")

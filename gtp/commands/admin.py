@@ -6,8 +6,8 @@ import json
 import time
 from typing import TYPE_CHECKING
 
-from ..args import STRING, named
-from ..errors import GtpError
+from ..args import STRING, many, named
+from ..errors import GtpError, GtpSyntaxError
 from ..table import CommandTable
 
 if TYPE_CHECKING:
@@ -57,6 +57,25 @@ def quit_(s: GtpSession) -> str:
     """Answer, then end the session."""
     s.request_quit()
     return ""
+
+
+@table.command("kgs-game_over")
+def kgs_game_over(s: GtpSession) -> str:
+    """kgsGtp's end of a game: stop thinking and, with ``gtp.exit_on_game_over``, end the session once answered
+    (kgsGtp starts the engine again for its next game)."""
+    s.player.stop_pondering()
+    if s.config.exit_on_game_over:
+        s.request_quit()
+    return ""
+
+
+@table.command("kgs-chat", named(STRING, "where"), named(STRING, "name"), many(named(STRING, "word")))
+def kgs_chat(s: GtpSession, where: str, name: str, words: list[str]) -> str:
+    """kgsGtp passes on a chat message (``game`` or ``private``, the sender, the text); kgsGtp posts the answer
+    back to the sender."""
+    if where.lower() not in ("game", "private"):
+        raise GtpSyntaxError(f"expected game or private, got '{where}'")
+    return f"Hello {name}, I am {s.config.name}, a Go program; I cannot chat, but thank you for the message."
 
 
 @table.command("cputime")

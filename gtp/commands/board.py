@@ -18,8 +18,9 @@ if TYPE_CHECKING:
 
 table = CommandTable()
 
-# kgs-rules names (kgsGtp) to miai's presets.
-KGS_RULES = {"chinese": "chinese", "aga": "aga", "japanese": "japanese", "new_zealand": "new-zealand"}
+# kgs-rules names (kgsGtp) to miai's presets. KGS plays Chinese rules with positional superko: KataGo's
+# chinese-kgs (its plain "chinese" has a simple ko rule).
+KGS_RULES = {"chinese": "chinese-kgs", "aga": "aga", "japanese": "japanese", "new_zealand": "new-zealand"}
 
 
 @table.command("boardsize", named(UINT, "size"), optional(named(UINT, "height")), mutates=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from miai.go.clock import TimeControl, TimeControlError, TimeSystem
@@ -27,21 +28,34 @@ def _nonneg(value: float, what: str) -> float:
     return value
 
 
+def _refuse(s: GtpSession, message: str) -> GtpError:
+    """Time settings the engine cannot take: the old clock is dropped too (it is no longer the game's), so the
+    clock follows ``time_left`` alone until settings it can take arrive."""
+    s.player.set_time_control(TimeControl())
+    return GtpError(f"{message}; the clock now follows time_left")
+
+
 @table.command(
     "time_settings", named(FLOAT, "main_time"), named(FLOAT, "byo_yomi_time"), named(INT, "byo_yomi_stones")
 )
 def time_settings(s: GtpSession, main: float, period: float, stones: int) -> str:
-    """Canadian time, in seconds (GTP section 6.3)."""
-    stones = int(_nonneg(stones, "stones"))
-    s.player.set_time_control(TimeControl.from_gtp(_nonneg(main, "main time"), _nonneg(period, "byo-yomi time"),
-                                                  stones))
+    """Canadian time, in seconds (GTP section 6.3). Negative or non-finite values are refused with their reason
+    (gtp2ogs's fallback for Fischer clocks sends a negative main time when the initial time is below the
+    increment); the clock then follows ``time_left``."""
+    for value, what in ((main, "main time"), (period, "byo-yomi time"), (stones, "byo-yomi stones")):
+        if not math.isfinite(value) or value < 0:
+            raise _refuse(s, f"invalid time settings: {what} is {value:g}, it must be >= 0")
+    s.player.set_time_control(TimeControl.from_gtp(main, period, stones))
     return ""
 
 
 @table.command("time_left", COLOR, named(FLOAT, "time"), named(INT, "stones"))
 def time_left(s: GtpSession, color: Color, seconds: float, stones: int) -> str:
-    """Seconds left and stones (Canadian) or periods (byo-yomi) left; 0 while in main time."""
-    s.player.time_left(ClockReading(color, seconds, int(_nonneg(stones, "stones"))))
+    """Seconds left and stones (Canadian) or periods (byo-yomi) left; 0 while in main time. Without time settings
+    the reading alone is the clock (absolute time, or ``stones`` moves in ``seconds``)."""
+    if not math.isfinite(seconds):
+        raise GtpSyntaxError(f"time must be a number of seconds, got {seconds:g}")
+    s.player.time_left(ClockReading(color, max(0.0, seconds), int(_nonneg(stones, "stones"))))
     return ""
 
 
@@ -84,22 +98,31 @@ def _number(token: str) -> float:
 def _check_signs(system: TimeSystem, numbers: list[float]) -> None:
     """Only fischer-capped's caps may be negative (a negative cap means none; gtp2ogs sends -1)."""
     if system is not TimeSystem.FISCHER_CAPPED and any(value < 0 for value in numbers):
-        raise GtpSyntaxError("times and counts must not be negative")
+        raise GtpError("invalid time settings: times and counts must not be negative")
     if system is TimeSystem.FISCHER_CAPPED and min(numbers[0], numbers[1]) < 0:
-        raise GtpSyntaxError("main time and increment must not be negative")
+        raise GtpError("invalid time settings: main time and increment must not be negative")
+
+
+def _parse_or_refuse(s: GtpSession, tokens: list[str], allowed: tuple[TimeSystem, ...]) -> TimeControl:
+    """:func:`parse_time_system`, dropping the old clock when the settings are refused (see :class:`_Refused`)."""
+    try:
+        return parse_time_system(tokens, allowed)
+    except GtpError as error:
+        s.player.set_time_control(TimeControl())
+        raise GtpError(error.message, f"{error.detail or error.message}; the clock now follows time_left") from error
 
 
 @table.command("kgs-time_settings", many(named(STRING, "arg")))
 def kgs_time_settings(s: GtpSession, tokens: list[str]) -> str:
     """``none``, ``absolute MAIN``, ``canadian MAIN PERIOD STONES`` or ``byoyomi MAIN PERIOD PERIODS``."""
-    s.player.set_time_control(parse_time_system(tokens, _KGS_SYSTEMS))
+    s.player.set_time_control(_parse_or_refuse(s, tokens, _KGS_SYSTEMS))
     return ""
 
 
 @table.command("kata-time_settings", many(named(STRING, "arg")))
 def kata_time_settings(s: GtpSession, tokens: list[str]) -> str:
     """The KGS systems plus ``fischer MAIN INCREMENT`` and ``fischer-capped MAIN INC MAIN_LIMIT MOVE_LIMIT``."""
-    s.player.set_time_control(parse_time_system(tokens, tuple(TimeSystem)))
+    s.player.set_time_control(_parse_or_refuse(s, tokens, tuple(TimeSystem)))
     return ""
 
 

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from miai.engine.timecontrol import budget, expected_moves_left, overtime_lag
+from miai.engine.timecontrol import budget, expected_moves_left, hard_limit, overtime_lag
 from miai.go.clock import Clock, TimeControl, TimeSystem
 
 SYSTEMS = {
@@ -84,3 +84,53 @@ def test_fischer_capped_keeps_to_its_caps() -> None:
     assert budget(clock, 19, 0, 1.0) <= 3.0  # max_time_per_move minus the lag margin
     clock.charge(1.0)
     assert clock.main_left == 25  # 20 - 1 + 10, capped at 25
+
+
+# ------------------------------------------------------------------- the clock as the server counts it
+
+
+def test_fischer_does_not_count_the_increment_it_gets_after_the_move() -> None:
+    """OGS adds the increment once the move is made: with 1 s on the clock the move has 1 s, not 11 s."""
+    clock = Clock(TimeControl(TimeSystem.FISCHER_CAPPED, main_time=60, increment=10, main_time_limit=120,
+                              max_time_per_move=-1))
+    clock.update(1.0, 0)
+    assert budget(clock, 19, 100, 2.0) == pytest.approx(0.05)  # less than the lag reserve left: answer at once
+    clock.update(5.0, 0)
+    assert budget(clock, 19, 100, 1.0) <= 5.0 - 1.0
+    clock.update(30.0, 0)
+    assert budget(clock, 19, 100, 1.0) <= 0.5 * (30.0 - 1.0)  # the increment is spent, but only out of the clock
+
+
+def test_byo_yomi_counts_the_time_left_in_the_current_period() -> None:
+    """gtp2ogs and kgsGtp send the seconds left in the period the player is in, not the whole period."""
+    clock = Clock(TimeControl(TimeSystem.BYOYOMI, main_time=0, period_time=10, periods=1))
+    clock.update(4.0, 1)
+    assert budget(clock, 19, 100, 2.0) == pytest.approx(4.0 - 2.0)
+    clock.update(1.0, 1)
+    assert budget(clock, 19, 100, 0.5) == pytest.approx(0.5)
+
+
+def test_byo_yomi_in_main_time_may_spill_into_the_first_period_only() -> None:
+    clock = Clock(TimeControl(TimeSystem.BYOYOMI, main_time=60, period_time=10, periods=5))
+    clock.update(0.5, 0)  # half a second of main time, then five full periods
+    assert hard_limit(clock, 1.0) == pytest.approx(0.5 + 10 - 1.0)
+    assert budget(clock, 19, 100, 1.0) <= 0.5 + 10 - 1.0
+
+
+def test_canadian_counts_the_period_and_stones_left() -> None:
+    clock = Clock(TimeControl(TimeSystem.CANADIAN, main_time=0, period_time=300, period_stones=25))
+    clock.update(6.0, 3)  # 6 s for the 3 moves left in this period
+    assert budget(clock, 19, 100, 1.0) == pytest.approx(6.0 / 3 - 1.0)
+
+
+@pytest.mark.parametrize("control", [
+    TimeControl(TimeSystem.ABSOLUTE, main_time=300),
+    TimeControl(TimeSystem.FISCHER, main_time=30, increment=10),
+    TimeControl(TimeSystem.FISCHER_CAPPED, main_time=30, increment=10, main_time_limit=60, max_time_per_move=-1),
+])
+@pytest.mark.parametrize("left", [0.0, 0.5, 1.0, 2.0, 3.0, 7.0, 20.0, 100.0])
+def test_main_time_budgets_keep_the_whole_lag_reserve(control: TimeControl, left: float) -> None:
+    clock = Clock(control)
+    clock.update(left, 0)
+    for lag in (0.0, 1.0, 2.0):
+        assert budget(clock, 9, 30, lag) <= max(0.05, left - lag)

@@ -167,9 +167,21 @@ def test_time_settings_forms(driver: Driver, player: FakePlayer) -> None:
     assert player.time_control == TimeControl(TimeSystem.NONE)
     driver.ok("time_settings 0 10 1")
     assert player.time_control == TimeControl(TimeSystem.CANADIAN, 0, 10, 1)
-    for bad in ("time_settings 1 2", "time_settings a 1 1", "time_settings -1 1 1", "time_settings 1 1 -1"):
-        assert driver.fail(bad) == "syntax error"
+    for bad in ("time_settings 1 2", "time_settings a 1 1", "time_settings 1 1 1.5"):
+        assert driver.fail(bad) == "syntax error"  # not the command's form: nothing changes
     assert player.time_control == TimeControl(TimeSystem.CANADIAN, 0, 10, 1)
+
+
+@pytest.mark.parametrize(("line", "what"), [("time_settings -25 30 1", "main time is -25"),
+                                            ("time_settings 1 -1 1", "byo-yomi time is -1"),
+                                            ("time_settings 1 1 -1", "byo-yomi stones is -1")])
+def test_time_settings_out_of_range_are_refused_in_words_and_time_left_rules(driver: Driver, player: FakePlayer,
+                                                                           line: str, what: str) -> None:
+    """gtp2ogs's plain-GTP fallback for a Fischer clock sends INITIAL-INC as main time: negative when the initial
+    time is below the increment. The answer says why, and the old clock no longer applies."""
+    driver.ok("time_settings 0 10 1")
+    assert driver.fail(line) == f"invalid time settings: {what}, it must be >= 0; the clock now follows time_left"
+    assert player.time_control == TimeControl(TimeSystem.NONE)
 
 
 def test_time_left(driver: Driver, player: FakePlayer) -> None:
@@ -202,8 +214,9 @@ def test_kgs_and_kata_time_settings(driver: Driver, player: FakePlayer, line: st
                                   "kata-time_settings sudden 5", "kata-time_settings canadian 1 2 3 4",
                                   "kata-time_settings fischer -5 2"])
 def test_time_settings_errors(driver: Driver, player: FakePlayer, line: str) -> None:
-    assert driver.fail(line) == "syntax error"
-    assert player.time_control is None
+    assert driver.fail(line) == ("invalid time settings: times and counts must not be negative"
+                                 if "-5" in line else "syntax error")
+    assert player.time_control == TimeControl(TimeSystem.NONE)  # the old clock is dropped: time_left rules
 
 
 @pytest.mark.parametrize(("line", "message"), [
@@ -213,7 +226,7 @@ def test_time_settings_errors(driver: Driver, player: FakePlayer, line: str) -> 
 def test_clock_rules_rejected_in_words_and_the_session_goes_on(driver: Driver, player: FakePlayer, line: str,
                                                                message: str) -> None:
     assert driver.fail(line) == message  # a plain answer, not an internal error
-    assert player.time_control is None
+    assert player.time_control == TimeControl(TimeSystem.NONE)  # no stale clock: time_left rules
     assert driver.ok("name") == "miai"
 
 
