@@ -367,9 +367,8 @@ class NetConfig:
     backend: str = option("auto", "what runs the net: onnxruntime, openvino (the openvino extra) or auto (the "
                           "fastest here, measured once per net and kept)", choices=("auto", "onnxruntime", "openvino"))
     precision: str = option("auto", "what the net computes in: fp32, bf16 or fp16 (OpenVINO, on CPUs that have them), "
-                            "int8 (a statically quantised copy; docs/benchmarks.md) or auto (fp32, or bf16/fp16 "
-                            "where they pass the accuracy gate and are faster)",
-                            choices=("auto", "fp32", "bf16", "fp16", "int8"))
+                            "or auto (fp32, or bf16/fp16 where they pass the accuracy gate and are faster)",
+                            choices=("auto", "fp32", "bf16", "fp16"))
     providers: tuple[str, ...] = option(("CPUExecutionProvider",), "onnxruntime execution providers in order of "
                                         "preference, e.g. CUDAExecutionProvider,CPUExecutionProvider (README: GPU)")
     allow_cpu_fallback: bool = option(True, "a requested provider that is not installed: warn and use the CPU "

@@ -1,6 +1,6 @@
 """Who runs a converted net (``net.backend``) and at which precision (``net.precision``).
 
-- **onnxruntime** (a core dependency): fp32, and int8 on the statically quantised copy (``miai.nets.quantize``).
+- **onnxruntime** (a core dependency): fp32.
 - **OpenVINO** (the optional ``openvino`` extra, Intel's inference runtime, which runs ONNX files directly): fp32,
   and bf16 or fp16 where the CPU computes in them natively (AVX512_BF16 / AMX for bf16, AVX512_FP16 / AMX-FP16 for
   fp16; OpenVINO's ``OPTIMIZATION_CAPABILITIES`` says which). Without such a CPU OpenVINO would silently compute in
@@ -8,8 +8,11 @@
 
 ``auto`` (the default of both options) measures once per net, CPU and library versions which of the available
 pairs is fastest among those within ``GATE`` of onnxruntime's fp32 outputs, and keeps the answer in a small JSON
-file in the cache directory (``choice_path``); later starts read it. int8 is never chosen by ``auto``: it is an
-explicit request only (docs/benchmarks.md has why).
+file in the cache directory (``choice_path``); later starts read it.
+
+There is no int8: onnxruntime's statically quantised nets (miai had them until 2026-12) fell outside ``GATE``
+(policy 0.039, lead 1.75 points, ownership 0.15 from fp32 on positions of the net's own games, the side to move's
+lead biased by -0.29 points on 19x19) and lost 2-36-2 to fp32 at equal time; docs/benchmarks.md.
 
 Both backends are reached through ``NetSession``, the part of onnxruntime's ``InferenceSession`` interface the
 evaluator uses; ``OpenVinoSession`` implements it over an OpenVINO compiled model.
@@ -40,9 +43,8 @@ __all__ = ["BACKENDS", "PRECISIONS", "GATE", "BackendError", "NetSession", "Tens
            "Choice", "cpu_precisions", "check_available", "open_openvino", "gate_failures", "choose", "choice_path"]
 
 BACKENDS = ("auto", "onnxruntime", "openvino")
-PRECISIONS = ("auto", "fp32", "bf16", "fp16", "int8")
-# Precisions each backend runs (int8: the QDQ copy, which OpenVINO also reads as int8).
-BACKEND_PRECISIONS = {"onnxruntime": ("fp32", "int8"), "openvino": ("fp32", "bf16", "fp16", "int8")}
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+BACKEND_PRECISIONS = {"onnxruntime": ("fp32",), "openvino": ("fp32", "bf16", "fp16")}
 # How far a reduced precision may move the net's outputs from onnxruntime fp32's and still be used (largest
 # difference over the gate's positions): policy probability, winrate (win - loss, as a probability), score lead in
 # points, ownership. About the differences KataGo accepts from FP16 on GPUs.
@@ -267,8 +269,6 @@ def candidates(requested_backend: str, requested_precision: str) -> tuple[list[t
     pairs, rejected = [], {}
     for backend in backends:
         for precision in BACKEND_PRECISIONS[backend]:
-            if precision == "int8" and requested_precision != "int8":
-                continue  # never automatic (module docstring)
             if requested_precision not in ("auto", precision):
                 continue
             try:

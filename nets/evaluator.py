@@ -285,7 +285,7 @@ class OnnxConfig:
     providers: tuple[str, ...] = ("CPUExecutionProvider",)
     allow_cpu_fallback: bool = True  # a requested provider that is missing: warn and use the CPU (else fail)
     backend: str = "onnxruntime"  # or "openvino" (miai.nets.backends; "auto" is resolved before, by load_evaluator)
-    precision: str = "fp32"  # what the backend computes in: fp32, bf16, fp16 (OpenVINO) or int8 (a quantised file)
+    precision: str = "fp32"  # what the backend computes in: fp32, or bf16 and fp16 (OpenVINO)
     # KataGo's enablePassingHacks for ``evaluate`` (a search's evaluations): the pass prior capped at 95%, and the
     # end of the game hidden from the net when a pass would end it without a win (features.Position.game_end_hidden).
     passing_hacks: bool = False

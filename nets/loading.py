@@ -65,8 +65,7 @@ def load_evaluator(
         directory: conversion cache directory (default: the user's cache, see above).
         progress: passed to the converter (e.g. a progress-bar callback).
         backend: "onnxruntime", "openvino" or "auto" (``miai.nets.backends``).
-        precision: "fp32", "bf16", "fp16", "int8" (the statically quantised copy, made once and cached beside the
-            fp32 file, see ``miai.nets.quantize``) or "auto" (``miai.nets.backends``).
+        precision: "fp32", "bf16", "fp16" or "auto" (``miai.nets.backends``).
         report: called with one line saying what ``auto`` chose, when there was a choice to make.
         **options: ``OnnxConfig`` fields (symmetry_mode, symmetry, max_batch, intra_op_threads,
             policy_optimism, seed, with_ownership, providers, allow_cpu_fallback).
@@ -97,14 +96,6 @@ def load_evaluator(
         if backend == "auto" or precision == "auto":
             backend, precision = _auto(path, model_bytes, backend, precision, directory, report, options)
         backends.check_available(backend, precision)
-        if precision == "int8":
-            from miai.nets.quantize import quantized_path
-
-            if model_bytes is not None:
-                raise EvaluatorError("net.precision=int8 needs a writable cache directory for the quantised copy")
-
-            path = quantized_path(path, directory)
-            model_bytes = None  # the quantised copy is read from its own file
         evaluator = OnnxEvaluator(str(path), OnnxConfig(backend=backend, precision=precision, **options),
                                   model_bytes=model_bytes)
     if cache_capacity > 0:

@@ -21,7 +21,6 @@ from miai.engine.bench.harness import BenchResult
 from miai.engine.bench.nets import random_positions
 from miai.nets import features
 from miai.nets.loading import converted_path, is_katago_model
-from miai.nets.quantize import quantized_path
 
 __all__ = ["VARIANTS", "bench_session"]
 
@@ -58,7 +57,6 @@ VARIANTS: dict[str, tuple[bool, Callable[[int, int], ort.SessionOptions]]] = {
     "no-arena": (False, lambda t, s: _options(t, arena=False)),
     "parallel": (False, lambda t, s: _options(t, parallel=True, inter=2)),
     "threads1": (False, lambda t, s: _options(1)),
-    "int8": (False, lambda t, s: _options(t)),  # the net.precision = "int8" copy of the dynamic net
 }
 
 
@@ -106,8 +104,6 @@ def _session(net: str, name: str, size: int, threads: int) -> Any:
         raise ValueError(f"variant {name!r} converts the net for one board size: it needs a KataGo model file")
     else:
         path = Path(net)
-    if name == "int8":
-        path = quantized_path(path)
     return ort.InferenceSession(str(path), build(threads, size), providers=["CPUExecutionProvider"])
 
 

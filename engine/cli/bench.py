@@ -424,7 +424,7 @@ def decode_command(net: str, sizes: str, json_path: str | None) -> None:
 @click.option("--batches", default="1,4,8,16,32", show_default=True, help="Comma-separated batch sizes.")
 @click.option("--variants", default="base,spin,fixed", show_default=True,
               help="Comma-separated session variants, the first the baseline: base, override, override+spin, spin, "
-                   "fixed, fixed+spin, extended, basic, no-arena, parallel, threads1, int8.")
+                   "fixed, fixed+spin, extended, basic, no-arena, parallel, threads1.")
 @click.option("--rounds", default=3, show_default=True, type=click.IntRange(1), help="Interleaved rounds (median).")
 @click.option("--seconds", default=1.0, show_default=True, type=click.FloatRange(0.01), help="Seconds per cell.")
 @_json_option

@@ -1,13 +1,10 @@
-"""net.providers / net.allow_cpu_fallback (tested on the CPU provider) and net.precision = "int8"."""
+"""net.providers / net.allow_cpu_fallback (tested on the CPU provider); net.precision is tests/nets/test_backends.py."""
 
 from __future__ import annotations
 
-import gzip
 import logging
-import os
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from miai.engine.config import Config, ConfigError, set_option
@@ -15,14 +12,10 @@ from miai.go.rules import Rules
 from miai.go.state import GameState
 from miai.nets import load_evaluator
 from miai.nets.evaluator import EvaluatorError, OnnxEvaluator, resolve_providers
-from miai.nets.quantize import quantized_path, trunk_convolutions
 
-from .reference_cases import NETS_DIR, load_records, state_from_record
-from .synthetic_models import Spec, write_model
 from .tiny_nets import build_tiny_net
 
 CPU = "CPUExecutionProvider"
-B6 = NETS_DIR / "g170-b6c96-s175395328-d26788732.bin.gz"
 
 
 def test_a_missing_provider_falls_back_to_the_cpu_with_one_line_naming_its_package(caplog) -> None:
@@ -83,45 +76,3 @@ def test_gtp_refuses_a_missing_provider_without_fallback_in_one_line(tmp_path: P
                                        "--set", "net.allow_cpu_fallback=false"], input="quit\n")
     assert result.exit_code != 0
     assert "DmlExecutionProvider is not available" in result.output and "onnxruntime-directml" in result.output
-
-
-def _synthetic(tmp_path: Path) -> Path:
-    model = tmp_path / "synthetic.bin.gz"
-    model.write_bytes(gzip.compress(write_model(Spec(version=8))))
-    return model
-
-
-def test_int8_is_made_once_beside_the_converted_net_and_quantises_only_the_trunk(tmp_path: Path) -> None:
-    evaluator = load_evaluator(_synthetic(tmp_path), precision="int8", directory=tmp_path / "cache")
-    assert isinstance(evaluator, OnnxEvaluator)
-    path = Path(evaluator.path)
-    assert path.parent == tmp_path / "cache" and "int8" in path.name
-    fp32 = next(p for p in path.parent.glob("*.onnx") if p != path)
-    assert quantized_path(fp32) == path  # cached: the second request finds the same file
-    stamp = os.stat(path).st_mtime_ns
-    load_evaluator(_synthetic(tmp_path), precision="int8", directory=tmp_path / "cache")
-    assert os.stat(path).st_mtime_ns == stamp
-    import onnx
-
-    nodes = onnx.load(str(path)).graph.node
-    quantised = {n.output[0] for n in nodes if n.op_type == "DequantizeLinear"}
-    convs = [n for n in nodes if n.op_type == "Conv"]
-    assert {n.name for n in convs if n.input[0] in quantised} == set(trunk_convolutions(fp32)) != set()
-    assert evaluator.info.model_version == 8  # metadata survives
-
-
-def test_int8_refuses_a_net_without_trunk_convolutions(tmp_path: Path) -> None:
-    net = build_tiny_net(tmp_path / "tiny.onnx")
-    with pytest.raises(ValueError, match="no named 3x3 trunk convolutions"):
-        load_evaluator(net, precision="int8")
-
-
-@pytest.mark.skipif(not B6.is_file() or not load_records("pub_b6.jsonl"), reason="needs ../shared nets and reference")
-def test_int8_b6_stays_close_to_fp32_on_katago_reference_positions(tmp_path: Path) -> None:
-    states = [state_from_record(r) for r in load_records("pub_b6.jsonl")]
-    fp32, int8 = (load_evaluator(B6, precision=p, directory=tmp_path) for p in ("fp32", "int8"))
-    a, b = fp32.evaluate(states), int8.evaluate(states)
-    agree = np.mean([np.argmax(x.policy) == np.argmax(y.policy) for x, y in zip(a, b)])
-    assert agree >= 0.85
-    assert np.mean([abs(x.value - y.value) for x, y in zip(a, b)]) < 0.05
-    assert np.mean([abs(x.lead - y.lead) for x, y in zip(a, b)]) < 0.6
