@@ -15,20 +15,43 @@ engine. The logistic Elo model maps an expected score `s` to the difference `d =
   half a win and half a loss: `LLR = (w + d/2) log(p1/p0) + (l + d/2) log((1-p1)/(1-p0))`. It accepts H1 when
   `LLR >= log((1 - beta) / alpha)` and H0 when `LLR <= log(beta / (1 - alpha))`. Unlike the normal approximation
   it needs no variance estimate, so a short run of wins cannot end the test at once.
+- **Pentanomial SPRT** (``sprt_pentanomial``), fishtest's model for matches played in pairs (one opening, colours
+  swapped): the unit is a pair, whose score for the first engine is 0, 1/4, 1/2, 3/4 or 1 (0 to 2 points over its two
+  games). The test is the generalized SPRT: each hypothesis ``s = s(elo_i)`` is the maximum-likelihood pentanomial
+  distribution with expected score ``s_i``, and ``LLR = sum_j n_j log(p1_j / p0_j)`` over the five outcomes. Maximizing
+  ``sum_j n_j log p_j`` under ``sum_j p_j = 1`` and ``sum_j p_j x_j = s`` (Lagrange) gives
+  ``p_j = f_j / (1 + lambda (x_j - s))`` with ``f_j = n_j / N`` the observed frequencies and ``lambda`` the root of
+  ``sum_j f_j (x_j - s) / (1 + lambda (x_j - s)) = 0``, which decreases strictly in ``lambda`` between the poles
+  ``-1 / (max x - s)`` and ``1 / (s - min x)``, so bisection finds it. This is the test of M. Van den Bergh's notes
+  for fishtest ("A practical introduction to the GSPRT", "Comments on Normalized Elo"); their further
+  approximation ``LLR ~ N (s1 - s0) (2 mean - s0 - s1) / (2 var)`` agrees with it to first order (a test checks
+  that). An outcome never seen is given a count of ``EMPTY_COUNT`` (as fishtest regularizes), so that every ``s``
+  in (0, 1) has a distribution and a run of identical pairs gives a finite LLR. Elo here is **logistic Elo**
+  (fishtest's ``logistic`` model), the scale of the estimate above: the bounds are mapped by
+  ``s_i = 1 / (1 + 10^(-elo_i/400))``. It is BayesElo too for games without draws (BayesElo's draw Elo is then
+  0); normalized Elo is not used, because its unit depends on the variance that pairing changes.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Literal
 
-__all__ = ["EloEstimate", "SprtConfig", "SprtResult", "elo_from_score", "score_from_elo", "estimate_elo", "sprt"]
+__all__ = [
+    "EloEstimate", "SprtConfig", "SprtResult", "elo_from_score", "score_from_elo", "estimate_elo", "sprt",
+    "PAIR_SCORES", "generalized_llr", "sprt_pentanomial",
+]
 
 # Two-sided 95% quantile of the standard normal distribution.
 Z95 = 1.959963984540054
 # Elo shown for a perfect or zero score, where the logistic is infinite.
 ELO_CAP = 1000.0
+# A pair's score for the first engine, by its points over the pair's two games (0, 1/2, 1, 3/2, 2) divided by 2.
+PAIR_SCORES = (0.0, 0.25, 0.5, 0.75, 1.0)
+# The count given to an outcome never seen (fishtest regularizes its pentanomial counts the same way).
+EMPTY_COUNT = 1e-3
 
 
 def score_from_elo(elo: float) -> float:
@@ -148,16 +171,18 @@ class SprtResult:
     lower: float
     upper: float
     verdict: Literal["H0", "H1", "continue"]
+    model: Literal["trinomial", "pentanomial"] = "trinomial"  # games one by one, or pairs of games
 
     def __str__(self) -> str:
         c = self.config
         names = {"H0": f"accept H0 (elo <= {c.elo0:g})", "H1": f"accept H1 (elo >= {c.elo1:g})", "continue": "continue"}
-        return f"SPRT [{c.elo0:g}, {c.elo1:g}]: LLR {self.llr:.2f} ({self.lower:.2f}, {self.upper:.2f}) {names[self.verdict]}"
+        return (f"SPRT [{c.elo0:g}, {c.elo1:g}] ({self.model}): LLR {self.llr:.2f} ({self.lower:.2f}, {self.upper:.2f}) "
+                f"{names[self.verdict]}")
 
     def to_json(self) -> dict[str, object]:
         """The SPRT state as a JSON-ready dict."""
-        return {"config": asdict(self.config), "llr": self.llr, "lower": self.lower, "upper": self.upper,
-                "verdict": self.verdict}
+        return {"config": asdict(self.config), "model": self.model, "llr": self.llr, "lower": self.lower,
+                "upper": self.upper, "verdict": self.verdict}
 
 
 def sprt(wins: int, draws: int, losses: int, config: SprtConfig) -> SprtResult:
@@ -167,3 +192,54 @@ def sprt(wins: int, draws: int, losses: int, config: SprtConfig) -> SprtResult:
     lower, upper = config.lower_bound, config.upper_bound
     verdict: Literal["H0", "H1", "continue"] = "H1" if llr >= upper else "H0" if llr <= lower else "continue"
     return SprtResult(config, llr, lower, upper, verdict)
+
+
+def sprt_pentanomial(pairs: Sequence[int], config: SprtConfig) -> SprtResult:
+    """LLR and verdict of the SPRT `config` from pentanomial counts: `pairs[k]` pairs in which the first engine
+    scored k/2 points (k = 0..4), under logistic Elo (module docstring)."""
+    if len(pairs) != len(PAIR_SCORES) or min(pairs) < 0:
+        raise ValueError(f"pentanomial counts are five counts >= 0, got {list(pairs)}")
+    llr = 0.0
+    if sum(pairs):
+        counts = [float(n) if n else EMPTY_COUNT for n in pairs]
+        llr = generalized_llr(counts, PAIR_SCORES, score_from_elo(config.elo0), score_from_elo(config.elo1))
+    lower, upper = config.lower_bound, config.upper_bound
+    verdict: Literal["H0", "H1", "continue"] = "H1" if llr >= upper else "H0" if llr <= lower else "continue"
+    return SprtResult(config, llr, lower, upper, verdict, "pentanomial")
+
+
+def generalized_llr(counts: Sequence[float], scores: Sequence[float], s0: float, s1: float) -> float:
+    """Log-likelihood ratio of the maximum-likelihood distributions over `scores` with expected score `s1` and `s0`,
+    given `counts[j]` observations of `scores[j]` (module docstring).
+
+    Raises:
+        ValueError: no observations, or an expected score outside the observed scores' range.
+    """
+    total = sum(counts)
+    if total <= 0:
+        raise ValueError("no observations")
+    observed = [(n / total, x) for n, x in zip(counts, scores) if n > 0]
+    p0, p1 = _constrained_mle(observed, s0), _constrained_mle(observed, s1)
+    return total * sum(f * math.log(b / a) for (f, _x), a, b in zip(observed, p0, p1))
+
+
+def _constrained_mle(observed: Sequence[tuple[float, float]], s: float) -> list[float]:
+    """The probabilities f / (1 + lambda (x - s)) of the observed (frequency f, score x) with mean score s."""
+    low_x, high_x = min(x for _f, x in observed), max(x for _f, x in observed)
+    if not low_x < s < high_x:
+        raise ValueError(f"expected score {s} outside the observed scores {low_x}..{high_x}")
+
+    def slope(lam: float) -> float:  # strictly decreasing in lam between the poles
+        return sum(f * (x - s) / (1.0 + lam * (x - s)) for f, x in observed)
+
+    low, high = -1.0 / (high_x - s), 1.0 / (s - low_x)
+    for _ in range(200):  # bisection to machine precision (the interval halves each step)
+        middle = 0.5 * (low + high)
+        if middle in (low, high):
+            break
+        if slope(middle) > 0.0:
+            low = middle
+        else:
+            high = middle
+    lam = 0.5 * (low + high)
+    return [f / (1.0 + lam * (x - s)) for f, x in observed]

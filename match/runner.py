@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from miai.match.elo import SprtConfig
+from miai.match.results import ResultsError, ResultsFile, match_identity
 from miai.gtp.client import GtpClientError, GtpCommandError, GtpEngine, GtpTimeout, split_command
 from miai.match.summary import (
     COUNT,
@@ -61,6 +62,10 @@ if TYPE_CHECKING:  # only the interface; the caller picks and loads the net
 __all__ = [
     "MatchError",
     "MatchConfig",
+    "MatchLedger",
+    "GameSpec",
+    "schedule_game",
+    "play_game_sgf",
     "GameRecord",
     "MatchSummary",
     "EngineInfo",
@@ -549,6 +554,20 @@ def play_game(
     on_move: Callable[[int, int], None] | None = None,
 ) -> GameRecord:
     """Play one game between two engine slots and return its record (also written as SGF if configured)."""
+    record, sgf = play_game_sgf(number, black, white, config, opening, dead_stones, on_move)
+    return write_sgf(record, sgf, config.sgf_dir)
+
+
+def play_game_sgf(
+    number: int,
+    black: _Player,
+    white: _Player,
+    config: MatchConfig,
+    opening: Sequence[int] = (),
+    dead_stones: DeadStones | None = None,
+    on_move: Callable[[int, int], None] | None = None,
+) -> tuple[GameRecord, str]:
+    """Play one game between two engine slots: its record and its SGF text (written nowhere)."""
     state = config.new_state()
     game = _Game(number, {Color.BLACK: black, Color.WHITE: white}, config, state, on_move=on_move)
     if config.time is not None:
@@ -562,15 +581,22 @@ def play_game(
         move_times=tuple(t for t in game.move_times if t is not None),
         thinking=(_total(game.thinking[Color.BLACK]), _total(game.thinking[Color.WHITE])),
     )
-    if config.sgf_dir is not None:
-        if record.method in (ILLEGAL, CRASH, TIME, VOID, RESIGN) and record.moves:
-            # Say on the last move why the game stopped there (an illegal move itself is not in the record).
-            game.notes[record.moves] = "; ".join(filter(None, [game.notes.get(record.moves), record.reason]))
-        path = Path(config.sgf_dir) / f"game-{number:04d}.sgf"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(game_sgf(game, record), encoding="utf-8")
-        record = replace(record, sgf_path=str(path))
-    return record
+    if record.method in (ILLEGAL, CRASH, TIME, VOID, RESIGN) and record.moves:
+        # Say on the last move why the game stopped there (an illegal move itself is not in the record).
+        game.notes[record.moves] = "; ".join(filter(None, [game.notes.get(record.moves), record.reason]))
+    return record, game_sgf(game, record)
+
+
+def write_sgf(record: GameRecord, sgf: str, sgf_dir: str | None) -> GameRecord:
+    """Write the game's SGF as `sgf_dir`/game-NNNN.sgf (if a folder is given); the record with its path."""
+    if sgf_dir is None:
+        return record
+    path = Path(sgf_dir) / f"game-{record.number:04d}.sgf"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(sgf, encoding="utf-8")
+    tmp.replace(path)  # a game stopped while writing leaves no half file
+    return replace(record, sgf_path=str(path))
 
 
 # -- SGF -----------------------------------------------------------------------------------------------------
@@ -613,7 +639,9 @@ def run_match(
 
     A is Black in game 1 and, with `config.alternate`, in every odd-numbered game. With `config.first_game` N the
     match plays games N..`config.games` of that schedule (their numbers, openings and colours), so an interrupted run
-    resumes where it stopped and its SGF files continue the series. `dead_stones(state)` gives the
+    resumes where it stopped and its SGF files continue the series. With `config.sgf_dir`, every finished game is
+    also appended to its results file (``miai.match.results``), and the games already there are counted, not
+    played again. `dead_stones(state)` gives the
     dead stones for miai's own count when the engines' final_score answers disagree (default: all alive).
     `progress(record, summary)` is called after every game and `on_move(game number, moves played)` after every
     move (default for both: a ProgressPrinter on stderr). With `config.concurrency` N, N games run at once, each
@@ -621,19 +649,35 @@ def run_match(
     colours, and the summary lists them by number whatever order they finish in.
 
     Raises:
-        MatchError: an engine cannot be started or fails the GTP handshake, or the openings file is bad.
+        MatchError: an engine cannot be started or fails the GTP handshake, the openings file is bad, or the
+            results file holds another match.
     """
     config = config or MatchConfig()
     openings = load_openings(config.openings, config) if config.openings else [[]]
-    if progress is None:
-        printer = ProgressPrinter()
-        progress, on_move = printer, on_move or printer.move
-    hooks = _Hooks(dead_stones, progress, on_move)
-    slots = min(config.concurrency, config.games - config.first_game + 1)
+    own_printer = ProgressPrinter() if progress is None else None
+    if own_printer is not None:
+        progress, on_move = own_printer, on_move or own_printer.move
+    try:
+        return _run_local(black_cmd, white_cmd, config, openings, dead_stones, progress, on_move)
+    finally:
+        if own_printer is not None:
+            own_printer.close()
+
+
+def _run_local(black_cmd: str | Sequence[str], white_cmd: str | Sequence[str], config: MatchConfig,
+               openings: list[list[int]], dead_stones: DeadStones | None,
+               progress: Callable[[GameRecord, MatchSummary], None] | None,
+               on_move: Callable[[int, int], None] | None) -> MatchSummary:
+    assert progress is not None
+    ledger = MatchLedger(black_cmd, white_cmd, config, openings, progress)
+    hooks = _Hooks(dead_stones, on_move)
+    slots = min(config.concurrency, len(ledger.pending))
+    if slots == 0:  # every game of the schedule is in the results file already
+        return ledger.finish()
     warned = (_Warnings(), _Warnings())
     pairs = [(_Player("A", black_cmd, config, slot, warned[0]), _Player("B", white_cmd, config, slot, warned[1]))
              for slot in range(slots)]
-    schedule = _Schedule(config, pairs[0], openings, hooks)
+    schedule = _Schedule(ledger, hooks)
     try:
         for player in (player for pair in pairs for player in pair):
             try:
@@ -641,37 +685,131 @@ def run_match(
             except GtpClientError as exc:
                 hint = " (a slow start? see --start-timeout)" if isinstance(exc, GtpTimeout) else ""
                 raise MatchError(f"engine {player.label} ({player.command}) does not start: {exc}{hint}") from None
+        ledger.engines = (pairs[0][0].info, pairs[0][1].info)
         return schedule.play(pairs)
     finally:
-        schedule.stop()  # after Ctrl-C, no worker starts another game (or restarts an engine closed below)
+        ledger.stop()  # after Ctrl-C, no worker starts another game (or restarts an engine closed below)
+        ledger.close()
         for pair in pairs:
             for player in pair:
                 player.close()
 
 
 @dataclass(frozen=True)
+class GameSpec:
+    """One game of a schedule: its number, who is Black and its opening."""
+
+    number: int  # 1-based
+    a_is_black: bool
+    opening: tuple[int, ...]
+
+
+def schedule_game(config: MatchConfig, openings: Sequence[Sequence[int]], number: int) -> GameSpec:
+    """Game `number` of the schedule: A is Black in odd games when colours alternate, and games 2k-1 and 2k
+    share opening k (each game its own opening without alternation)."""
+    index = number - 1
+    swap = config.alternate and index % 2 == 1
+    opening = openings[(index // 2 if config.alternate else index) % len(openings)]
+    return GameSpec(number, not swap, tuple(opening))
+
+
+class MatchLedger:
+    """The games of a match so far, whoever plays them: the records, the running summary, the results file and
+    whether a new game may start (thread-safe; `record` is the one way a finished game comes in)."""
+
+    def __init__(self, black_cmd: str | Sequence[str], white_cmd: str | Sequence[str], config: MatchConfig,
+                 openings: Sequence[Sequence[int]], progress: Callable[[GameRecord, MatchSummary], None]) -> None:
+        """Raises:
+            MatchError: the results file in `config.sgf_dir` is unreadable or holds another match.
+        """
+        self.config, self.openings, self.progress = config, openings, progress
+        commands = tuple(c if isinstance(c, str) else " ".join(c) for c in (black_cmd, white_cmd))
+        self.engines = (EngineInfo("A", commands[0]), EngineInfo("B", commands[1]))
+        self.results: ResultsFile | None = None
+        done: dict[int, GameRecord] = {}
+        if config.sgf_dir is not None:
+            try:
+                self.results = ResultsFile(config.sgf_dir, match_identity(commands[0], commands[1], config, openings))
+            except ResultsError as exc:
+                raise MatchError(str(exc)) from None
+            done = {n: r for n, r in self.results.records.items() if config.first_game <= n <= config.games}
+            if self.results.engines is not None:
+                self.engines = self.results.engines
+        self.records = sorted(done.values(), key=lambda r: r.number)
+        self.resumed = len(self.records)  # games counted from the results file
+        if self.resumed and self.results is not None:
+            print(f"match: {self.resumed} games of this schedule are in {self.results.path} already; they are counted, "
+                  "not played again", file=sys.stderr)
+        self.pending = [n for n in range(config.first_game, config.games + 1) if n not in done]
+        self.summary = summarize(config, self.engines, self.records)
+        self.decided = self._sprt_decided()  # no new game starts: the SPRT decided or the match stops
+        self.lock = threading.Lock()
+        self._next = 0
+
+    def next_game(self) -> GameSpec | None:
+        """The next game to play in schedule order, or None when none may start."""
+        with self.lock:
+            if self.decided or self._next >= len(self.pending):
+                return None
+            number = self.pending[self._next]
+            self._next += 1
+        return schedule_game(self.config, self.openings, number)
+
+    def record(self, record: GameRecord, sgf: str, engines: tuple[EngineInfo, EngineInfo] | None = None) -> None:
+        """A game has ended: write its SGF and its results line, update the summary, tell the progress hook, and
+        stop new games once the SPRT decides. A game number already recorded is ignored (counted once)."""
+        with self.lock:
+            if any(r.number == record.number for r in self.records):
+                return
+            if engines is not None:
+                self.engines = engines
+            record = write_sgf(record, sgf, self.config.sgf_dir)
+            if self.results is not None:
+                self.results.append(record, self.engines)
+            self.records.append(record)
+            self.records.sort(key=lambda r: r.number)
+            self.summary = summarize(self.config, self.engines, self.records)
+            self.progress(record, self.summary)
+            if self._sprt_decided():
+                self.decided = True
+
+    def _sprt_decided(self) -> bool:
+        sprt = self.summary.sprt
+        return self.config.sprt_stop and sprt is not None and sprt.verdict != "continue"
+
+    def stop(self) -> None:
+        """Start no more games."""
+        with self.lock:
+            self.decided = True
+
+    def close(self) -> None:
+        """Close the results file."""
+        if self.results is not None:
+            self.results.close()
+
+    def finish(self) -> MatchSummary:
+        """The summary of every game of the schedule recorded, marked as stopped early if games are missing."""
+        with self.lock:
+            early = len(self.records) < self.config.games - self.config.first_game + 1
+            summary = summarize(self.config, self.engines, self.records, stopped_early=early and self.decided)
+            self.summary = summary
+            return summary
+
+
+@dataclass(frozen=True)
 class _Hooks:
-    """The caller's callbacks for a match."""
+    """The caller's callbacks for a match's games."""
 
     dead_stones: DeadStones | None
-    progress: Callable[[GameRecord, MatchSummary], None]
     on_move: Callable[[int, int], None] | None
 
 
 class _Schedule:
-    """The games still to play, handed out in order to one or more pairs of engines (one thread per pair
-    when there are several); records and the running summary are shared, the callbacks see one game at a
-    time."""
+    """The ledger's games handed out in order to one or more pairs of engines on this machine (one thread per
+    pair when there are several); the callbacks see one game at a time."""
 
-    def __init__(self, config: MatchConfig, first: tuple[_Player, _Player], openings: list[list[int]],
-                 hooks: _Hooks) -> None:
-        self.config, self.openings, self.hooks = config, openings, hooks
-        self.first = first  # the pair whose engines name A and B in the summary
-        self.left = iter(range(config.first_game - 1, config.games))  # a resumed match keeps openings and colours
-        self.records: list[GameRecord] = []
-        self.summary = summarize(config, self._engines(), self.records)
-        self.decided = False  # no new game starts: the SPRT decided, a worker failed or the match stops
-        self.lock = threading.Lock()
+    def __init__(self, ledger: MatchLedger, hooks: _Hooks) -> None:
+        self.ledger, self.hooks = ledger, hooks
         self.dead_lock = threading.Lock()
         self.failures: list[BaseException] = []
 
@@ -689,52 +827,27 @@ class _Schedule:
                     worker.join(0.2)  # a timed wait, so that Ctrl-C reaches the main thread
             if self.failures:
                 raise self.failures[0]
-        early = len(self.records) < self.config.games - self.config.first_game + 1
-        return replace(self.summary, stopped_early=early) if self.decided else self.summary
-
-    def stop(self) -> None:
-        """Start no more games."""
-        with self.lock:
-            self.decided = True
+        return self.ledger.finish()
 
     def _guarded(self, pair: tuple[_Player, _Player]) -> None:
         try:
             self._work(pair)
         except BaseException as exc:  # handed to the main thread, which re-raises it after the others stop
-            with self.lock:
-                self.failures.append(exc)
-                self.decided = True
+            self.failures.append(exc)
+            self.ledger.stop()
 
     def _work(self, pair: tuple[_Player, _Player]) -> None:
         dead_stones = self._dead_stones()
-        while True:
-            with self.lock:
-                index = None if self.decided else next(self.left, None)
-            if index is None:
-                return
-            swap = self.config.alternate and index % 2 == 1
-            black, white = (pair[1], pair[0]) if swap else pair
-            opening = self.openings[(index // 2 if self.config.alternate else index) % len(self.openings)]
-            record = play_game(index + 1, black, white, self.config, opening, dead_stones, self.hooks.on_move)
-            with self.lock:
-                self._record(record)
-
-    def _record(self, record: GameRecord) -> None:
-        self.records.append(record)
-        self.records.sort(key=lambda r: r.number)
-        self.summary = summarize(self.config, self._engines(), self.records)
-        self.hooks.progress(record, self.summary)
-        sprt = self.summary.sprt
-        if self.config.sprt_stop and sprt is not None and sprt.verdict != "continue":
-            self.decided = True
-
-    def _engines(self) -> tuple[EngineInfo, EngineInfo]:
-        return self.first[0].info, self.first[1].info
+        while (spec := self.ledger.next_game()) is not None:
+            black, white = pair if spec.a_is_black else (pair[1], pair[0])
+            record, sgf = play_game_sgf(spec.number, black, white, self.ledger.config, spec.opening, dead_stones,
+                                        self.hooks.on_move)
+            self.ledger.record(record, sgf, (pair[0].info, pair[1].info))
 
     def _dead_stones(self) -> DeadStones | None:
         """The caller's callback, one call at a time (a net evaluator need not be thread-safe)."""
         callback = self.hooks.dead_stones
-        if callback is None or self.config.concurrency == 1:
+        if callback is None or self.ledger.config.concurrency == 1:
             return callback
         return self._locked_dead_stones
 

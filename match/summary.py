@@ -9,13 +9,15 @@ from __future__ import annotations
 import json
 import math
 import sys
+import threading
+import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from miai.match.elo import EloEstimate, SprtResult, estimate_elo, sprt
+from miai.match.elo import PAIR_SCORES, EloEstimate, SprtResult, estimate_elo, sprt, sprt_pentanomial
 
 if TYPE_CHECKING:
     from miai.match.runner import MatchConfig
@@ -23,7 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "RESIGN", "FINAL_SCORE", "COUNT", "ILLEGAL", "CRASH", "TIME", "VOID",
     "GameRecord", "EngineInfo", "MatchSummary", "summarize", "parse_score", "ProgressPrinter", "result_entry",
-    "combine_entries",
+    "combine_entries", "pentanomial_counts",
 ]
 
 # How a game was decided (GameRecord.method).
@@ -69,6 +71,41 @@ class GameRecord:
         """Whether the game has no result (not counted as a draw)."""
         return self.method == VOID
 
+    @property
+    def points_a(self) -> float | None:
+        """A's points from this game: 1 for a win, 1/2 for a draw, 0 for a loss; None for a void game."""
+        if self.is_void:
+            return None
+        winner = self.winner_label
+        return 0.5 if winner is None else 1.0 if winner == "A" else 0.0
+
+    def to_json(self) -> dict[str, object]:
+        """The record as a JSON-ready dict (``from_json`` reads it back)."""
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, object]) -> GameRecord:
+        """A record from ``to_json``'s dict.
+
+        Raises:
+            ValueError: a field is missing or of the wrong kind.
+        """
+        try:
+            fields = dict(data)
+            scores = fields["engine_scores"]
+            thinking = fields["thinking"]
+            move_times = fields["move_times"]
+            assert isinstance(scores, list) and isinstance(thinking, list) and isinstance(move_times, list)
+            fields["engine_scores"] = (scores[0], scores[1])
+            fields["thinking"] = ((int(thinking[0][0]), float(thinking[0][1])), (int(thinking[1][0]), float(thinking[1][1])))
+            fields["move_times"] = tuple(float(t) for t in move_times)
+            record = cls(**fields)  # type: ignore[arg-type]
+        except (KeyError, TypeError, IndexError, AssertionError) as exc:
+            raise ValueError(f"not a game record ({exc!r})") from None
+        if not isinstance(record.number, int) or record.black not in ("A", "B") or record.white not in ("A", "B"):
+            raise ValueError("not a game record (number or colours)")
+        return record
+
 
 @dataclass(frozen=True)
 class EngineInfo:
@@ -112,6 +149,11 @@ class MatchSummary:
         return sum(1 for g in self.games if g.is_void)
 
     @property
+    def pentanomial(self) -> tuple[int, int, int, int, int]:
+        """Game pairs (one opening, colours swapped) in which A scored 0, 1/2, 1, 3/2 and 2 points."""
+        return pentanomial_counts(self.games) if self.config.alternate else (0, 0, 0, 0, 0)
+
+    @property
     def win_rate(self) -> float:
         """A's score (wins + draws/2) over the games with a result; 0.5 if there are none."""
         return self.elo.score
@@ -150,6 +192,7 @@ class MatchSummary:
             "voids": self.voids,
             "win_rate_A": self.win_rate,
             "elo_A_minus_B": self.elo.to_json(),
+            "pentanomial": list(self.pentanomial),
             "sprt": self.sprt.to_json() if self.sprt else None,
             "stopped_early": self.stopped_early,
             "methods": self.methods(),
@@ -182,6 +225,9 @@ class MatchSummary:
             lines.append("forfeits: " + "; ".join(
                 f"{label} " + ", ".join(f"{method} {n}" for method, n in sorted(counts.items()))
                 for label, counts in forfeits.items()))
+        if self.config.alternate:
+            lines.append("pairs by A's points 0, 1/2, 1, 3/2, 2 (pentanomial): "
+                         + " ".join(str(n) for n in self.pentanomial))
         if self.sprt is not None:
             lines.append(str(self.sprt) + (" (stopped early)" if self.stopped_early else ""))
         return "\n".join(lines)
@@ -215,45 +261,101 @@ def parse_score(text: str | None) -> float | None:
 
 
 class ProgressPrinter:
-    """The live table: a header, then one line per game with the running score and Elo (to stderr by default).
+    """The live table: a header, then one line per game with the running score, Elo and LLR (to stderr by default).
 
-    On a terminal, `move(game, moves)` also keeps a one-line move counter for the game in progress.
+    On a terminal, a progress bar (tqdm) stays under the table: games done of the schedule, A's wins-losses-draws,
+    Elo with its 95% interval, the SPRT's LLR and bounds, the games running on each node (`running`) and the move
+    of the game last heard of (`move`). Anything else (a pipe, a log file) gets only the plain lines.
     """
 
-    def __init__(self, stream: TextIO | None = None) -> None:
+    def __init__(self, stream: TextIO | None = None, total: int | None = None) -> None:
+        """`total`: the games of the schedule, for the bar (default: from the first summary)."""
         self.stream = stream if stream is not None else sys.stderr
+        self.total = total
         self._header_done = False
-        self._counter_shown = False
         isatty = getattr(self.stream, "isatty", None)
         self._tty = bool(isatty and isatty())
+        self._bar: Any = None
+        self._lock = threading.RLock()
+        self._standing = ""
+        self._running = ""
+        self._moving = ""
+        self._drawn = 0.0
 
     def move(self, game: int, moves: int) -> None:
-        """Show the move count of the game in progress (terminals only; a log file gets only whole lines)."""
+        """Show the move count of the game last heard of (terminals only; a log file gets only whole lines)."""
         if self._tty:
-            self.stream.write(f"\r  game {game}: move {moves} ")
-            self.stream.flush()
-            self._counter_shown = True
+            with self._lock:
+                self._moving = f"game {game} move {moves}"
+                self._redraw(force=False)
+
+    def running(self, by_node: Mapping[str, int]) -> None:
+        """Show the games running on each node (terminals only)."""
+        if self._tty:
+            with self._lock:
+                self._running = "running " + " ".join(f"{node}:{n}" for node, n in sorted(by_node.items()))
+                self._redraw(force=True)
 
     def __call__(self, record: GameRecord, summary: MatchSummary) -> None:
-        if not self._header_done:
-            self._header_done = True
-            a, b = summary.engines
-            self._write(f"A = {a.display}\nB = {b.display}")
-            self._write(f"{'game':>5} {'B':>2} {'W':>2} {'result':>8} {'moves':>5} {'secs':>7} {'method':<12}"
-                        f"{'A-B-draw':>9}  Elo A-B (95%)")
-        elo = summary.elo
-        standing = f"{elo.wins}-{elo.losses}-{elo.draws}"
-        self._write(
-            f"{record.number:>5} {record.black:>2} {record.white:>2} {record.result:>8} {record.moves:>5} "
-            f"{record.seconds:>7.1f} {record.method:<12}{standing:>9}  {elo.elo:+.0f} ({elo.low:+.0f}..{elo.high:+.0f})"
-            + (f"  [{record.reason}]" if record.method in (ILLEGAL, CRASH, TIME, VOID) else "")
-        )
+        with self._lock:
+            if not self._header_done:
+                self._header_done = True
+                a, b = summary.engines
+                self._write(f"A = {a.display}\nB = {b.display}")
+                self._write(f"{'game':>5} {'B':>2} {'W':>2} {'result':>8} {'moves':>5} {'secs':>7} {'method':<12}"
+                            f"{'A-B-draw':>9}  Elo A-B (95%)" + ("   LLR" if summary.sprt is not None else ""))
+            elo = summary.elo
+            standing = f"{elo.wins}-{elo.losses}-{elo.draws}"
+            llr = f"  {summary.sprt.llr:+5.2f}" if summary.sprt is not None else ""
+            self._write(
+                f"{record.number:>5} {record.black:>2} {record.white:>2} {record.result:>8} {record.moves:>5} "
+                f"{record.seconds:>7.1f} {record.method:<12}{standing:>9}  "
+                f"{elo.elo:+.0f} ({elo.low:+.0f}..{elo.high:+.0f}){llr}"
+                + (f"  [{record.reason}]" if record.method in (ILLEGAL, CRASH, TIME, VOID) else "")
+            )
+            if self._tty:
+                self._standing = f"A-B-draw {standing} | Elo {elo.elo:+.0f} ({elo.low:+.0f}..{elo.high:+.0f})"
+                if summary.sprt is not None:
+                    sprt = summary.sprt
+                    self._standing += f" | LLR {sprt.llr:+.2f} ({sprt.lower:+.2f}, {sprt.upper:+.2f})"
+                bar = self._ensure_bar(summary)
+                bar.n = len(summary.games)
+                self._redraw(force=True)
+
+    def close(self) -> None:
+        """Take the bar off the terminal (the table stays)."""
+        with self._lock:
+            if self._bar is not None:
+                self._bar.close()
+                self._bar = None
+
+    def _ensure_bar(self, summary: MatchSummary | None = None) -> Any:
+        if self._bar is None:
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=self.total, file=self.stream, unit="game", leave=False, dynamic_ncols=True,
+                             bar_format="{n_fmt}/{total_fmt} games |{bar:12}| {elapsed} {desc}")
+        if self._bar.total is None and summary is not None:
+            self._bar.total = summary.config.games - summary.config.first_game + 1
+        return self._bar
+
+    def _redraw(self, force: bool) -> None:
+        now = time.monotonic()
+        if not force and now - self._drawn < 0.1:
+            return
+        self._drawn = now
+        bar = self._ensure_bar()
+        bar.set_description_str(" | ".join(filter(None, [self._standing, self._running, self._moving])),
+                                refresh=False)
+        bar.refresh()
 
     def _write(self, text: str) -> None:
-        if self._counter_shown:  # wipe the move counter first
-            self.stream.write("\r\033[K")
-            self._counter_shown = False
-        print(text, file=self.stream, flush=True)
+        if self._bar is not None:
+            self._bar.clear()
+            print(text, file=self.stream, flush=True)
+            self._bar.refresh()
+        else:
+            print(text, file=self.stream, flush=True)
 
 
 # -- summary -----------------------------------------------------------------------------------------------
@@ -266,8 +368,29 @@ def summarize(
     winners = [g.winner_label for g in games if not g.is_void]
     wins, losses = winners.count("A"), winners.count("B")
     draws = winners.count(None)
-    result = sprt(wins, draws, losses, config.sprt) if config.sprt is not None else None
+    result = None
+    if config.sprt is not None:  # pairs of games when colours alternate (fishtest's model), else game by game
+        result = (sprt_pentanomial(pentanomial_counts(games), config.sprt) if config.alternate
+                  else sprt(wins, draws, losses, config.sprt))
     return MatchSummary(config, engines, tuple(games), estimate_elo(wins, draws, losses), result, stopped_early)
+
+
+def pentanomial_counts(games: Sequence[GameRecord]) -> tuple[int, int, int, int, int]:
+    """Count the complete pairs among `games` by A's points in them (0, 1/2, 1, 3/2, 2).
+
+    Games 2k-1 and 2k are a pair: the same opening with the colours swapped when colours alternate. A pair counts
+    once both its games are in `games` with a result; a void game leaves its pair out.
+    """
+    halves: dict[int, list[float]] = {}
+    for game in games:
+        points = game.points_a
+        if points is not None:
+            halves.setdefault((game.number + 1) // 2, []).append(points)
+    counts = [0] * len(PAIR_SCORES)
+    for pair in halves.values():
+        if len(pair) == 2:
+            counts[round(2 * sum(pair))] += 1
+    return counts[0], counts[1], counts[2], counts[3], counts[4]
 
 
 # -- results kept elsewhere (a net's manifest) -----------------------------------------------------------------

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from miai.engine.cli.compose import RULES_HELP, build_evaluator, config_options, load_config_or_fail
+
+if TYPE_CHECKING:
+    from miai.match.elo import SprtConfig
+    from miai.match.runner import DeadStones
 
 
 @click.command()
@@ -21,7 +27,9 @@ from miai.engine.cli.compose import RULES_HELP, build_evaluator, config_options,
               help="Komi given to White (sent to both engines and used by the referee's count).")
 @click.option("--handicap", default=0, show_default=True, type=click.IntRange(0), help="Fixed handicap stones for Black.")
 @click.option("--max-moves", default=None, type=click.IntRange(1), help="Score the game after this many moves.")
-@click.option("--sprt", default=None, metavar="ELO0,ELO1", help="Run an SPRT of engine A and stop when it decides.")
+@click.option("--sprt", default=None, metavar="ELO0,ELO1[,ALPHA,BETA]",
+              help="Run an SPRT of engine A (logistic Elo; pentanomial over game pairs when colours alternate; "
+                   "alpha = beta = 0.05 unless given) and stop when it decides.")
 @click.option("--rules", default="chinese", show_default=True, help=RULES_HELP + " Used by the referee and sent to "
               "engines that know kata-set-rules.")
 @click.option("--time", "time_spec", default=None, help="Clock per engine: MAIN[+BYOYOMI/STONES] in seconds.")
@@ -42,38 +50,40 @@ from miai.engine.cli.compose import RULES_HELP, build_evaluator, config_options,
 @click.option("--log-dir", default=None, type=click.Path(file_okay=False), help="Keep the engines' stderr here.")
 @click.option("--concurrency", default=1, show_default=True, type=click.IntRange(1),
               help="Games played at once, each by its own pair of engines (they share the machine's cores).")
+@click.option("--cluster", default=None, metavar="ADDRESS",
+              help="Play the games as tasks on the Dask cluster whose scheduler is at ADDRESS (tcp://host:port), or "
+                   "'auto' (Dask's scheduler-address, else this machine's port 8786): one game per worker thread, "
+                   "both engines on the worker; needs the [cluster] extra (docs/match.md).")
 def match(black_cmd: str, white_cmd: str, games: int, first_game: int, size: int, komi: float, handicap: int, max_moves: int | None,
           sprt: str | None, rules: str, time_spec: str | None,
           visits: int | None, openings: str | None, sgf_dir: str | None, alternate: bool, move_timeout: float,
           start_timeout: float, dead_model: str | None, config_path: str | None, sets: tuple[str, ...],
-          json_path: str | None, log_dir: str | None, concurrency: int) -> None:
+          json_path: str | None, log_dir: str | None, concurrency: int, cluster: str | None) -> None:
     """Play GTP engines against each other and report wins, Elo with a 95% interval and how games ended.
 
     The engines are configured by their own command lines; --config and --set configure what miai itself runs
-    here, the referee's --dead-model net (its [net] section; search.seed seeds its random symmetries).
+    here, the referee's --dead-model net (its [net] section; search.seed seeds its random symmetries). With
+    --sgf-dir, every finished game is also appended to results.jsonl there, and rerunning the same command plays
+    only the games missing from it.
     """
-    from miai.match.elo import SprtConfig
     from miai.go.clock import TimeControl
-    from miai.match.runner import MatchConfig, MatchError, ownership_dead_stones, run_match
+    from miai.match.runner import MatchConfig, MatchError, run_match
     from miai.match.summary import GameRecord, MatchSummary, ProgressPrinter
 
     try:
-        sprt_config = None
-        if sprt:
-            elo0, _, elo1 = sprt.partition(",")
-            sprt_config = SprtConfig(float(elo0), float(elo1))
         config = MatchConfig(games=games, first_game=first_game, size=size, komi=komi, handicap=handicap, max_moves=max_moves,
-                             sprt=sprt_config, rules=rules, alternate=alternate,
+                             sprt=_parse_sprt(sprt) if sprt else None, rules=rules, alternate=alternate,
                              time=TimeControl.parse_spec(time_spec) if time_spec else None, visits=visits,
                              openings=openings, sgf_dir=sgf_dir, move_timeout=move_timeout, start_timeout=start_timeout,
                              log_dir=log_dir, concurrency=concurrency)
     except ValueError as exc:
         raise click.ClickException(str(exc)) from exc
-    own_config = load_config_or_fail(config_path, sets)  # bad --config/--set fail before any game starts
-    dead = None
-    if dead_model:
-        dead = ownership_dead_stones(build_evaluator(dead_model, own_config))
-    printer = ProgressPrinter()
+    if cluster and concurrency != 1:
+        raise click.ClickException("--concurrency is for games on this machine; with --cluster, each worker thread "
+                                   "plays one game at a time (start workers with --nthreads)")
+    load_config_or_fail(config_path, sets)  # bad --config/--set fail before any game starts
+    judge = functools.partial(dead_stone_judge, dead_model, config_path, sets) if dead_model else None
+    printer = ProgressPrinter(total=games - first_game + 1)
 
     def progress(record: GameRecord, summary: MatchSummary) -> None:
         printer(record, summary)
@@ -81,10 +91,47 @@ def match(black_cmd: str, white_cmd: str, games: int, first_game: int, size: int
             summary.write_json(json_path)
 
     try:
-        summary = run_match(black_cmd, white_cmd, config, dead_stones=dead, progress=progress, on_move=printer.move)
+        if cluster:
+            from miai.match.cluster import ClusterStats, run_cluster_match
+
+            stats = ClusterStats()
+            summary = run_cluster_match(black_cmd, white_cmd, config, cluster, dead_stones=judge, progress=progress,
+                                        on_running=printer.running, stats=stats)
+        else:
+            summary = run_match(black_cmd, white_cmd, config, dead_stones=judge() if judge else None,
+                                progress=progress, on_move=printer.move)
     except MatchError as exc:
         raise click.ClickException(str(exc)) from exc
+    finally:
+        printer.close()
+    if cluster:
+        click.echo(stats.format(), err=True)
     click.echo(summary.format())
     if json_path:
         summary.write_json(json_path)
     sys.stdout.flush()
+
+
+def _parse_sprt(text: str) -> SprtConfig:
+    """ELO0,ELO1[,ALPHA,BETA] as an SprtConfig.
+
+    Raises:
+        ValueError: not two or four numbers, or numbers the test cannot take.
+    """
+    from miai.match.elo import SprtConfig
+
+    parts = text.split(",")
+    if len(parts) not in (2, 4):
+        raise ValueError(f"--sprt takes ELO0,ELO1 or ELO0,ELO1,ALPHA,BETA, got {text!r}")
+    try:
+        numbers = [float(p) for p in parts]
+    except ValueError:
+        raise ValueError(f"--sprt takes numbers, got {text!r}") from None
+    return SprtConfig(*numbers)
+
+
+def dead_stone_judge(model: str, config_path: str | None, sets: tuple[str, ...]) -> DeadStones:
+    """The referee's dead-stone judge from a net (built where the games are counted: here, or on each worker)."""
+    from miai.match.runner import ownership_dead_stones
+
+    return ownership_dead_stones(build_evaluator(model, load_config_or_fail(config_path, sets)))

@@ -192,7 +192,7 @@ def test_random_engines_alternate_colours_and_every_game_ends(tmp_path: Path) ->
     assert all(g.method == "count" and 0 < g.moves < 100 for g in summary.games)
     assert summary.wins[0] + summary.wins[1] + summary.draws == 4
     assert summary.engines[0].name == "randomA" and summary.engines[1].name == "randomB"
-    assert sorted(p.name for p in tmp_path.iterdir()) == [f"game-000{i}.sgf" for i in range(1, 5)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"game-000{i}.sgf" for i in range(1, 5)] + ["results.jsonl"]
 
 
 def test_sgf_records_result_rules_komi_and_timings(tmp_path: Path) -> None:
@@ -235,7 +235,7 @@ def test_a_resumed_match_plays_the_rest_of_the_schedule(tmp_path: Path) -> None:
     assert [g.number for g in rest.games] == [4, 5, 6]
     assert schedule(rest) == schedule(full)[3:]  # game 4 is opening 2 with B as Black, as in the full run
     assert sorted(p.name for p in (tmp_path / "rest").iterdir()) == ["game-0004.sgf", "game-0005.sgf",
-                                                                     "game-0006.sgf"]
+                                                                     "game-0006.sgf", "results.jsonl"]
     with pytest.raises(ValueError, match="first game"):
         MatchConfig(games=6, first_game=7)
 
@@ -273,7 +273,7 @@ def test_concurrent_games_stop_when_the_sprt_decides() -> None:
     """No game starts after the SPRT decides; the ones already running are counted."""
     summary = quiet_match(RANDOM_A, engine("--moves", " ".join(["resign"] * 30)), games=40, concurrency=2,
                           sprt=SprtConfig(elo0=0, elo1=200))
-    assert 8 <= len(summary.games) <= 9 and summary.stopped_early
+    assert 16 <= len(summary.games) <= 18 and summary.stopped_early
     assert [g.number for g in summary.games] == list(range(1, len(summary.games) + 1))
     assert summary.sprt is not None and summary.sprt.verdict == "H1"
 
@@ -325,10 +325,12 @@ def test_progress_table_has_a_line_per_game() -> None:
 
 
 def test_sprt_stops_the_match_early() -> None:
-    # B resigns every game: with elo1 = 200 the SPRT accepts H1 after 8 straight wins (see test_match_elo).
+    # B resigns every game: with elo1 = 200 the pentanomial SPRT accepts H1 after 8 pairs won 2-0
+    # (tests/match/test_sprt.py), 16 games.
     summary = quiet_match(RANDOM_A, engine("--moves", " ".join(["resign"] * 30)), games=20,
                           sprt=SprtConfig(elo0=0, elo1=200))
-    assert len(summary.games) == 8 and summary.stopped_early
+    assert len(summary.games) == 16 and summary.stopped_early
+    assert summary.pentanomial == (0, 0, 0, 0, 8)
     assert summary.sprt is not None and summary.sprt.verdict == "H1"
 
 
@@ -561,9 +563,11 @@ def test_move_hook_and_terminal_counter() -> None:
     screen = Terminal()
     run_match(RANDOM_A, RANDOM_B, MatchConfig(games=1, size=5), progress=(printer := ProgressPrinter(screen)),
               on_move=printer.move)
+    printer.close()
     text = screen.getvalue()
-    assert "\r  game 1: move 1 " in text and "\r\x1b[K" in text
-    assert text.rstrip().splitlines()[-1].split()[0] == "1"  # the game line, not a counter, ends the output
+    assert "1/1 games" in text and "game 1 move 1" in text and "A-B-draw 0-1-0" in text  # the bar, as it went
+    assert text.endswith("\r") and text.split("\r")[-2].strip() == ""  # closed: the bar is wiped, the table stays
+    assert [line.split()[0] for line in text.splitlines() if line.strip().startswith("1 ")] == ["1"]
 
 
 # -- miai itself over GTP ------------------------------------------------------------------------------------

@@ -20,6 +20,8 @@ It keeps its own flood-fill board, so a referee bug in miai cannot hide behind s
     --kata KEY             also list kata-set-rules and kata-set-param; the latter accepts only the name KEY
     --free-handicap        also list set_free_handicap (placing the given Black stones)
     --fixed-handicap VS    also list fixed_handicap, answering it with the vertices VS ("C3 E5") and placing them
+    --fresh-games          start every game afresh on clear_board (genmove count, --moves script, --random seed),
+                           so a game's moves do not depend on the games the process played before
 
 Genmove counts start at 1 and run across games (they are not reset by clear_board), so `--crash-at 3` crashes in
 the first game and the restarted engine plays normally until its own third genmove.
@@ -187,6 +189,10 @@ class Engine:
             return ""
         if name == "clear_board":
             self.board = Board(self.size)
+            if self.args.fresh_games:
+                self.script = self.args.moves.split() if self.args.moves else []
+                self.rng = random.Random(self.args.random)
+                self.genmoves = 0
             return ""
         if name in ("komi", "time_settings", "time_left", "quit"):
             return ""
@@ -241,6 +247,7 @@ def main() -> None:
     parser.add_argument("--free-handicap", action="store_true")
     parser.add_argument("--fixed-handicap", default=None)
     parser.add_argument("--kata", default=None)
+    parser.add_argument("--fresh-games", action="store_true")
     args = parser.parse_args()
     engine = Engine(args)
     for line in sys.stdin:
