@@ -3,7 +3,7 @@
 :class:`TimeControl` says what the clock is: no limit, absolute (sudden death) time, Japanese byo-yomi, Canadian
 overtime or a Fischer increment (optionally capped). It is read from GTP's ``time_settings`` arguments
 (:meth:`TimeControl.from_gtp`), from the ``SYSTEM args...`` of ``kgs-time_settings``/``kata-time_settings``
-(:meth:`TimeControl.from_system`) and from a match's ``--time MAIN[+BYOYOMI/STONES]`` spec
+(:meth:`TimeControl.from_system`) and from a match's ``--time`` spec (``M``, ``M+B/S``, ``M+PxB``, ``M+If``)
 (:meth:`TimeControl.parse_spec`). :class:`Clock` is one player's clock under a control: the time left, charged
 with each move's elapsed time (:meth:`Clock.charge`) or set from the controller's ``time_left``
 (:meth:`Clock.update`), and whether the player lost on time.
@@ -122,33 +122,59 @@ class TimeControl:
 
     @classmethod
     def parse_spec(cls, spec: str) -> TimeControl:
-        """A match's clock: ``M`` (absolute), ``M+B`` (then one move per B seconds) or ``M+B/S`` (S moves per B
-        seconds), in integer seconds; e.g. ``0+5`` is 5 seconds a move.
+        """A match's clock, in integer seconds: ``M`` (absolute), ``M+B`` (then one move per B seconds), ``M+B/S``
+        (Canadian: S moves per B seconds), ``M+PxB`` (byo-yomi: P periods of B seconds) or ``M+If`` (Fischer: I
+        seconds added after every move); e.g. ``0+5`` is 5 seconds a move, ``0+5x1`` five 1-second periods,
+        ``10+1f`` 10 seconds plus 1 a move.
 
         Raises:
-            TimeControlError: a malformed spec, a negative number, S < 1, or neither main time nor byo-yomi.
+            TimeControlError: a malformed spec, a negative number, S or P < 1, or neither main time nor overtime.
         """
+        text = spec.strip().lower()
         try:
-            main_text, _, rest = spec.strip().partition("+")
+            main_text, _, rest = text.partition("+")
+            main = int(main_text)
+            if rest.endswith("f"):
+                return cls._checked(cls(TimeSystem.FISCHER, main_time=main, increment=int(rest[:-1])))
+            if "x" in rest:
+                periods_text, _, period_text = rest.partition("x")
+                periods, period = int(periods_text), int(period_text)
+                if periods < 1 or period < 1:
+                    raise ValueError(f"byo-yomi needs at least one period of at least 1 s, got {periods}x{period}")
+                return cls._checked(cls(TimeSystem.BYOYOMI, main_time=main, period_time=period, periods=periods))
             byo_text, _, stones_text = rest.partition("/")
-            main, byo_yomi, stones = int(main_text), int(byo_text or 0), int(stones_text or 1)
-            if main < 0 or byo_yomi < 0 or stones < 1:
+            byo_yomi, stones = int(byo_text or 0), int(stones_text or 1)
+            if stones < 1:
                 raise ValueError(f"bad time control {main}+{byo_yomi}/{stones}")
-            if main == 0 and byo_yomi == 0:
-                raise ValueError("a time control needs main time or byo-yomi")
-        except ValueError as exc:
-            raise TimeControlError(f"bad time spec {spec!r}: expected M, M+B or M+B/S in seconds ({exc})") from None
-        if byo_yomi == 0:
-            return cls(TimeSystem.ABSOLUTE, main_time=main)
-        return cls(TimeSystem.CANADIAN, main_time=main, period_time=byo_yomi, period_stones=stones)
+            if byo_yomi == 0:
+                return cls._checked(cls(TimeSystem.ABSOLUTE, main_time=main))
+            return cls._checked(cls(TimeSystem.CANADIAN, main_time=main, period_time=byo_yomi, period_stones=stones))
+        except (ValueError, TimeControlError) as exc:
+            raise TimeControlError(f"bad time spec {spec!r}: expected M, M+B, M+B/S, M+PxB or M+If in seconds "
+                                   f"({exc})") from None
+
+    @staticmethod
+    def _checked(control: TimeControl) -> TimeControl:
+        """``control`` if it gives any time at all (a spec's numbers are also >= 0)."""
+        numbers = (control.main_time, control.period_time, control.increment, control.periods, control.period_stones)
+        if min(numbers) < 0:
+            raise ValueError("times and counts must be >= 0")
+        if control.main_time == 0 and control.period_time == 0 and control.increment == 0:
+            raise ValueError("a time control needs main time or overtime")
+        return control
 
     def spec(self) -> str:
-        """The ``M[+B/S]`` spec of an absolute or Canadian control (the inverse of :meth:`parse_spec`)."""
+        """The spec of an absolute, Canadian, byo-yomi or Fischer control (the inverse of :meth:`parse_spec`)."""
+        main = _seconds(self.main_time)
         if self.system is TimeSystem.ABSOLUTE:
-            return _seconds(self.main_time)
+            return main
         if self.system is TimeSystem.CANADIAN:
-            return f"{_seconds(self.main_time)}+{_seconds(self.period_time)}/{self.period_stones}"
-        raise TimeControlError(f"a {self.system.value} clock has no M+B/S spec")
+            return f"{main}+{_seconds(self.period_time)}/{self.period_stones}"
+        if self.system is TimeSystem.BYOYOMI:
+            return f"{main}+{self.periods}x{_seconds(self.period_time)}"
+        if self.system is TimeSystem.FISCHER:
+            return f"{main}+{_seconds(self.increment)}f"
+        raise TimeControlError(f"a {self.system.value} clock has no spec")
 
     def gtp_arguments(self) -> str:
         """The arguments of GTP ``time_settings`` for an absolute or Canadian control (the inverse of

@@ -120,7 +120,8 @@ class MatchConfig:
     komi: float = 7.5
     rules: str = "chinese"  # rules as kata-set-rules takes them (usually a preset name): the referee's rules, also sent as `kata-set-rules` if listed
     alternate: bool = True  # swap colours every game (A is Black in games 1, 3, ...)
-    time: TimeControl | None = None  # an absolute or Canadian clock per engine, sent as time_settings/time_left
+    time: TimeControl | None = None  # a clock per engine (absolute, Canadian, byo-yomi, Fischer), with time_left
+    times: tuple[TimeControl, ...] = ()  # instead of `time`: game N is played under times[(N - 1) % len(times)]
     time_margin: float = 1.0  # lag allowance before a clock overrun is a loss on time
     move_timeout: float = 600.0  # hard cap on any genmove (the per-move time limit without a clock)
     command_timeout: float = 30.0  # cap on every other command (play, boardsize, final_score, ...)
@@ -146,9 +147,12 @@ class MatchConfig:
             raise ValueError(f"board size {self.size} outside 2..25")
         if min(self.move_timeout, self.command_timeout, self.start_timeout) <= 0:
             raise ValueError("timeouts must be positive")
-        if self.time is not None and self.time.system not in (TimeSystem.ABSOLUTE, TimeSystem.CANADIAN):
-            raise ValueError(f"a match clock is absolute or Canadian (GTP time_settings), not "
-                             f"{self.time.system.value}")
+        for control in (self.time, *self.times):
+            if control is not None and control.system not in _MATCH_CLOCKS:
+                raise ValueError(f"a match clock is absolute, Canadian, byo-yomi or Fischer, not "
+                                 f"{control.system.value}")
+        if self.time is not None and self.times:
+            raise ValueError("give one clock (time) or a cycle of them (times), not both")
         Rules.parse(self.rules)  # fail early on unknown rules (a preset name, JSON or compact string)
         if self.handicap and not 2 <= self.handicap <= max_fixed_handicap(self.size):
             raise ValueError(f"handicap on {self.size}x{self.size} is 0 or 2..{max_fixed_handicap(self.size)}")
@@ -159,6 +163,12 @@ class MatchConfig:
         if self.handicap:
             state.fixed_handicap(self.handicap)
         return state
+
+    def clock(self, number: int) -> TimeControl | None:
+        """The clock of game ``number`` (1-based): ``time``, or the ``times`` in turn."""
+        if self.times:
+            return self.times[(number - 1) % len(self.times)]
+        return self.time
 
     @property
     def move_limit(self) -> int:
@@ -221,6 +231,25 @@ def _check_opening(opening: list[int], config: MatchConfig, where: str) -> None:
         if reason is not None:
             raise MatchError(f"{where}: move {number} {to_gtp(move, config.size)} is illegal ({reason.value})")
         state.push(move)
+
+
+_MATCH_CLOCKS = (TimeSystem.ABSOLUTE, TimeSystem.CANADIAN, TimeSystem.BYOYOMI, TimeSystem.FISCHER)
+
+
+def _clock_commands(control: TimeControl) -> list[tuple[str, str]]:
+    """(command, line) that set ``control`` in an engine, the most faithful first: byo-yomi as kgs-time_settings,
+    Fischer as kata-time_settings, else as GTP's time_settings approximates them (as gtp2ogs does: byo-yomi as
+    Canadian periods of one stone after the other periods' time; Fischer as main time, then the increment a move)."""
+    main = f"{control.main_time:g}"
+    if control.system is TimeSystem.BYOYOMI:
+        period = f"{control.period_time:g}"
+        return [("kgs-time_settings", f"kgs-time_settings byoyomi {main} {period} {control.periods}"),
+                ("time_settings", f"time_settings {control.main_time + (control.periods - 1) * control.period_time:g} "
+                                  f"{period} 1")]
+    if control.system is TimeSystem.FISCHER:
+        return [("kata-time_settings", f"kata-time_settings fischer {main} {control.increment:g}"),
+                ("time_settings", f"time_settings {main} {control.increment:g} 1")]
+    return [("time_settings", f"time_settings {control.gtp_arguments()}")]
 
 
 def _time_left_command(clock: Clock, color: Color) -> str:
@@ -289,7 +318,7 @@ class _Player:
         self.info = replace(self.info, name=name.strip(), version=version_text.strip())
         engine.known_commands(timeout)
 
-    def new_game(self) -> None:
+    def new_game(self, clock: TimeControl | None = None) -> None:
         """Set up a game: board size, clear, komi, rules, time and visits, as far as the engine supports.
 
         Raises:
@@ -302,8 +331,10 @@ class _Player:
         engine.send("clear_board", t)
         engine.send(f"komi {c.komi:g}", t)
         self._optional(engine, "kata-set-rules", [f"kata-set-rules {c.rules}"])
-        if c.time is not None:
-            self._optional(engine, "time_settings", [f"time_settings {c.time.gtp_arguments()}"])
+        if clock is not None:
+            commands = _clock_commands(clock)
+            name, line = next(((n, x) for n, x in commands if engine.knows(n)), commands[-1])
+            self._optional(engine, name, [line])
         if c.visits is not None:
             # KataGo spells the parameter maxVisits, miai max_visits.
             self._optional(engine, "kata-set-param", [f"kata-set-param {key} {c.visits}"
@@ -380,7 +411,7 @@ def _engine_failure(color: Color, player: _Player, exc: GtpClientError, doing: s
 def _setup(game: _Game, opening: Sequence[int]) -> None:
     for color, player in game.players.items():
         try:
-            player.new_game()
+            player.new_game(game.config.clock(game.number))
         except GtpClientError as exc:
             raise _engine_failure(color, player, exc, "game setup") from None
     if game.config.handicap:
@@ -570,8 +601,9 @@ def play_game_sgf(
     """Play one game between two engine slots: its record and its SGF text (written nowhere)."""
     state = config.new_state()
     game = _Game(number, {Color.BLACK: black, Color.WHITE: white}, config, state, on_move=on_move)
-    if config.time is not None:
-        game.clocks = {Color.BLACK: Clock(config.time), Color.WHITE: Clock(config.time)}
+    control = config.clock(number)
+    if control is not None:
+        game.clocks = {Color.BLACK: Clock(control), Color.WHITE: Clock(control)}
     start = time.monotonic()
     end = _play(game, opening, dead_stones)
     record = GameRecord(
@@ -618,8 +650,9 @@ def game_sgf(game: _Game, record: GameRecord) -> str:
     )
     root = [f"miai match game {record.number}: Black {record.black}, White {record.white}",
             f"ended by {record.method}: {record.reason}"]
-    if config.time is not None:
-        root.append(f"time control {config.time.spec()} (main+byo-yomi/stones, seconds)")
+    control = config.clock(record.number)
+    if control is not None:
+        root.append(f"time control {control.spec()} (seconds: M main, +B/S Canadian, +PxB byo-yomi, +If Fischer)")
     return format_sgf(replace(sgf_game, root_comment="\n".join(root)), program="miai match")
 
 

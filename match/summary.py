@@ -183,6 +183,7 @@ class MatchSummary:
         """The summary as a JSON-ready dict."""
         config = asdict(self.config)
         config["time"] = str(self.config.time) if self.config.time else None
+        config["times"] = [control.spec() for control in self.config.times]
         return {
             "engines": {e.label: asdict(e) for e in self.engines},
             "config": config,

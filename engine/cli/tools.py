@@ -32,7 +32,9 @@ if TYPE_CHECKING:
                    "alpha = beta = 0.05 unless given) and stop when it decides.")
 @click.option("--rules", default="chinese", show_default=True, help=RULES_HELP + " Used by the referee and sent to "
               "engines that know kata-set-rules.")
-@click.option("--time", "time_spec", default=None, help="Clock per engine: MAIN[+BYOYOMI/STONES] in seconds.")
+@click.option("--time", "time_spec", default=None,
+              help="Clock per engine, in seconds: M (absolute), M+B/S (Canadian), M+PxB (byo-yomi: P periods of B), "
+                   "M+If (Fischer: I added a move); several separated by commas are used in turn, game by game.")
 @click.option("--visits", default=None, type=click.IntRange(1), help="Sent as kata-set-param maxVisits.")
 @click.option("--openings", default=None, type=click.Path(exists=True), help="Openings file or SGF directory.")
 @click.option("--sgf-dir", default=None, type=click.Path(file_okay=False), help="Write one SGF per game here.")
@@ -73,7 +75,8 @@ def match(black_cmd: str, white_cmd: str, games: int, first_game: int, size: int
     try:
         config = MatchConfig(games=games, first_game=first_game, size=size, komi=komi, handicap=handicap, max_moves=max_moves,
                              sprt=_parse_sprt(sprt) if sprt else None, rules=rules, alternate=alternate,
-                             time=TimeControl.parse_spec(time_spec) if time_spec else None, visits=visits,
+                             times=tuple(TimeControl.parse_spec(spec) for spec in time_spec.split(","))
+                             if time_spec else (), visits=visits,
                              openings=openings, sgf_dir=sgf_dir, move_timeout=move_timeout, start_timeout=start_timeout,
                              log_dir=log_dir, concurrency=concurrency)
     except ValueError as exc:

@@ -364,8 +364,8 @@ def test_time_control_parsing() -> None:
     for bad in ("", "x", "0", "1+2/0", "-3"):
         with pytest.raises(TimeControlError):
             TimeControl.parse_spec(bad)
-    with pytest.raises(ValueError, match="absolute or Canadian"):
-        MatchConfig(time=TimeControl(TimeSystem.FISCHER, main_time=10, increment=1))
+    with pytest.raises(ValueError, match="absolute, Canadian, byo-yomi or Fischer"):
+        MatchConfig(time=TimeControl(TimeSystem.FISCHER_CAPPED, main_time=10, increment=1))
 
 
 def test_slow_engine_loses_on_its_clock() -> None:
@@ -461,6 +461,20 @@ def test_setup_commands_time_left_and_moves_reach_both_engines(tmp_path: Path) -
     assert game_a[:3] == ["time_left b 60 0", "genmove B", "play W D4"]
     assert "final_score" in game_a and game_a[-1] == "quit"
     assert b[b.index("time_settings 60 5 1") + 1:][:3] == ["play B C3", "time_left w 60 0", "genmove W"]
+
+
+def test_clocks_in_turn_reach_the_engines_in_the_most_faithful_form(tmp_path: Path) -> None:
+    """Byo-yomi and Fischer game by game: kgs-/kata-time_settings where listed, else GTP's approximations."""
+    log_a, log_b = tmp_path / "a.log", tmp_path / "b.log"
+    summary = quiet_match(engine("--moves", "C3 pass", "--log", str(log_a), "--kgs-time"),
+                          engine("--moves", "D4 pass", "--log", str(log_b)), games=2, alternate=False,
+                          times=(TimeControl.parse_spec("0+5x1"), TimeControl.parse_spec("10+1f")))
+    a, b = _commands(log_a), _commands(log_b)
+    assert [c for c in a if "time_settings" in c] == ["kgs-time_settings byoyomi 0 1 5",
+                                                      "kata-time_settings fischer 10 1"]
+    assert [c for c in b if "time_settings" in c] == ["time_settings 4 1 1", "time_settings 10 1 1"]
+    assert "time_left b 1 5" in a and "time_left b 10 0" in a  # byo-yomi: the period and periods left
+    assert all(g.method != "time" for g in summary.games)
 
 
 def test_thinking_time_is_attributed_to_each_engine() -> None:

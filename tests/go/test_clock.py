@@ -38,10 +38,17 @@ def test_invalid_settings_are_rejected() -> None:
         TimeControl(TimeSystem.CANADIAN, main_time=10, period_time=0, period_stones=5)
 
 
-def test_specs_are_absolute_or_canadian_only() -> None:
+def test_specs_of_every_match_clock_round_trip() -> None:
     assert TimeControl.parse_spec(" 5+2 ").spec() == "5+2/1"
+    byoyomi = TimeControl.parse_spec("0+5x1")  # five periods of one second
+    assert byoyomi == TimeControl(TimeSystem.BYOYOMI, period_time=1, periods=5) and byoyomi.spec() == "0+5x1"
+    fischer = TimeControl.parse_spec("10+1f")
+    assert fischer == TimeControl(TimeSystem.FISCHER, main_time=10, increment=1) and fischer.spec() == "10+1f"
+    for bad in ("0+0x1", "0+1x0", "0+0f", "1+xf", "-1+2f"):
+        with pytest.raises(TimeControlError):
+            TimeControl.parse_spec(bad)
     with pytest.raises(TimeControlError):
-        TimeControl(TimeSystem.BYOYOMI, period_time=5, periods=3).spec()
+        TimeControl(TimeSystem.FISCHER_CAPPED, main_time=5, increment=1).spec()
     with pytest.raises(TimeControlError):
         TimeControl(TimeSystem.FISCHER, main_time=5, increment=1).gtp_arguments()
 

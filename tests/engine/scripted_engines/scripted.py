@@ -179,6 +179,7 @@ class Engine:
         commands = COMMANDS + (["kata-set-rules", "kata-set-param"] if self.args.kata else [])
         commands += ["set_free_handicap"] if self.args.free_handicap else []
         commands += ["fixed_handicap"] if self.args.fixed_handicap else []
+        commands += ["kgs-time_settings", "kata-time_settings"] if self.args.kgs_time else []
         if name == "list_commands":
             return "\n".join(commands)
         if name == "known_command":
@@ -195,6 +196,8 @@ class Engine:
                 self.genmoves = 0
             return ""
         if name in ("komi", "time_settings", "time_left", "quit"):
+            return ""
+        if name in ("kgs-time_settings", "kata-time_settings") and name in commands:
             return ""
         if name == "play":
             color = 1 if args[0].lower().startswith("b") else 2
@@ -248,6 +251,7 @@ def main() -> None:
     parser.add_argument("--fixed-handicap", default=None)
     parser.add_argument("--kata", default=None)
     parser.add_argument("--fresh-games", action="store_true")
+    parser.add_argument("--kgs-time", action="store_true")  # list kgs-time_settings and kata-time_settings
     args = parser.parse_args()
     engine = Engine(args)
     for line in sys.stdin:
