@@ -43,6 +43,7 @@ def match_identity(black_cmd: str, white_cmd: str, config: MatchConfig,
         "A": black_cmd, "B": white_cmd, "size": config.size, "komi": config.komi, "rules": config.rules,
         "handicap": config.handicap, "alternate": config.alternate,
         "time": config.time.spec() if config.time else None, "visits": config.visits,
+        **({"times": [control.spec() for control in config.times]} if config.times else {}),
         "max_moves": config.move_limit, "openings": digest,
     }
 
