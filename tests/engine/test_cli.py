@@ -132,7 +132,8 @@ def test_net_threads_reach_onnxruntime(sets: tuple[str, ...], expected: int | No
 
     if default_net() is None:
         pytest.skip("no default net committed")
-    config = apply_overrides(load_config(None), sets)
+    # onnxruntime's own session options are read below (net.backend=auto may choose OpenVINO on some CPUs).
+    config = apply_overrides(load_config(None), ("net.backend=onnxruntime", *sets))
     evaluator = build_evaluator("default", config, progress=False)
     from miai.nets.evaluator import onnx_net
 
