@@ -72,9 +72,9 @@ _STATUS_VISITS = 64
 _UNLIMITED_GENMOVE_SECONDS = SearchConfig().max_time
 # Seconds kept for what follows the search: choosing the move, answering, the controller reading the pipe, and the
 # search's own work on the last batch beyond the net's time (its tree walk and backup, in Python).
-_ANSWER_SECONDS = 0.05
+_ANSWER_SECONDS = 0.03
 # Share of every limit kept against the scheduler's jitter on a busy machine (a batch that takes longer than the last).
-_JITTER_SHARE = 0.03
+_JITTER_SHARE = 0.02
 # Shortest search time handed to the search (0 would mean "no limit" to it).
 _MIN_SEARCH_SECONDS = 0.001
 
