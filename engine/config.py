@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import logging
 import math
 import tomllib
 import typing
@@ -26,7 +25,6 @@ from miai.go.coords import MAX_SIZE, MIN_SIZE
 from miai.go.oserrors import describe
 from miai.gtp.session import GtpConfig
 
-log = logging.getLogger(__name__)
 
 __all__ = [
     "ConfigError",
@@ -65,13 +63,10 @@ def option(
     max: float | None = None,
     choices: tuple[str, ...] | None = None,
     katago: str | None = None,
-    formerly: str | None = None,
 ) -> Any:
     """Declare a config field with its help text, allowed range (checked in ``__post_init__``), where KataGo has
-    the same parameter KataGo's name for it (accepted by ``kata-set-param`` and KataGo-style configs), and for an
-    option that moved between sections the section it used to be in (``formerly="search"``: the old spelling
-    still works, with a warning naming the new key)."""
-    meta = {"help": help, "min": min, "max": max, "choices": choices, "katago": katago, "formerly": formerly}
+    the same parameter KataGo's name for it (accepted by ``kata-set-param`` and KataGo-style configs)."""
+    meta = {"help": help, "min": min, "max": max, "choices": choices, "katago": katago}
     return field(default=default, metadata=meta)
 
 
@@ -271,15 +266,14 @@ class SearchConfig:
 
 @dataclass(frozen=True, slots=True)
 class PlayerConfig:
-    """How the GTP player uses the search: resignation, the clock's lag reserve, pondering (they were in [search]
-    before, and ``search.<name>`` still works)."""
+    """How the GTP player uses the search: resignation, the clock's lag reserve, pondering."""
 
     # KataGo's GTP resigns by default (allowResignation, resignThreshold -0.90 as a win-loss value); so does miai,
     # by the same rule (engine/resign.py).
     resign_threshold: float = option(0.05, "resign when the winrate stays below this (0 = never resign)",
-                                     min=0.0, max=0.5, katago="resignThreshold", formerly="search")
+                                     min=0.0, max=0.5, katago="resignThreshold")
     resign_consecutive: int = option(3, "moves in a row below resign_threshold before resigning", min=1,
-                                     katago="resignConsecTurns", formerly="search")
+                                     katago="resignConsecTurns")
     resign_min_score_difference: float = option(
         0.0, "never resign while behind by fewer points than this (0 = the score does not matter)", min=0.0,
         katago="resignMinScoreDifference")
@@ -291,9 +285,8 @@ class PlayerConfig:
         "much per point behind, adjusted to keep its winrate near 5-25% (genmove only; 0 = off; docs/search.md)",
         min=0.0, max=0.5, katago="dynamicPlayoutDoublingAdvantageCapPerOppLead")
     lag_buffer: float = option(1.0, "seconds kept in reserve against network/GUI lag on every move", min=0.0,
-                               katago="lagBuffer", formerly="search")
-    ponder: bool = option(False, "keep searching on the opponent's time", katago="ponderingEnabled",
-                          formerly="search")
+                               katago="lagBuffer")
+    ponder: bool = option(False, "keep searching on the opponent's time", katago="ponderingEnabled")
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -397,12 +390,7 @@ class Config:
                 raise ConfigError(_unknown(name, sections))
             if not isinstance(value, Mapping):
                 raise ConfigError(f"[{name}] must be a table")
-            for key, item in value.items():
-                section, new_name = _moved(sections, name, key)
-                table = tables.setdefault(section, {})
-                if new_name in table:
-                    raise ConfigError(f"{section}.{new_name} is set twice (once as {name}.{key})")
-                table[new_name] = item
+            tables[name] = dict(value)
         return cls(**{name: _section_from_dict(sections[name], table, name) for name, table in tables.items()})
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
@@ -531,32 +519,11 @@ def _split_key(config: Config, key: str) -> tuple[str, str, dataclasses.Field[An
         section, name = owners[0], section
     if section not in sections:
         raise ConfigError(_unknown(key, _all_keys(config)))
-    section, name = _moved(sections, section, name)
     cls = sections[section]
     for f in dataclasses.fields(cls):
         if f.name == name:
             return section, name, f, typing.get_type_hints(cls)[name]
     raise ConfigError(_unknown(key, _all_keys(config)))
-
-
-# Old spellings already warned about in this process: one stderr line per key, however often it is read.
-_WARNED: set[str] = set()
-
-
-def _moved(sections: Mapping[str, type], section: str, name: str) -> tuple[str, str]:
-    """Where ``section.name`` lives now: itself, or for an option that moved out of ``section`` (declared with
-    ``formerly``) its new section, with one warning on stderr naming the new key."""
-    if _has_field(sections[section], name):
-        return section, name
-    for new_section, cls in sections.items():
-        for f in dataclasses.fields(cls):
-            if f.name == name and f.metadata.get("formerly") == section:
-                old, new = f"{section}.{name}", f"{new_section}.{name}"
-                if old not in _WARNED:
-                    _WARNED.add(old)
-                    log.warning("config: %s is now %s (the old key still works)", old, new)
-                return new_section, name
-    return section, name
 
 
 def _has_field(cls: type, name: str) -> bool:

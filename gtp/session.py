@@ -280,10 +280,6 @@ class GtpSession:
         """Whether the board has a stone or the game a move (handicap commands need an empty game)."""
         return bool(self.state.moves) or bool(np.any(self.state.stones()))
 
-    def search_color(self, color: Color | None) -> Color:
-        """``color`` or, when omitted, the side to move."""
-        return self.state.to_play if color is None else color
-
 
 def _copy_setup(old: GameState, new: GameState) -> None:
     """Put ``old``'s stones from before its first move onto the empty ``new``."""

@@ -110,6 +110,7 @@ def violations(root: Path) -> list[str]:
     return problems
 
 
+@pytest.mark.slow
 def test_miai_respects_the_layering() -> None:
     problems = violations(REPO)
     assert not problems, "layering violations:\n" + "\n".join(problems)
@@ -157,6 +158,7 @@ def test_checker_catches_back_edges_relative_imports_and_onnxruntime(tmp_path: P
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.slow
 def test_importing_go_loads_no_other_layer() -> None:
     modules = sorted(
         module_name(p, REPO) for p in (REPO / "go").rglob("*.py") if p.name != "__main__.py"

@@ -8,7 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.outside import DOWNLOAD_REASON, REPO, missing_reason
+
+pytestmark = pytest.mark.slow
 
 
 def run_pytest(args: list[str], tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:

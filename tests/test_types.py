@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parent.parent
 LAYERS = ("go", "nets", "gtp", "engine", "match")
 COMMAND = [sys.executable, "-m", "mypy", *(arg for layer in LAYERS for arg in ("-p", f"miai.{layer}"))]

@@ -17,6 +17,8 @@ import pytest
 
 from .helpers import query
 
+pytestmark = pytest.mark.slow
+
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 B6 = SHARED / "nets" / "g170-b6c96-s175395328-d26788732.bin.gz"
 KATAGO = SHARED / "peers" / "katago"

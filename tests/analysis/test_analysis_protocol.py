@@ -108,6 +108,7 @@ def test_root_policy_temperature_widens_the_search_but_not_the_raw_policy() -> N
     assert len(hot["moveInfos"]) > len(plain["moveInfos"])
 
 
+@pytest.mark.slow
 def test_reports_during_search_then_exactly_one_final() -> None:
     responses = serve([query(maxVisits=1_000_000, reportDuringSearchEvery=0.2, overrideSettings={"maxTime": 1.2})])
     during = [r for r in responses if r.get("isDuringSearch")]
@@ -138,6 +139,7 @@ def run_live(items: list[Any], threads: int = 1) -> list[dict[str, Any]]:
     return [json.loads(line) for line in out.getvalue().splitlines()]
 
 
+@pytest.mark.slow
 def test_terminate_stops_a_running_search_which_still_answers() -> None:
     start = time.monotonic()
     responses = run_live([query(id="long", maxVisits=10_000_000, reportDuringSearchEvery=0.1), 0.8,
@@ -149,6 +151,7 @@ def test_terminate_stops_a_running_search_which_still_answers() -> None:
     assert final["rootInfo"]["visits"] > 0 and final["moveInfos"]
 
 
+@pytest.mark.slow
 def test_terminate_of_a_queued_turn_answers_no_results() -> None:
     responses = serve([query(id="a", moves=[["B", "E5"]], analyzeTurns=[0, 1]),
                        {"id": "t", "action": "terminate", "terminateId": "a", "turnNumbers": [1]}], delay=0.5)
@@ -157,6 +160,7 @@ def test_terminate_of_a_queued_turn_answers_no_results() -> None:
     assert ended[0]["moveInfos"]
 
 
+@pytest.mark.slow
 def test_terminate_all() -> None:
     responses = serve([query(id="a"), query(id="b"), {"id": "t", "action": "terminate_all"}], delay=0.5)
     assert all(r.get("noResults") for r in finals(responses, "a") + finals(responses, "b"))
@@ -190,6 +194,7 @@ def test_bad_lines_get_error_lines_and_the_engine_goes_on() -> None:
     assert finals(responses, "ok")
 
 
+@pytest.mark.slow
 def test_queued_turns_run_by_priority_then_arrival() -> None:
     lines = [query(id="low", priority=1), query(id="high", priority=3), query(id="mid", priority=2),
              query(id="mid2", priority=2)]
@@ -197,6 +202,7 @@ def test_queued_turns_run_by_priority_then_arrival() -> None:
     assert order == ["high", "mid", "mid2", "low"]
 
 
+@pytest.mark.slow
 def test_parallel_searches_do_not_disturb_each_other() -> None:
     positions = [query(id=f"p{i}", moves=moves, maxVisits=40, includeOwnership=True)
                  for i, moves in enumerate([[], [["B", "E5"]], [["B", "C3"], ["W", "G7"]], [["B", "D4"]]])]
@@ -246,6 +252,7 @@ def test_a_symmetric_root_lists_the_copies_of_its_searched_moves() -> None:
     assert not any("isSymmetryOf" in m for m in plain["moveInfos"])
 
 
+@pytest.mark.slow
 def test_a_query_that_sets_no_limit_still_ends() -> None:
     # No maxVisits, maxPlayouts or maxTime anywhere: the search stops at the engine's built-in visit limit.
     lone = {key: value for key, value in query(boardXSize=5, boardYSize=5).items() if key != "maxVisits"}

@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow
+
 SCRIPT = Path(__file__).resolve().parents[2] / "docs" / "examples" / "analyze_sgf.py"
 GAME = "(;GM[1]FF[4]SZ[9]KM[6.5]RU[Japanese]AB[cc]PL[W];W[ee];B[cg];W[gc];B[tt];W[gg])"
 

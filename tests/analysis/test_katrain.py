@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 MISSING = [name for name in ("katrain", "kivy", "pysgf") if importlib.util.find_spec(name) is None]
-pytestmark = pytest.mark.skipif(
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     bool(MISSING), reason=f"KaTrain client not installed ({', '.join(MISSING)} missing): "
-                          "pip install --no-deps katrain==1.20.0 && pip install kivy pysgf")
+                          "pip install --no-deps katrain==1.20.0 && pip install kivy pysgf")]
 
 DRIVER = Path(__file__).with_name("katrain_driver.py")
 BUNDLED_NETS = Path(__file__).resolve().parents[2] / "nets" / "default"

@@ -90,6 +90,7 @@ def test_features_dump_then_check_the_same_encodings(tmp_path: Path, monkeypatch
     assert "0 mismatching encodings" in output
 
 
+@pytest.mark.slow
 def test_features_replay_and_split(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nets: dict[str, str]) -> None:
     results, _ = _bench(tmp_path, monkeypatch, "features", "--sizes", "5", "--mode", "replay", "--net", nets["onnx"],
                         "--search-playouts", "20", "--repeat", "1")
@@ -114,6 +115,7 @@ def test_convert(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nets: dict[str
     assert results[0]["details"]["model_version"] == 8  # type: ignore[index]
 
 
+@pytest.mark.slow
 def test_decode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nets: dict[str, str]) -> None:
     results, _ = _bench(tmp_path, monkeypatch, "decode", nets["onnx"], "--sizes", "5")
     assert [r["unit"] for r in results] == ["us/pos", "us/pos", "ratio"]

@@ -67,6 +67,7 @@ def test_race_plays_the_same_positions_to_katago_and_times_its_genmoves(tmp_path
     assert miai.count >= 16 and miai.unit == "visits/s"
 
 
+@pytest.mark.slow
 def test_every_miai_search_starts_with_an_empty_evaluation_cache(tmp_path, monkeypatch) -> None:
     _log(tmp_path, monkeypatch)
     setup = VersusSetup(size=5, visits=8, threads=1, positions=1)
@@ -126,6 +127,7 @@ def test_with_a_net_the_positions_come_from_its_own_games_at_spread_stages(tmp_p
             state.push(move)
 
 
+@pytest.mark.slow
 def test_bench_versus_prints_both_engines_the_bare_net_and_the_ratios(tmp_path, monkeypatch) -> None:
     log = _log(tmp_path, monkeypatch)
     monkeypatch.setenv("MIAI_CACHE_DIR", str(tmp_path / "cache"))
@@ -169,6 +171,7 @@ def _katago_runs() -> bool:
 
 
 @pytest.mark.skipif(not _katago_runs(), reason="no runnable KataGo in ../shared/peers (apt-get install libzip4?)")
+@pytest.mark.slow
 def test_bench_versus_against_the_real_katago() -> None:
     result = CliRunner().invoke(main, ["bench", "--model", str(B6), "--versus", str(KATAGO), "--visits", "16",
                                        "--sizes", "9", "--positions", "1", "--batches", "4", "--seconds", "0.2"])

@@ -23,6 +23,7 @@ def _responses(stdout: str) -> list[str]:
     return [block.strip() for block in stdout.split("\n\n") if block.strip()]
 
 
+@pytest.mark.slow
 def test_gtp_without_model_plays_on_the_default_net_or_says_there_is_none() -> None:
     from miai.engine.cli.compose import default_net
 
@@ -47,6 +48,7 @@ def test_the_notice_is_printed_when_no_default_net_is_installed(monkeypatch, tmp
     assert NO_DEFAULT_NET in result.output  # CliRunner mixes stderr into output
 
 
+@pytest.mark.slow
 def test_gtp_stdout_is_pure_gtp_with_ids_echoed() -> None:
     done = _miai(["gtp", "--model", "playouts", "--set", "search.max_visits=10"],
                  "1 name\n2 protocol_version\n3 boardsize 7\n4 play b D4\n5 genmove w\nbogus\n6 quit\n")
@@ -57,12 +59,14 @@ def test_gtp_stdout_is_pure_gtp_with_ids_echoed() -> None:
     assert all(a[0] in "=?" for a in answers)
 
 
+@pytest.mark.slow
 def test_bad_model_file_is_a_clear_error() -> None:
     done = _miai(["gtp", "--model", "/nonexistent/net.bin.gz"], "quit\n")
     assert done.returncode != 0
     assert "/nonexistent/net.bin.gz" in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_bad_config_override_is_a_clear_error() -> None:
     done = _miai(["gtp", "--set", "search.max_visitz=3"], "quit\n")
     assert done.returncode != 0
@@ -70,6 +74,7 @@ def test_bad_config_override_is_a_clear_error() -> None:
 
 
 @needs_shared(f"nets/{B6.name}")
+@pytest.mark.slow
 def test_gtp_with_a_katago_net_plays_and_answers_kata_raw_nn(tmp_path: Path) -> None:
     env_cache = {"XDG_CACHE_HOME": str(tmp_path)}
     import os
@@ -144,6 +149,7 @@ def test_net_threads_reach_onnxruntime(sets: tuple[str, ...], expected: int | No
     assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
 
 
+@pytest.mark.slow
 def test_gtp_version_and_dash_dash_version_agree_with_the_installed_package() -> None:
     from importlib.metadata import version
 
@@ -154,6 +160,7 @@ def test_gtp_version_and_dash_dash_version_agree_with_the_installed_package() ->
     assert answers[0] == f"= {installed}"
 
 
+@pytest.mark.slow
 def test_configs_are_found_by_name_from_any_directory(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "miai.engine", "gtp", "--model", "playouts", "--config", "analysis"],
                           input="kata-get-param maxVisits\nquit\n", capture_output=True, text=True, timeout=60,
@@ -175,12 +182,14 @@ def test_configs_are_found_by_name_from_any_directory(tmp_path: Path) -> None:
     (["--set", "search.max_visits=abc"], "Error: search.max_visits: cannot read 'abc' as an integer"),
     (["--set", "search.max_visits=-5"], "Error: search.max_visits must be >= 0, got -5"),
 ])
+@pytest.mark.slow
 def test_bad_settings_are_one_line_in_the_users_words(tmp_path: Path, args: list[str], expected: str) -> None:
     done = subprocess.run([sys.executable, "-m", "miai.engine", "gtp", *args], input="quit\n", capture_output=True,
                           text=True, timeout=60, cwd=tmp_path)
     assert done.returncode != 0 and done.stderr.splitlines() == [expected]
 
 
+@pytest.mark.slow
 def test_gtp_start_settings_come_from_the_config_and_flags_override_them(tmp_path: Path) -> None:
     (tmp_path / "mine.toml").write_text('[gtp]\nname = "tester"\nboard_size = 9\nkomi = 5.5\n', encoding="utf-8")
     base = ["gtp", "--model", "playouts", "--config", str(tmp_path / "mine.toml")]
@@ -190,14 +199,6 @@ def test_gtp_start_settings_come_from_the_config_and_flags_override_them(tmp_pat
     flagged = _miai([*base, "--size", "13", "--name", "other", "--rules", "chinese", "--set", "gtp.komi=0.5"], asks,
                     timeout=60)
     assert _responses(flagged.stdout)[:2] == ["= other", "= (;FF[4]GM[1]CA[UTF-8]AP[miai]SZ[13]KM[0.5]RU[chinese])"]
-
-
-def test_an_old_config_key_works_with_one_line_naming_the_new_one(tmp_path: Path) -> None:
-    done = _miai(["gtp", "--model", "playouts", "--set", "search.resign_threshold=0.05"],
-                 "kata-get-param player.resign_threshold\nquit\n", timeout=60)
-    assert _responses(done.stdout)[0] == "= 0.05"
-    assert [line for line in done.stderr.splitlines() if "resign_threshold" in line] == [
-        "miai WARNING config: search.resign_threshold is now player.resign_threshold (the old key still works)"]
 
 
 def test_every_bundled_config_is_installed_as_package_data() -> None:
@@ -213,6 +214,7 @@ def test_every_bundled_config_is_installed_as_package_data() -> None:
     assert {"analysis", "default", "fast", "selfplay", "server", "tree"} <= set(bundled_config_names())
 
 
+@pytest.mark.slow
 def test_match_takes_config_and_set_and_a_bad_key_is_one_line_before_any_engine_starts(tmp_path: Path) -> None:
     never = f"{sys.executable} -c 'raise SystemExit(3)'"
     done = subprocess.run([sys.executable, "-m", "miai.engine", "match", "--black", never, "--white", never,
@@ -222,6 +224,7 @@ def test_match_takes_config_and_set_and_a_bad_key_is_one_line_before_any_engine_
     assert done.stderr.splitlines() == ["Error: unknown config key 'net.threadz' (did you mean 'net.threads'?)"]
 
 
+@pytest.mark.slow
 def test_match_start_timeout_is_an_option(tmp_path: Path) -> None:
     silent = f"{sys.executable} -c 'import time; time.sleep(60)'"
     done = subprocess.run([sys.executable, "-m", "miai.engine", "match", "--black", silent, "--white", silent,

@@ -110,38 +110,16 @@ def test_every_option_has_help() -> None:
     assert all(dataclasses.is_dataclass(c) for c in (Config, SearchConfig))
 
 
-@pytest.mark.parametrize("key", ["resign_threshold", "resign_consecutive", "lag_buffer", "ponder"])
-def test_player_options_moved_out_of_search_keep_their_old_spelling(key: str, caplog: pytest.LogCaptureFixture,
-                                                                   tmp_path: Path) -> None:
-    import miai.engine.config as config_module
-
-    config_module._WARNED.clear()
-    value = {"resign_threshold": "0.2", "resign_consecutive": "4", "lag_buffer": "3.0", "ponder": "true"}[key]
-    new = apply_overrides(Config(), [f"player.{key}={value}"])
-    assert new.player != PlayerConfig() and not caplog.records
-    with caplog.at_level("WARNING"):
-        old = apply_overrides(Config(), [f"search.{key}={value}", f"search.{key}={value}"])
-        toml = tmp_path / "old.toml"
-        toml.write_text(f"[search]\n{key} = {value}\nmax_visits = 5\n", encoding="utf-8")
-        from_file = load_config(toml)
-    assert old == new and from_file.player == new.player and from_file.search.max_visits == 5
-    assert get_option(old, f"search.{key}") == get_option(new, f"player.{key}")
-    assert [r.getMessage() for r in caplog.records] == [
-        f"config: search.{key} is now player.{key} (the old key still works)"]
-
-
-def test_an_option_set_under_both_spellings_is_an_error(tmp_path: Path) -> None:
-    toml = tmp_path / "both.toml"
-    toml.write_text("[search]\nponder = true\n[player]\nponder = false\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match="player.ponder is set twice"):
+def test_player_options_have_one_spelling(tmp_path: Path) -> None:
+    # They were [search] options in 0.1.0 development; the old spelling is an unknown key like any other.
+    with pytest.raises(ConfigError, match="unknown config key 'search.ponder'"):
+        set_option(Config(), "search.ponder", "true")
+    toml = tmp_path / "old.toml"
+    toml.write_text("[search]\nlag_buffer = 3.0\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="search.lag_buffer"):
         load_config(toml)
-
-
-def test_only_moved_options_have_an_old_spelling() -> None:
     with pytest.raises(ConfigError, match="unknown config key 'net.ponder'"):
         set_option(Config(), "net.ponder", "true")
-    with pytest.raises(ConfigError, match="unknown config key 'search.komi'"):
-        set_option(Config(), "search.komi", "6.5")
 
 
 def test_katago_names_follow_the_options_to_their_new_section() -> None:

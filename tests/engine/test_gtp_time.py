@@ -25,6 +25,8 @@ from miai.go.state import GameState
 from miai.gtp.session import GtpConfig, GtpSession
 from miai.nets.evaluator import Evaluation, UniformEvaluator
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 
 

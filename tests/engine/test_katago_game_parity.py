@@ -31,7 +31,7 @@ from tests.outside import needs_shared, shared
 NET = "nets/g170-b6c96-s175395328-d26788732.bin.gz"
 DATA = Path(__file__).parent / "data" / "katago_games_b6.jsonl"
 
-pytestmark = needs_shared(NET)
+pytestmark = [pytest.mark.slow, needs_shared(NET)]
 
 
 def _games() -> list[dict[str, Any]]:

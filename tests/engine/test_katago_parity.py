@@ -41,7 +41,7 @@ CHECKED = (
     "rules-0011",
 )
 
-pytestmark = needs_shared(NET, "reference/pub_b6.jsonl", "reference/pub_rules.jsonl")
+pytestmark = [pytest.mark.slow, needs_shared(NET, "reference/pub_b6.jsonl", "reference/pub_rules.jsonl")]
 
 
 def _rows() -> list[dict[str, object]]:

@@ -25,7 +25,7 @@ NETS = {"pub_t7a.jsonl": "nets/b7c96h3tfrs-test5-cnorm.bin.gz",
 DATA = Path(__file__).parent / "data" / "katago_search_t7.jsonl"
 DIFFER = ("t7a-0003",)
 
-pytestmark = needs_shared(*NETS.values(), "reference/pub_t7a.jsonl", "reference/pub_t7b.jsonl")
+pytestmark = [pytest.mark.slow, needs_shared(*NETS.values(), "reference/pub_t7a.jsonl", "reference/pub_t7b.jsonl")]
 
 
 def _rows() -> list[dict[str, object]]:

@@ -79,6 +79,7 @@ def test_an_answer_without_id_is_accepted() -> None:
         assert engine.send("name") == "ok"
 
 
+@pytest.mark.slow
 def test_a_hanging_engine_times_out_and_is_killed() -> None:
     engine = GtpEngine(scripted("--hang-at", "1"))
     engine.send("boardsize 5")

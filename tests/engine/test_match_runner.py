@@ -72,6 +72,7 @@ def test_a_crashing_engine_forfeits_and_the_match_goes_on() -> None:
     assert summary.culprits() == {"A": {"crash": 3}, "B": {}}
 
 
+@pytest.mark.slow
 def test_a_hanging_engine_loses_on_time_and_is_replaced() -> None:
     summary = quiet_match(RANDOM_A, engine("--random", "2", "--hang-at", "2"), move_timeout=1.0, games=2)
     first, second = summary.games
@@ -240,6 +241,7 @@ def test_a_resumed_match_plays_the_rest_of_the_schedule(tmp_path: Path) -> None:
         MatchConfig(games=6, first_game=7)
 
 
+@pytest.mark.slow
 def test_concurrent_games_keep_the_schedule_and_the_summary(tmp_path: Path) -> None:
     """Three games at once: the same games, openings and colours as one at a time, listed by number; each
     game's engines are their own processes (their stderr apart in the log dir)."""
@@ -368,6 +370,7 @@ def test_time_control_parsing() -> None:
         MatchConfig(time=TimeControl(TimeSystem.FISCHER_CAPPED, main_time=10, increment=1))
 
 
+@pytest.mark.slow
 def test_slow_engine_loses_on_its_clock() -> None:
     # 1 s absolute per game, 0.4 s a move and a 0.1 s margin: the third move overruns.
     summary = quiet_match(engine("--random", "1", "--slow", "0.4"), RANDOM_B, games=1,
@@ -382,6 +385,7 @@ def test_slow_engine_loses_on_its_clock() -> None:
 
 @pytest.mark.gnugo
 @pytest.mark.skipif(not os.access(GNUGO, os.X_OK), reason="GNU Go not installed at /usr/games/gnugo")
+@pytest.mark.slow
 def test_gnugo_beats_a_random_mover_on_7x7(tmp_path: Path) -> None:
     # --capture-all-dead: the random mover cannot score, so miai counts with every stone alive (GTP.md 7.9).
     gnugo = f"{GNUGO} --mode gtp --level 1 --chinese-rules --capture-all-dead"
@@ -587,6 +591,7 @@ def test_move_hook_and_terminal_counter() -> None:
 # -- miai itself over GTP ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_miai_gtp_plays_a_match_and_accepts_rules_and_visits(capfd: pytest.CaptureFixture[str]) -> None:
     miai = [sys.executable, "-m", "miai.engine", "gtp", "--model", "uniform"]
     summary = quiet_match(miai, RANDOM_B, games=2, visits=8, rules="tromp-taylor", komi=7.5)
@@ -660,6 +665,7 @@ def test_a_match_summary_is_recorded_in_a_net_manifest(tmp_path) -> None:
         result_entry([tmp_path / "tiny.json"])
 
 
+@pytest.mark.slow
 def test_a_schedule_resumed_in_a_later_session_adds_its_games_to_the_stored_result(tmp_path) -> None:
     """`miai train record --add`: games 3-4 join games 1-2 in the manifest as if recorded together, though the
     first part's summary file is gone; a different pairing is refused and the manifest left as it was."""
@@ -726,6 +732,7 @@ def test_a_recorded_match_names_nets_by_file_name_not_by_this_machine_s_director
     assert portable_command(relative) == relative  # a path inside the repository stays as typed
 
 
+@pytest.mark.slow
 def test_two_streams_of_one_schedule_are_recorded_as_one_result(tmp_path) -> None:
     """Games 1-2 and 3-4 played apart add up to a 4-game result, Elo over all four; another pairing is refused."""
     from miai.match.elo import estimate_elo
@@ -744,6 +751,7 @@ def test_two_streams_of_one_schedule_are_recorded_as_one_result(tmp_path) -> Non
         result_entry([tmp_path / "1.json", tmp_path / "other.json"])
 
 
+@pytest.mark.slow
 def test_the_json_summary_holds_the_games_played_while_the_match_runs(tmp_path: Path) -> None:
     """A match stopped by hand (here: killed) keeps the summary of the games it finished."""
     import shlex

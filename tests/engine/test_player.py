@@ -37,6 +37,7 @@ def test_genmove_returns_a_legal_move_for_the_requested_colour() -> None:
     assert state.moves == [(Color.BLACK, parse_gtp("D4", 7))]  # the player never mutates the game
 
 
+@pytest.mark.slow
 def test_genmove_captures_a_stone_in_atari() -> None:
     # White's C3 stone has one liberty left, at C4: capturing it is by far the best move.
     state = _state(5, "b:B3 w:C3 b:D3 w:pass b:C2 w:pass")
@@ -84,6 +85,7 @@ def test_analyze_with_stop_already_set_emits_once() -> None:
     assert len(seen) == 1
 
 
+@pytest.mark.slow
 def test_final_status_marks_a_lone_stone_inside_enemy_territory_dead() -> None:
     # Black walls off the left of a 7x7 board; a single white stone sits inside Black's area.
     moves = " ".join(f"b:{c}{r}" for c in "D" for r in range(1, 8)) + " w:B4"
@@ -140,9 +142,8 @@ def test_resigns_only_after_consecutive_hopeless_moves() -> None:
     assert player.genmove(state, Color.BLACK) == RESIGN
 
 
-@pytest.mark.parametrize("name", ["resignThreshold", "player.resign_threshold", "resign_threshold",
-                                  "search.resign_threshold"])
-def test_kata_set_param_takes_katago_new_bare_and_old_names(name: str) -> None:
+@pytest.mark.parametrize("name", ["resignThreshold", "player.resign_threshold", "resign_threshold"])
+def test_kata_set_param_takes_katago_dotted_and_bare_names(name: str) -> None:
     player = EnginePlayer(UniformEvaluator(), _config())
     player.set_param(name, "0.2")
     assert player.config.player.resign_threshold == 0.2 and player.get_param(name) == "0.2"
@@ -160,7 +161,7 @@ def test_a_clock_limits_the_search_time() -> None:
 
 def test_a_fischer_capped_move_limit_caps_the_search_time() -> None:
     player = EnginePlayer(UniformEvaluator(), _config("search.max_visits=0", "search.max_time=0",
-                                                      "search.lag_buffer=0.2"))
+                                                      "player.lag_buffer=0.2"))
     player.set_time_control(TimeControl(TimeSystem.FISCHER_CAPPED, main_time=600.0, increment=30.0,
                                         main_time_limit=-1.0, max_time_per_move=0.5))
     import time

@@ -204,6 +204,7 @@ def test_stats_include_the_evaluation_cache_hits() -> None:
 
 
 @pytest.mark.parametrize("overlap", [False, True])
+@pytest.mark.slow
 def test_overlapped_batches_give_a_sound_search(overlap: bool) -> None:
     from miai.nets.evaluator import CachedEvaluator
     from toygame import Deferred
@@ -219,6 +220,7 @@ def test_overlapped_batches_give_a_sound_search(overlap: bool) -> None:
             assert node.visits == 1 + sum(e.visits for e in node.edges)
 
 
+@pytest.mark.slow
 def test_scratch_states_follow_the_game_between_moves() -> None:
     state = GameState(9)
     search = Search(UniformEvaluator(), SearchConfig(max_visits=60, batch_size=4, seed=3))
@@ -233,6 +235,7 @@ def test_scratch_states_follow_the_game_between_moves() -> None:
     assert search._scratch == [] and search.root is None
 
 
+@pytest.mark.slow
 def test_real_transpositions_share_one_node_keyed_by_the_graph_hash() -> None:
     state = GameState(7)
     search, _ = run(state, UniformEvaluator(), max_visits=400)
@@ -271,6 +274,7 @@ def test_real_transpositions_share_one_node_keyed_by_the_graph_hash() -> None:
 
 
 @pytest.mark.parametrize("rules", ["tromp-taylor", "japanese", "aga"])
+@pytest.mark.slow
 def test_deep_search_through_ko_fights_stays_consistent(rules: str) -> None:
     # A ko in the middle of a 5x5 board: playouts run to the end of the game through captures, retakes and passes.
     rows = [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -11,6 +12,8 @@ from miai.engine.config import SearchConfig
 from miai.engine.search import Search
 from test_search import PLAIN, assert_graph_sound, incoming_edge_visits, nodes_of
 from toygame import ScriptedEvaluator, ToyGame, ToyState
+
+pytestmark = pytest.mark.slow
 
 
 @st.composite

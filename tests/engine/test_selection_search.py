@@ -11,6 +11,8 @@ from miai.go.rules import Rules
 from miai.go.state import GameState
 from miai.nets.playouts import PlayoutEvaluator
 
+pytestmark = pytest.mark.slow
+
 # Both sides alive; E5 captures four white stones and wins (Black +4.5 with komi 12.5). Any other black move is
 # an eye-filling move that lets White connect at E5 and win by 5.5.
 CAPTURE_WINS = """

@@ -208,6 +208,7 @@ def test_gen_player_names_its_shards_and_needs_a_search(tmp_path: Path, monkeypa
 
 
 @needs_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz")
+@pytest.mark.slow
 def test_the_teacher_measured_on_its_own_labels_agrees_exactly_and_its_search_moves_away(tmp_path: Path) -> None:
     """``train eval --teacher``'s measure: on the teacher's raw labels it is the floor (no divergence, every top
     move its own); on positions labelled by its search the divergence is what the search changed."""
@@ -258,6 +259,7 @@ def test_eval_teacher_reports_the_floor_without_torch(tmp_path: Path, monkeypatc
 
 
 @needs_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz")
+@pytest.mark.slow
 def test_cheap_moves_are_played_but_not_stored() -> None:
     """With playout cap randomisation each stored position had the full search, and the moves that got the cheap
     one were played (the game went on through them) but not stored."""

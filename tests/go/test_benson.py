@@ -289,6 +289,7 @@ def random_playout(size: int, rng: random.Random, fill: float) -> np.ndarray:
 
 
 @pytest.mark.parametrize("suicide_legal", [False, True])
+@pytest.mark.slow
 def test_matches_literal_definition_on_random_positions(suicide_legal: bool) -> None:
     rng = random.Random(20261121)
     alive_seen = 0
@@ -304,6 +305,7 @@ def test_matches_literal_definition_on_random_positions(suicide_legal: bool) -> 
     assert alive_seen > 100  # the generator does produce living groups
 
 
+@pytest.mark.slow
 def test_opponent_moves_never_reduce_pass_alive_marks() -> None:
     # Pass-alive means exactly this: while its owner passes, no sequence of opponent moves captures those
     # stones or makes the territory usable; so every mark must survive every opponent move.

@@ -19,6 +19,8 @@ from miai.go.state import GameState
 from tests.go.reference_board import ReferenceGame
 from tests.go.reference_hash import reference_pass_state, reference_situation_hash, replay_hashes
 
+pytestmark = pytest.mark.slow
+
 PRESETS = ["tromp-taylor", "chinese", "chinese-ogs", "aga", "new-zealand", "japanese", "aga-button"]
 
 

@@ -16,6 +16,7 @@ from miai.go.state import GameState
 from .gnugo_client import GNUGO, GtpClient, gnugo
 
 pytestmark = [
+    pytest.mark.slow,
     pytest.mark.gnugo,
     pytest.mark.skipif(not GNUGO.exists(), reason=f"GNU Go not installed at {GNUGO} (apt-get install gnugo)"),
 ]

@@ -232,6 +232,7 @@ def reference_working_moves(board: ScratchBoard, target: int) -> list[int] | Non
     return working
 
 
+@pytest.mark.slow
 def test_pruned_search_agrees_with_plain_minimax() -> None:
     rng = random.Random(11)
     compared = {1: 0, 2: 0}

@@ -17,6 +17,7 @@ from tests.go.reference_board import ReferenceGame
 
 
 @pytest.mark.parametrize(("size", "count"), [(2, 57), (3, 12675)])
+@pytest.mark.slow
 def test_number_of_legal_positions(size: int, count: int) -> None:
     """OEIS A094777: colourings in which every chain has a liberty."""
     legal = 0

@@ -34,7 +34,7 @@ def load_records() -> list[dict]:
 
 
 RECORDS = load_records()
-pytestmark = pytest.mark.skipif(not RECORDS, reason=missing_reason("reference/pub_b6.jsonl"))
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not RECORDS, reason=missing_reason("reference/pub_b6.jsonl"))]
 
 
 def build(record: dict) -> GameState:

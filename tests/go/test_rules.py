@@ -125,6 +125,7 @@ def test_from_json_accepts_katago_long_names() -> None:
     friendly=st.booleans(),
     button=st.booleans(),
 )
+@pytest.mark.slow
 def test_every_rule_combination_round_trips_through_json_and_compact(
     ko: KoRule, scoring: Scoring, tax: Tax, suicide: bool, bonus: str, friendly: bool, button: bool
 ) -> None:

@@ -129,6 +129,7 @@ def test_seki_tax_leaves_ordinary_positions_alone() -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(size=st.integers(2, 9), data=st.data())
+@pytest.mark.slow
 def test_area_and_territory_partition_the_board(size: int, data: st.DataObject) -> None:
     """On any board: black area + white area + neutral points = all points, and area minus territory is the stones."""
     colors = data.draw(st.lists(st.sampled_from([0, 0, 1, 2]), min_size=size * size, max_size=size * size))

@@ -185,6 +185,7 @@ text_values = st.text(alphabet=st.characters(blacklist_categories=("Cs",), black
 
 @settings(max_examples=150, deadline=None)
 @given(comment=text_values, name=text_values)
+@pytest.mark.slow
 def test_any_text_survives_a_round_trip(comment: str, name: str) -> None:
     game = SgfGame(size=9, komi=7.0, moves=[(B, 40)], comments=[comment], black_player=name)
     back = load_sgf(format_sgf(game))
@@ -192,6 +193,7 @@ def test_any_text_survives_a_round_trip(comment: str, name: str) -> None:
 
 
 @needs_shared("data/tom/all.kifu")
+@pytest.mark.slow
 def test_real_games_replay() -> None:
     with TOM.open(encoding="utf-8") as kifu:
         lines = [next(kifu) for _ in range(60)]
@@ -282,6 +284,7 @@ sgf_soup = st.text(alphabet="();[]\\:ABWEPLCSZKMHRUtadsz019.- \n", max_size=60)
 
 @settings(max_examples=400, deadline=None)
 @given(text=sgf_soup)
+@pytest.mark.slow
 def test_arbitrary_input_either_loads_or_raises_sgf_error(text: str) -> None:
     try:
         game = load_sgf(text)
@@ -312,6 +315,7 @@ def sgf_trees(draw: st.DrawFn, depth: int = 0) -> str:
 
 @settings(max_examples=300, deadline=None)
 @given(text=st.builds(lambda size, tree: "(;SZ[" + size + "]" + tree[2:], st.sampled_from(["5", "9"]), sgf_trees()))
+@pytest.mark.slow
 def test_structured_random_records_load_or_raise_sgf_error(text: str) -> None:
     try:
         game = load_sgf(text)

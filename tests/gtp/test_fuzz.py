@@ -17,6 +17,8 @@ from miai.gtp.protocol import parse_command, preprocess
 
 from .fakes import Driver, FakePlayer
 
+pytestmark = pytest.mark.slow
+
 COMMANDS = default_table().names()
 READ_ONLY = {spec.name for spec in default_table() if not spec.mutates}
 RESPONSE = re.compile(r"\A[=?]\d* [^\n]*(\n[^\n]+)*\n\n\Z|\A=\d*\n([^\n]+\n)*\n\Z")

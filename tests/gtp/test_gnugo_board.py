@@ -60,6 +60,7 @@ def answers(lines: list[str], engine: str) -> list[str]:
 
 
 @pytest.mark.parametrize("seed", range(8))
+@pytest.mark.slow
 def test_board_queries_agree_with_gnugo(seed: int) -> None:
     lines = random_game(seed, size=(9, 7, 13, 5)[seed % 4], moves=120)
     ours, theirs = answers(lines, "miai"), answers(lines, "gnugo")

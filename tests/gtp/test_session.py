@@ -8,6 +8,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from miai.go.coords import Color
 from miai.go.state import GameState
 from miai.gtp.session import GtpConfig
@@ -49,6 +51,7 @@ def engine_process() -> subprocess.Popen[str]:
                             stderr=subprocess.PIPE, text=True)
 
 
+@pytest.mark.slow
 def test_engine_process_answers_each_command_before_the_next_arrives() -> None:
     """stdout must be flushed per response: a controller waiting for one answer must get it (pitfall 1)."""
     engine = engine_process()
@@ -64,6 +67,7 @@ def test_engine_process_answers_each_command_before_the_next_arrives() -> None:
     assert engine.wait(timeout=10) == 0
 
 
+@pytest.mark.slow
 def test_engine_process_exits_promptly_on_quit_and_on_eof() -> None:
     for script in ("name\nquit\n", "name\n"):
         started = time.monotonic()
@@ -74,6 +78,7 @@ def test_engine_process_exits_promptly_on_quit_and_on_eof() -> None:
         assert time.monotonic() - started < 10
 
 
+@pytest.mark.slow
 def test_engine_process_stdout_carries_only_gtp() -> None:
     script = "boardsize 9\nundo\nfoo\nplay b z1\ngenmove b\nlz-analyze 1\nname\nquit\n"
     done = subprocess.run([sys.executable, str(FAKE_ENGINE)], input=script, capture_output=True, text=True,
@@ -140,6 +145,7 @@ def test_a_closed_stdout_ends_the_session_quietly() -> None:
     assert "stdout closed" in err.getvalue()
 
 
+@pytest.mark.slow
 def test_engine_process_survives_its_controller_vanishing() -> None:
     engine = engine_process()
     assert engine.stdin is not None and engine.stdout is not None
@@ -151,6 +157,7 @@ def test_engine_process_survives_its_controller_vanishing() -> None:
     assert engine.stderr is not None and "Traceback" not in engine.stderr.read()
 
 
+@pytest.mark.slow
 def test_stray_prints_in_the_engine_go_to_stderr() -> None:
     done = subprocess.run([sys.executable, str(FAKE_ENGINE), "1", "--noisy"], input="genmove b\nname\nquit\n",
                           capture_output=True, text=True, timeout=20)

@@ -78,6 +78,7 @@ def test_innermost_finds_the_net_of_a_size_under_the_cache_and_the_router(tmp_pa
 
 
 @pytest.mark.skipif(len(bundled_nets()) < 2, reason="fewer than two bundled nets")
+@pytest.mark.slow
 def test_the_shipped_nets_answer_for_their_sizes() -> None:
     from miai.nets.evaluator import onnx_net
 

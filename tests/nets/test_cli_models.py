@@ -18,6 +18,8 @@ from miai.engine.cli.compose import ProgressBar
 
 from .synthetic_models import Spec, write_model
 
+pytestmark = pytest.mark.slow
+
 
 def miai(args: list[str], cwd: Path, stdin: str = "quit\n", **env: str) -> subprocess.CompletedProcess[str]:
     """``miai ARGS`` in ``cwd`` with stderr piped (not a terminal), umask 022 and the cache in ``cwd``."""

@@ -82,6 +82,7 @@ def check_reference_file(file_name: str, net: Path, dynamic: bool) -> int:
 @needs_nets
 @pytest.mark.parametrize("file_name", ["pub_b6.jsonl", "pub_t7a.jsonl", "pub_t7b.jsonl"])
 @pytest.mark.parametrize("dynamic", [False, True], ids=["fixed", "dynamic"])
+@pytest.mark.slow
 def test_shared_nets_match_katago(file_name: str, dynamic: bool) -> None:
     compared = check_reference_file(file_name, SHARED_NETS[file_name], dynamic)
     assert compared >= 2  # every reference file has a few quiet positions

@@ -20,6 +20,8 @@ from miai.nets.katrain_nets import KatrainNetError, fetch_katrain_net
 
 from .test_convert import check_reference_file
 
+pytestmark = pytest.mark.slow  # (downloads, and converts nets of 10 to 40 blocks)
+
 
 def katrain_net(version: str) -> Path:
     try:

@@ -52,6 +52,7 @@ def _own_eye(state: GameState, move: int) -> bool:
 
 
 @pytest.mark.parametrize("size", [1, 2, 3, 4, 5, 7])
+@pytest.mark.slow
 def test_fast_area_equals_flood_on_random_arrays(size: int) -> None:
     for stones in random_arrays(size, 150, seed=size):
         for switches in SWITCHES:
@@ -61,6 +62,7 @@ def test_fast_area_equals_flood_on_random_arrays(size: int) -> None:
 
 
 @pytest.mark.parametrize(("size", "seed"), [(7, 1), (9, 2), (9, 3), (13, 4)])
+@pytest.mark.slow
 def test_fast_area_equals_flood_along_random_games(size: int, seed: int) -> None:
     boards = game_boards(size, seed)
     alive_seen = False

@@ -51,6 +51,7 @@ def scratch_planes(state: GameState, moves_ago: int = 0) -> tuple[np.ndarray, np
 
 
 @pytest.mark.parametrize(("size", "seed"), [(9, 1), (9, 2), (13, 3), (19, 4)])
+@pytest.mark.slow
 def test_memo_along_a_game_matches_reading_from_scratch(size: int, seed: int) -> None:
     memo = LadderMemo()
     previous = None
@@ -64,6 +65,7 @@ def test_memo_along_a_game_matches_reading_from_scratch(size: int, seed: int) ->
     assert len(memo) == len({s.stones().tobytes() for s in positions})  # one entry per distinct board
 
 
+@pytest.mark.slow
 def test_memo_reuses_a_board_several_moves_away_and_under_other_ko_points() -> None:
     """Any remembered board may serve as ``previous``, and the same stones may come with a ko point."""
     rng = random.Random(5)
@@ -112,6 +114,7 @@ def test_reading_records_the_points_it_looked_at() -> None:
 
 
 @pytest.mark.parametrize(("size", "rules", "seed"), [(9, "chinese", 7), (9, "japanese", 8), (13, "tromp-taylor", 9)])
+@pytest.mark.slow
 def test_encode_with_warm_memos_equals_encode_from_scratch(size: int, rules: str, seed: int) -> None:
     """features.encode in game order (every memo warm) gives the planes of encoding each position alone."""
     positions = random_game(size, size * size, seed, rules)

@@ -16,6 +16,8 @@ from tests.outside import shared
 
 from .reference_cases import NETS_DIR
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 DATA_FILES = sorted((Path(__file__).parent / "data").glob("*.jsonl"))
 KATAGO = shared("peers/katago")

@@ -257,6 +257,7 @@ _SMALL_TEXT = write_model(Spec(version=12, act="mish", blocks=(GPool(),)), binar
 
 @settings(max_examples=150, deadline=None)
 @given(data=st.data())
+@pytest.mark.slow
 def test_damaged_files_raise_only_model_format_errors(data: st.DataObject) -> None:
     """Whatever the damage (cut, overwritten bytes, inserted bytes), the reader either still
     reads a model (damage inside weights) or raises ModelFormatError, never anything else."""

@@ -20,6 +20,8 @@ from miai.nets.playouts.knowledge import LOCALITY_COUNT, THIRD_LINE_COUNT, Knowl
 from miai.nets.playouts.evaluator import COMPILED_PLAYOUTS  # noqa: E402
 from miai.nets.playouts.simulate import PlayoutPosition, PlayoutStats, run_playouts  # noqa: E402
 
+pytestmark = pytest.mark.slow  # (numba compiles the playouts on first use)
+
 
 def _random_game(size: int, seed: int, length: int) -> tuple[PlayoutBoard, list[int], list[int]]:
     """A random game of light playout moves on the Python board: the board after it, the moves (flat, -1 for a

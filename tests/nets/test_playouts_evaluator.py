@@ -243,6 +243,7 @@ def test_playout_evaluator_satisfies_the_evaluator_protocol() -> None:
     assert isinstance(PlayoutEvaluator(), Evaluator)
 
 
+@pytest.mark.slow
 def test_worker_processes_answer_each_state_in_order() -> None:
     """Two worker processes share a batch: every answer belongs to its own state (board size, legal moves, the side
     a huge komi favours), AMAF and prior knowledge included, and the evaluator works on after its workers close."""

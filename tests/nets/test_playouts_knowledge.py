@@ -150,6 +150,7 @@ def test_third_line_urges_open_third_line_points_only() -> None:
         assert n[move] - plain[move] == extra and w[move] - plain_wins[move] == extra, (x, y)
 
 
+@pytest.mark.slow
 def test_search_with_knowledge_finds_the_capture_sooner() -> None:
     """Black captures C3 at C4 (its last liberty): with the capture urged by prior knowledge, RAVE searches of only
     30 playouts pick it (ten seeded searches each way, one playout a visit)."""

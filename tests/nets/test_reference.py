@@ -23,6 +23,8 @@ from tests.outside import missing_reason, require_shared
 
 from .reference_cases import NETS_DIR, REFERENCE_DIR, compare, load_records, state_from_record
 
+pytestmark = pytest.mark.slow
+
 SMALL_NETS = {
     "pub_b6.jsonl": "g170-b6c96-s175395328-d26788732.bin.gz",
     "pub_t7a.jsonl": "b7c96h3tfrs-test5-cnorm.bin.gz",

@@ -78,6 +78,7 @@ def test_a_net_that_favours_the_side_to_move_leans_against_whoever_just_moved() 
     assert gaps["after the opponent's move"]["moves 20-39"]["signed_gap"] == pytest.approx(0.2)
 
 
+@pytest.mark.slow
 def test_played_reads_match_records_and_finds_no_gap_between_a_net_and_itself(tmp_path: Path) -> None:
     (tmp_path / "game-0001.sgf").write_text(format_sgf(game()), encoding="utf-8")
     (tmp_path / "game-0002.sgf").write_text(format_sgf(game("x (B)", "y (A)")), encoding="utf-8")

@@ -22,6 +22,7 @@ from tests.nets.test_train import fake_labels, random_states
 
 
 torch = pytest.importorskip("torch", reason="needs torch, the training extra: pip install -e '.[train]'")
+pytestmark = pytest.mark.slow
 # Two cores shared with other work: more than one intra-op thread makes torch spin-wait (measured
 # 20x slower under load).
 torch.set_num_threads(1)
