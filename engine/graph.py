@@ -24,20 +24,46 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from enum import Enum
+from typing import NamedTuple, cast
 
 import numpy as np
 
 __all__ = [
-    "Edge", "Node", "NodeTable", "STAT_NAMES", "STALE_UPDATES", "Weighting", "BiasEntry", "t3_cdf", "link", "relink",
-    "refresh_parents", "refresh_ancestors", "revalue",
+    "Edge", "Node", "NodeTable", "Stats", "StaleUpdate", "Weighting", "BiasEntry", "t3_cdf", "edge_weights", "link",
+    "relink", "refresh_parents", "refresh_ancestors", "revalue", "with_utility", "ZERO_STATS",
 ]
 
-# How nodes off the playout path are refreshed (docs/search.md "Stale values"): only the path (KataGo's rule), also
-# the other parents of each node on the path, or every ancestor in topological order.
-STALE_UPDATES = ("path", "parents", "ancestors")
 
-# The statistics averaged over the graph, in the order of Node.own / Node.q.
-STAT_NAMES = ("utility", "winloss", "score_mean", "score_sq", "lead", "utility_sq")
+class Stats(NamedTuple):
+    """The statistics a node averages over the graph (its own value U, and Q), all from White's view."""
+
+    utility: float  # win_loss_factor * winloss + the score utilities (docs/search.md)
+    winloss: float  # P(White wins) - P(Black wins)
+    score_mean: float  # White's expected score (unconditional: a no-result counts as 0)
+    score_sq: float  # its expected square (the score's spread is sqrt(score_sq - score_mean^2))
+    lead: float  # the points White leads by
+    utility_sq: float  # the expected square of the utility (for KataGo's utility stdev)
+
+
+# Stats from six floats without NamedTuple.__new__'s Python-level call: Node.recompute makes one per backed-up node.
+_stats = cast(Callable[[type[Stats], tuple[float, float, float, float, float, float]], Stats], tuple.__new__)
+ZERO_STATS = Stats(0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+def with_utility(stats: Stats, utility: float) -> Stats:
+    """``stats`` with another utility (and its square); the rest kept."""
+    return _stats(Stats, (utility, stats.winloss, stats.score_mean, stats.score_sq, stats.lead, utility * utility))
+
+
+class StaleUpdate(Enum):
+    """Which nodes off the playout path are recomputed after a backup (``search.stale_update``; docs/search.md
+    "Stale values"): the path only (KataGo's rule), also the other parents of each node on the path, or every
+    ancestor in topological order."""
+
+    PATH = "path"
+    PARENTS = "parents"
+    ANCESTORS = "ancestors"
 
 _SQRT3 = math.sqrt(3.0)
 _INV_PI = 1.0 / math.pi
@@ -100,13 +126,29 @@ class Edge:
         return f"Edge(move={self.move}, prior={self.prior:.3f}, visits={self.visits})"
 
 
+def edge_weights(node: Node) -> list[float]:
+    """The weight each child carries through its edge from ``node``, in edge order: the child's total weight ``W``
+    times the share of its visits that came through this edge, ``W * (edge.visits / N(child))`` (KataGo's
+    NodeStats::childWeight, in its order of operations); 0 for an edge without a visited child. The one home of this
+    formula: averages, selection, snapshots and analysis all read it from here."""
+    weights = []
+    for edge in node.edges:  # (a loop, not a comprehension: in CPython 3.11 that is one more call per node)
+        child = edge.child
+        weights.append(child.weight * (edge.visits / child.visits) if child is not None and child.visits > 0 else 0.0)
+    return weights
+
+
 class Node:
-    """A position in the search graph (one per graph hash; see the module docstring for N, U and Q)."""
+    """A position in the search graph (one per graph hash; see the module docstring for N, U and Q).
+
+    Q is kept as six attributes named as :class:`Stats`' fields (``utility``, ``winloss``, ...: what selection and
+    backup read at every step, without building a record each time) and seen whole as ``q``; U is ``own``."""
 
     __slots__ = (
         "key", "sign", "edges", "moves", "priors", "next_index", "visits", "virtual_loss", "expanded",
-        "terminal", "pending", "own", "q", "ownership", "visited_mass", "weight", "weight_sq", "own_weight",
+        "terminal", "pending", "own", "ownership", "visited_mass", "weight", "weight_sq", "own_weight",
         "bias", "bias_delta", "bias_weight", "in_edges", "parents", "amaf_n", "amaf_w",
+        *Stats._fields,
     )
 
     def __init__(self, key: int, sign: int) -> None:
@@ -121,8 +163,9 @@ class Node:
         self.expanded = False
         self.terminal = False
         self.pending = False  # waiting for its evaluation in the current batch
-        self.own: tuple[float, ...] = (0.0,) * len(STAT_NAMES)  # U and friends, White's view
-        self.q: tuple[float, ...] = self.own
+        self.own = ZERO_STATS  # U and friends, White's view
+        # Q, White's view (the fields of Stats).
+        self.utility = self.winloss = self.score_mean = self.score_sq = self.lead = self.utility_sq = 0.0
         self.ownership: np.ndarray | None = None  # the net's ownership, White's view (+1 White)
         self.visited_mass = 0.0  # sum of priors of edges with a child (for first-play urgency)
         self.weight = 0.0  # W: total weight of the values averaged into q (= visits with plain weights)
@@ -138,7 +181,16 @@ class Node:
         self.amaf_w: np.ndarray | None = None
 
     # ----------------------------------------------------------------------------------------------- values
-    def set_value(self, own: tuple[float, ...], weight: float = 1.0, bias_factor: float = 0.0) -> None:
+    @property
+    def q(self) -> Stats:
+        """Q, all six statistics (White's view)."""
+        return Stats(self.utility, self.winloss, self.score_mean, self.score_sq, self.lead, self.utility_sq)
+
+    @q.setter
+    def q(self, stats: Stats) -> None:
+        self.utility, self.winloss, self.score_mean, self.score_sq, self.lead, self.utility_sq = stats
+
+    def set_value(self, own: Stats, weight: float = 1.0, bias_factor: float = 0.0) -> None:
         """Store the node's own value U (and companion statistics) and make it a visited leaf: N = 1, Q = U
         (plus the subtree value bias correction, when the node has an entry and ``bias_factor`` > 0)."""
         self.own = own
@@ -147,8 +199,8 @@ class Node:
         self.weight_sq = weight * weight
         self.visits = 1
         if self.bias is not None and bias_factor:
-            u = own[0] + self.bias.correction(bias_factor)
-            own = (u, *own[1:5], u * u)
+            u = own.utility + self.bias.correction(bias_factor)
+            own = with_utility(own, u)
         self.q = own
 
     def recompute(self, weighting: Weighting = PLAIN) -> None:
@@ -168,30 +220,29 @@ class Node:
                 child_visits = child.visits
                 if child_visits > 0 and child.weight > 0.0:
                     kids.append(child)
-                    weights.append(child.weight * visits / child_visits)
+                    # edge_weights, written out: a call and a list per backed-up node cost 3-4% of a search
+                    weights.append(child.weight * (visits / child_visits))
                     priors.append(edge.prior)
                     n += visits
         self.visits = n
         orig_total = total = sum(weights)
         if len(kids) > 1:  # one child keeps its weight under both rules
-            utilities = [sign * child.q[0] for child in kids]
+            utilities = [sign * child.utility for child in kids]
             if weighting.noise_pruning:
                 total = _prune_noise(utilities, weights, priors, weighting.noise_prune_utility_scale)
             if weighting.value_weight_exponent > 0.0 and total > 0.0:
                 _downweight_bad(utilities, weights, total, weighting.value_weight_exponent)
         u = wl = sm = ssq = ld = usq = weight_sq = 0.0
         for child, w in zip(kids, weights):
-            c = child.q
-            u += w * c[0]
-            wl += w * c[1]
-            sm += w * c[2]
-            ssq += w * c[3]
-            ld += w * c[4]
-            usq += w * c[5]
+            u += w * child.utility
+            wl += w * child.winloss
+            sm += w * child.score_mean
+            ssq += w * child.score_sq
+            ld += w * child.lead
+            usq += w * child.utility_sq
             scale = w / child.weight
             weight_sq += scale * scale * child.weight_sq
-        own = self.own
-        own_u = own[0]
+        own_u, own_wl, own_sm, own_ssq, own_ld, _ = self.own
         if self.bias is not None and weighting.bias_factor:
             own_u += self._update_bias(u, total, orig_total, weighting)
         w = self.own_weight
@@ -199,8 +250,12 @@ class Node:
         self.weight = weight
         self.weight_sq = weight_sq + w * w
         inv = 1.0 / weight
-        self.q = ((u + w * own_u) * inv, (wl + w * own[1]) * inv, (sm + w * own[2]) * inv,
-                  (ssq + w * own[3]) * inv, (ld + w * own[4]) * inv, (usq + w * own_u * own_u) * inv)
+        self.utility = (u + w * own_u) * inv
+        self.winloss = (wl + w * own_wl) * inv
+        self.score_mean = (sm + w * own_sm) * inv
+        self.score_sq = (ssq + w * own_ssq) * inv
+        self.lead = (ld + w * own_ld) * inv
+        self.utility_sq = (usq + w * own_u * own_u) * inv
 
     def _update_bias(self, child_utility_sum: float, total: float, orig_total: float, weighting: Weighting) -> float:
         """Record how far the children's average utility is from the net's (KataGo's subtree value bias) and
@@ -209,7 +264,7 @@ class Node:
         assert entry is not None
         if total > 1e-10:
             bias_weight = orig_total ** weighting.bias_weight_exponent
-            delta = (child_utility_sum / total - self.own[0]) * bias_weight
+            delta = (child_utility_sum / total - self.own.utility) * bias_weight
             entry.delta_sum += delta - self.bias_delta
             entry.weight_sum += bias_weight - self.bias_weight
             self.bias_delta, self.bias_weight = delta, bias_weight
@@ -222,16 +277,6 @@ class Node:
             entry.delta_sum -= self.bias_delta * free_prop
             entry.weight_sum -= self.bias_weight * free_prop
             self.bias = None
-
-    @property
-    def utility(self) -> float:
-        """Q utility from White's view."""
-        return self.q[0]
-
-    @property
-    def edge_visit_sum(self) -> int:
-        """Sum of the visits of the outgoing edges (N - 1 for an expanded, non-terminal node)."""
-        return sum(e.visits for e in self.edges)
 
     # ------------------------------------------------------------------------------------------------ edges
     def set_moves(self, moves: np.ndarray, priors: np.ndarray) -> None:
@@ -300,7 +345,7 @@ class Node:
                 yield edge.child
 
     def __repr__(self) -> str:
-        return (f"Node(key={self.key:#x}, visits={self.visits}, utility={self.q[0]:+.3f}, "
+        return (f"Node(key={self.key:#x}, visits={self.visits}, utility={self.utility:+.3f}, "
                 f"edges={len(self.edges)}, terminal={self.terminal})")
 
 
@@ -454,7 +499,7 @@ def refresh_ancestors(path: list[Node], weighting: Weighting) -> int:
     return len(members)
 
 
-def revalue(root: Node, refreshed: Callable[[tuple[float, ...]], tuple[float, ...]], weighting: Weighting) -> int:
+def revalue(root: Node, refreshed: Callable[[Stats], Stats], weighting: Weighting) -> int:
     """Work out every node's own value again with ``refreshed`` and recompute the graph below ``root``, children
     before parents (post-order; a node on a cycle once). Returns how many nodes were revalued.
 
@@ -484,8 +529,8 @@ def revalue(root: Node, refreshed: Callable[[tuple[float, ...]], tuple[float, ..
             if any(edge.child is not None for edge in node.edges):
                 node.recompute(weighting)
             else:
-                u = node.own[0]
-                node.q = (u, *node.q[1:5], u * u)
+                u = node.own.utility
+                node.utility, node.utility_sq = u, u * u
     return len(order)
 
 

@@ -1,6 +1,6 @@
 """What a leaf of the search becomes: its candidate moves (policy minus own true eyes) and its value.
 
-Values are tuples in the order of ``miai.engine.graph.STAT_NAMES``, from White's view. The utility combines the
+Values are ``miai.engine.graph.Stats``, from White's view. The utility combines the
 win/loss value with KataGo-style static and dynamic score terms (docs/search.md).
 """
 
@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from miai.engine.config import SearchConfig
+from miai.engine.graph import Stats
 from miai.engine.scorevalue import expected_score_value
 from miai.go.coords import PASS
 
@@ -113,22 +114,22 @@ class Valuation:
                    - expected_score_value(mean, stdev, self.score_center, cfg.dynamic_score_center_scale, size))
         return cfg.static_score_utility_factor * static + cfg.dynamic_score_utility_factor * dynamic
 
-    def refreshed(self, own: tuple[float, ...], size: int) -> tuple[float, ...]:
+    def refreshed(self, own: Stats, size: int) -> Stats:
         """``own`` (a node's own statistics, as :meth:`evaluated` or :meth:`terminal` made them) with its utility
         worked out again under this valuation's score centre: what KataGo does to every node of a reused tree
         when a new search moves the centre (search.cpp, ``recursivelyRecomputeStats``)."""
-        winloss, score, score_sq = own[1], own[2], own[3]
+        winloss, score, score_sq = own.winloss, own.score_mean, own.score_sq
         variance = score_sq - score * score
         utility = self.utility(winloss, score, size, math.sqrt(variance) if variance > 0.0 else 0.0)
-        return (utility, winloss, score, score_sq, own[4], utility * utility)
+        return Stats(utility, winloss, score, score_sq, own.lead, utility * utility)
 
-    def terminal(self, score: float, size: int) -> tuple[float, ...]:
+    def terminal(self, score: float, size: int) -> Stats:
         """Exact value of a finished game from its final score (White's view): win/loss +-1, 0 for a draw."""
         winloss = 1.0 if score > 0 else -1.0 if score < 0 else 0.0
         utility = self.utility(winloss, score, size)
-        return (utility, winloss, score, score * score, score, utility * utility)
+        return Stats(utility, winloss, score, score * score, score, utility * utility)
 
-    def evaluated(self, evaluation: Evaluation, sign: int, size: int) -> tuple[float, ...]:
+    def evaluated(self, evaluation: Evaluation, sign: int, size: int) -> Stats:
         """A net evaluation (side to move's view) as node statistics in White's view; ``sign`` +1 if White moves.
 
         As in KataGo (nneval.cpp), the statistics are unconditional: the net's score spread assumes the game has
@@ -140,7 +141,7 @@ class Valuation:
         mean = float(evaluation.score_mean)  # already unconditional (times survive)
         stdev = float(evaluation.score_stdev)  # given a result
         mean_sq = mean * mean / survive + stdev * stdev * survive if survive > 0.0 else mean * mean
-        stats = (0.0, winloss, sign * _single(mean), _single(mean_sq), sign * _single(float(evaluation.lead)), 0.0)
+        stats = Stats(0.0, winloss, sign * _single(mean), _single(mean_sq), sign * _single(float(evaluation.lead)), 0.0)
         return self.refreshed(stats, size)  # the utility from those statistics
 
     def weight(self, evaluation: Evaluation, white_score: float, size: int) -> float:

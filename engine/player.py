@@ -37,7 +37,7 @@ import numpy as np
 from miai.engine.config import Config, ConfigError, PlayerConfig, SearchConfig, get_option, katago_names, set_option
 from miai.engine.handicap import dynamic_pda_for_white
 from miai.engine.resign import should_resign
-from miai.engine.search import Search
+from miai.engine.search import Search, leaves_per_batch
 from miai.engine.snapshot import (Snapshot, average_ownership, ownership_moments, pv_visits,
                                   with_symmetric_copies)
 from miai.engine.timecontrol import budget
@@ -238,10 +238,7 @@ class EnginePlayer(Player):
         playouts, elapsed = snapshot.playouts, snapshot.elapsed
         if calls < 2 or playouts < 2:  # too short to tell (and dominated by tree reuse and the root's evaluation)
             return
-        cfg = self.config.search
-        batch = max(1, min(cfg.batch_size, self.evaluator.max_batch))
-        per_leaf = cfg.visits_per_batch_leaf
-        last = min(batch, 1 + snapshot.root.visits // per_leaf) if per_leaf else batch
+        last = leaves_per_batch(self.config.search, self.evaluator.max_batch, snapshot.root.visits)
         seconds = max(elapsed / calls, elapsed / playouts * last)
         old = self._batch_seconds.get(size)
         # Rise at once, decay slowly: a slow batch (a busy machine) is what could overrun the clock.
@@ -257,9 +254,7 @@ class EnginePlayer(Player):
         size = state.size
         if size in self._batch_seconds:
             return
-        cfg = self.config.search
-        batch = max(1, min(cfg.batch_size, self.evaluator.max_batch))
-        first_batch = 1 if cfg.visits_per_batch_leaf else batch  # batches grow from one leaf with root visits
+        first_batch = leaves_per_batch(self.config.search, self.evaluator.max_batch, 0)
         empty = GameState(size, state.rules, state.komi)
         self.evaluator.evaluate([empty])  # the first run of this shape
         positions = []

@@ -18,7 +18,6 @@ The search knows the net only through the Evaluator protocol of miai.nets.evalua
 from __future__ import annotations
 
 import logging
-import math
 import random
 import sys
 import threading
@@ -34,7 +33,7 @@ import numpy as np
 from miai.engine.config import SearchConfig
 from miai.engine.ending import ending_bonus
 from miai.engine.graph import (
-    BiasEntry, Edge, Node, NodeTable, Weighting, link, reachable_ids, refresh_ancestors, refresh_parents, relink,
+    BiasEntry, Edge, Node, NodeTable, StaleUpdate, Stats, Weighting, link, refresh_ancestors, refresh_parents, relink,
     revalue,
 )
 from miai.go.coords import Color
@@ -44,14 +43,13 @@ from miai.go.state import GameState
 from miai.nets.evaluator import (CachingEvaluator, Finish, RootEvaluator, StagedEvaluator, evaluate_root, innermost,
                                  start_evaluation)
 from miai.engine.leaves import Valuation, candidate_moves, own_eye_mask
-from miai.engine.selection import (
-    SelectionConfig, SelectionRule, puct_exploration, selection_scores, utility_stdev_factor)
+from miai.engine.selection import SelectionRule, Selector, passing_hack_edge
 from miai.engine.snapshot import PASS, Snapshot, build_snapshot, choose_move, move_temperature
 
 if TYPE_CHECKING:
     from miai.nets.evaluator import Amaf, Evaluation
 
-__all__ = ["Search", "SearchError", "own_eye_mask", "PASS"]
+__all__ = ["Search", "SearchError", "leaves_per_batch", "own_eye_mask", "PASS"]
 
 WHITE = Color.WHITE  # a module global: read per node, where a ``Color.WHITE`` lookup costs four times more
 
@@ -122,6 +120,20 @@ _OVERLAP_SWITCH_INTERVAL: Final = 0.0005  # seconds; see Search._loop_overlapped
 _FORCE_NON_TERMINAL: Final = 0x5F0C3E2B_9A6D41F7_C2E8B05D_7134A9E6
 
 
+class ExceedRule(Enum):
+    """What a playout does at a child that has more visits than the edge it came by (``search.child_visits_exceed_edge``;
+    a transposition): stop there and only add an edge visit (KataGo's default), always descend, or descend with
+    ``search.leak_probability``."""
+
+    STOP = "stop"
+    CONTINUE = "continue"
+    LEAKY = "leaky"
+
+
+_STOP: Final = ExceedRule.STOP  # module globals: read per descent step
+_CONTINUE: Final = ExceedRule.CONTINUE
+
+
 @dataclass
 class _Counters:
     playouts: int = 0
@@ -161,10 +173,11 @@ class Search:
         self.table = NodeTable()
         self.root: Node | None = None
         self._keep_parents = False  # parent links, only for search.stale_update other than "path"
-        self.config = config or SearchConfig()
-        seed = self.config.seed or None
+        config = config or SearchConfig()
+        seed = config.seed or None
         self._rng = random.Random(seed)
         self._np_rng = np.random.default_rng(seed)
+        self.config = config
         self._root_state: Any = None
         self._scratch: list[Any] = []
         self._tree_ids = 0
@@ -190,20 +203,17 @@ class Search:
     @config.setter
     def config(self, config: SearchConfig) -> None:
         self._config = config
-        self._puct = config.selection == "puct"
-        # Virtual loss counts as the worst utility: a loss by a huge score.
-        loss = -(config.win_loss_utility_factor + config.static_score_utility_factor
-                 + config.dynamic_score_utility_factor)
-        self._constants = (config.cpuct_exploration, config.cpuct_exploration_log, config.cpuct_exploration_base,
-                           config.fpu_reduction, config.root_fpu_reduction, loss)
+        self._selector = Selector(config, self._rng)
+        self._exceed = ExceedRule(config.child_visits_exceed_edge)
+        stale = StaleUpdate(config.stale_update)
+        self._refresh = {StaleUpdate.PATH: None, StaleUpdate.PARENTS: refresh_parents,
+                         StaleUpdate.ANCESTORS: refresh_ancestors}[stale]
         self._weighting = Weighting(
             value_weight_exponent=config.value_weight_exponent, noise_pruning=config.use_noise_pruning,
             noise_prune_utility_scale=config.noise_prune_utility_scale,
             bias_factor=config.subtree_value_bias_factor,
             bias_weight_exponent=config.subtree_value_bias_weight_exponent)
-        self._selection = SelectionConfig(rule=SelectionRule.parse(config.selection), c_ucb1=config.ucb1_exploration,
-                                          c_tuned=config.ucb1_tuned_exploration)
-        keep = config.stale_update != "path"
+        keep = stale is not StaleUpdate.PATH
         if keep != self._keep_parents and self.root is not None:
             relink(self.root, self.table, keep)  # parent lists appear (or go) with the option
         self._keep_parents = keep
@@ -364,7 +374,7 @@ class Search:
 
     def _loop(self, start: float, stop: threading.Event | None, on_progress: Callable[[Snapshot], None] | None,
               visits_cap: int, playouts_cap: int, time_cap: float, interval: float) -> int:
-        batch = max(1, min(self.config.batch_size, self.evaluator.max_batch))
+        batch = leaves_per_batch(self.config, self.evaluator.max_batch)
         slots = 2 * batch if self.config.overlap else batch
         while len(self._scratch) < slots:
             self._scratch.append(self._root_state.copy())
@@ -380,7 +390,7 @@ class Search:
             now = time.monotonic()
             if (time_cap and now - start >= time_cap) or len(self.table) >= self.config.max_nodes:
                 return 0
-            left = self._batch_now(batch, root.visits)
+            left = leaves_per_batch(self.config, self.evaluator.max_batch, root.visits)
             if visits_cap:
                 left = min(left, visits_cap - root.visits - in_flight)
             if playouts_cap:  # (the passing hack's playouts do not count, as in KataGo)
@@ -406,15 +416,6 @@ class Search:
                 self._apply(leaves, self._evaluate(leaves))
             report()
         return playouts
-
-    def _batch_now(self, batch: int, root_visits: int) -> int:
-        """Leaves to collect now: one per ``visits_per_batch_leaf`` root visits, up to ``batch``. A batch of leaves
-        under virtual loss is chosen with less information than one leaf at a time; early in a search, when every
-        visit changes the picture, that costs more than the faster evaluation of a big batch gains."""
-        per_leaf = self.config.visits_per_batch_leaf
-        if not per_leaf:
-            return batch
-        return max(1, min(batch, 1 + root_visits // per_leaf))
 
     def _loop_overlapped(self, batch: int, budget: Callable[[int], int], report: Callable[[], None]) -> int:
         """Collect one batch while the net runs the previous one (``search.overlap``); the two batches use separate
@@ -497,8 +498,10 @@ class Search:
             # (maybeRecomputeExistingNNOutput), for the root's own policy optimism; installed below.
             evaluation = reinstall = self._evaluate_root(state)
         self._ending, self._root_ownership = self._ending_bonus(state, evaluation)
+        self._selector.ending = self._ending
+        self._selector.ending_utility = self._ending_utility
         # KataGo centres the dynamic score utility on the root's expected score, pulled a little towards 0.
-        expected = root.q[2]
+        expected = root.score_mean
         centre = expected * (1.0 - self.config.dynamic_score_center_zero_weight)
         # ... but never more than one dynamic scale (times the board's side) away from the expected score.
         cap = self.config.dynamic_score_center_scale * state.size
@@ -524,11 +527,11 @@ class Search:
         root.own, root.own_weight = self._own_value(state, evaluation)
         self._noised = None  # (the new priors need their noise again)
 
-    def _own_value(self, state: Any, evaluation: Evaluation) -> tuple[tuple[float, ...], float]:
+    def _own_value(self, state: Any, evaluation: Evaluation) -> tuple[Stats, float]:
         """A node's own value from its evaluation and the weight it carries (uncertainty-weighted playouts)."""
         sign = 1 if state.to_play == WHITE else -1
         own = self._valuation.evaluated(evaluation, sign, state.size)
-        return own, self._valuation.weight(evaluation, own[2], state.size)
+        return own, self._valuation.weight(evaluation, own.score_mean, state.size)
 
     def _evaluate_root(self, state: Any) -> Evaluation:
         self._count.net_evals += 1
@@ -550,12 +553,12 @@ class Search:
         ownership = np.asarray(evaluation.ownership, dtype=np.float64)
         return ending_bonus(state, ownership, cfg.root_ending_bonus_points), ownership
 
-    def _ending_utility(self, move: int, stats: tuple[float, ...]) -> float:
+    def _ending_utility(self, move: int, stats: Stats) -> float:
         """The utility (White's view) a root child with statistics ``stats`` gains from ``move``'s ending bonus."""
         bonus = self._ending.get(move)
         if not bonus:
             return 0.0
-        return self._valuation.score_utility_diff(stats[2], stats[3], bonus, self._root_state.size)
+        return self._valuation.score_utility_diff(stats.score_mean, stats.score_sq, bonus, self._root_state.size)
 
     def _add_root_noise(self, root: Node) -> None:
         moves = list(root.all_priors())
@@ -595,8 +598,10 @@ class Search:
 
     def _descend(self, state: Any) -> _Leaf | _Collision | None:
         """One playout from the root on ``state``. Returns a _Leaf to evaluate, _COLLISION, or None if finished."""
-        mode = self.config.child_visits_exceed_edge
-        node = self.root
+        exceed = self._exceed
+        choose = self._selector.choose
+        hacks = self.config.more_passing_hacks and self._selector.rule is SelectionRule.PUCT  # (KataGo's PUCT only)
+        node = root = self.root
         assert node is not None
         path = [node]
         edges: list[Edge] = []
@@ -618,17 +623,12 @@ class Search:
                 node.pending = True
                 return _Leaf(path, edges, state, cut)
             weightless = False
-            if self._puct:
-                edge = self._select(node, node is self.root)
-                if edge is not None and self.config.more_passing_hacks and self._permitted is None:
-                    forced = _passing_hack_edge(node, state, edge)
-                    if forced is not None:
-                        edge, weightless, cut = forced, True, len(edges)
-                        self._count.passing_hack_playouts += 1
-            elif node.amaf_n is not None and self.config.rave_equivalence > 0:
-                edge = self._select_rave(node)
-            else:
-                edge = self._select_ucb(node)
+            edge = choose(node, node is root)
+            if edge is not None and hacks and self._permitted is None:
+                forced = passing_hack_edge(node, state, edge)
+                if forced is not None:
+                    edge, weightless, cut = forced, True, len(edges)
+                    self._count.passing_hack_playouts += 1
             if edge is None:  # no playable move (impossible in Go, where pass is always an edge)
                 if node is self.root:
                     self._unwind(state, path, edges)
@@ -662,8 +662,8 @@ class Search:
                 self._finish(state, path, edges, cut)
                 return None
             # A visit without an edge visit goes on down: it is meant to add child visits beyond the edge's.
-            if child.visits > edge.visits and mode != "continue" and not child.terminal and not weightless:
-                if mode == "stop" or self._rng.random() >= self.config.leak_probability:
+            if child.visits > edge.visits and exceed is not _CONTINUE and not child.terminal and not weightless:
+                if exceed is _STOP or self._rng.random() >= self.config.leak_probability:
                     edges.append(edge)
                     self._count.stopped_early += 1
                     self._finish(state, path, edges, cut)
@@ -674,155 +674,6 @@ class Search:
             edges.append(edge)
             on_path.add(id(child))
             node = child
-
-    def _select(self, node: Node, is_root: bool) -> Edge | None:
-        """PUCT over the node's edges by child weight, with virtual loss and first-play urgency, as KataGo's
-        selectBestChildToDescend (cpp/search/searchexplorehelpers.cpp; formulas in docs/search.md).
-
-        Unvisited moves all share the FPU value, so only the touched edges and the best untouched move (the next
-        in prior order) need scoring."""
-        c_base, c_log, base, _, _, loss = self._constants
-        sign = node.sign
-        weights = []
-        total = 0.0
-        for edge in node.edges:
-            child = edge.child
-            w = child.weight * edge.visits / child.visits if child is not None and child.visits > 0 else 0.0
-            weights.append(w)
-            total += w
-        explore = (puct_exploration(total, c_base, c_log, base) * math.sqrt(total + 0.01)
-                   * self._stdev_factor(node))
-        fpu = self._fpu(node, is_root)
-        wide = self.config.wide_root_noise if is_root else 0.0
-        ending = self._ending if is_root else None
-        best: Edge | None = None
-        best_value = -math.inf
-        for edge, child_weight in zip(node.edges, weights):
-            if edge.illegal:
-                continue
-            child = edge.child
-            if child is None or child.visits <= 0 or child_weight <= 0.0:
-                q = fpu
-            else:
-                q = sign * child.q[0]
-                if ending and edge.move in ending:
-                    q += sign * self._ending_utility(edge.move, child.q)
-            if child is not None and child.virtual_loss:
-                vl = float(child.virtual_loss)
-                q += (loss - q) * vl / (vl + max(0.25, child_weight))
-                child_weight += vl
-            prior = edge.prior
-            if wide:
-                prior, q = self._wide_root_noise(prior, q, wide)
-            value = q + explore * prior / (1.0 + child_weight)
-            if value > best_value:
-                best_value = value
-                best = edge
-        i = node.next_index
-        if i < len(node.moves):
-            prior, q = float(node.priors[i]), fpu
-            if wide:  # (the best untouched move stands for all of them: the others have smaller flattened priors)
-                prior, q = self._wide_root_noise(prior, q, wide)
-            if q + explore * prior > best_value:
-                return node.touch_next()
-        return best
-
-    def _wide_root_noise(self, prior: float, utility: float, noise: float) -> tuple[float, float]:
-        """KataGo's wideRootNoise at the root (maybeApplyWideRootNoise): a flatter prior, and for half the moves
-        a random utility bonus of ``noise * |N(0, 1)|``, so that analysis looks at more moves."""
-        prior = prior ** (1.0 / (4.0 * noise + 1.0))
-        if self._rng.random() < 0.5:
-            utility += noise * abs(self._rng.gauss(0.0, 1.0))
-        return prior, utility
-
-    def _stdev_factor(self, node: Node) -> float:
-        """KataGo's dynamic exploration factor for ``node`` (miai.engine.selection.utility_stdev_factor)."""
-        cfg = self.config
-        if not cfg.cpuct_utility_stdev_scale or node.visits <= 0:
-            return 1.0
-        return utility_stdev_factor(node.weight, node.q[0], node.q[5], cfg.cpuct_utility_stdev_prior,
-                                    cfg.cpuct_utility_stdev_prior_weight, cfg.cpuct_utility_stdev_scale)
-
-    def _fpu(self, node: Node, is_root: bool) -> float:
-        """First-play value of the node's unvisited moves, from the side to move's view (KataGo's
-        getFpuValueForChildrenAssumeVisited): the parent's value, blended with its own net utility while little
-        policy mass has been visited, minus a reduction growing with the visited mass."""
-        cfg = self.config
-        _, _, _, fpu_reduction, root_fpu_reduction, loss = self._constants
-        mass = node.visited_mass
-        parent = node.q[0]
-        if cfg.fpu_parent_weight_by_visited_policy:
-            blend = min(1.0, mass ** cfg.fpu_parent_weight_by_visited_policy_pow)
-            parent = blend * parent + (1.0 - blend) * node.own[0]
-        fpu = node.sign * parent - (root_fpu_reduction if is_root else fpu_reduction) * math.sqrt(mass)
-        return fpu + (loss - fpu) * cfg.fpu_loss_prop
-
-    def _select_ucb(self, node: Node) -> Edge | None:
-        """UCB1 / UCB1-TUNED (miai.engine.selection): a random untried move first, then the best bound over edge
-        visits, with rewards in [0, 1] from the winloss Q of the side to move (in-flight playouts count as losses)."""
-        if node.has_untouched():
-            i = self._rng.randrange(node.next_index, len(node.moves))
-            j = node.next_index
-            node.moves[[i, j]] = node.moves[[j, i]]
-            node.priors[[i, j]] = node.priors[[j, i]]
-            return node.touch_next()
-        edges = [e for e in node.edges if not e.illegal and e.child is not None]
-        if not edges:
-            return None
-        visits, rewards = [], []
-        for edge in edges:
-            child = edge.child
-            assert child is not None
-            n = edge.visits + child.virtual_loss
-            reward = 0.5 * (1.0 + node.sign * child.q[1]) if child.visits else 0.0
-            mean = reward * edge.visits / n if n else 0.0
-            visits.append(n)
-            rewards.append(mean)
-        parent = max(1, sum(visits))
-        # Rewards are treated as win/loss outcomes, so UCB1-TUNED's variance estimate is r - r^2 (as in the formula).
-        scores = selection_scores(self._selection, parent, visits, rewards, None, None)
-        return edges[int(np.argmax(scores))]
-
-    def _select_rave(self, node: Node) -> Edge | None:
-        """UCB with RAVE (Gelly & Silver 2007): each move's value is ``(1 - beta) r + beta r_amaf`` with
-        ``beta = sqrt(k / (3 n + k))``, plus ``rave_exploration * sqrt(ln P / (n + 1))``; untried moves (n = 0) are
-        judged by their AMAF value alone (1 = try first while they have none), pass by its own value alone (tried
-        once first: without it, a side that never tries passing fills its own territory at the end)."""
-        assert node.amaf_n is not None and node.amaf_w is not None
-        cfg = self.config
-        edges = [e for e in node.edges if not e.illegal and e.child is not None]
-        untried = node.moves[node.next_index:].astype(np.int64)
-        moves = np.concatenate([np.array([e.move for e in edges], dtype=np.int64), untried])
-        if not len(moves):
-            return None
-        visits = np.zeros(len(moves))
-        rewards = np.zeros(len(moves))
-        for i, edge in enumerate(edges):
-            child = edge.child
-            assert child is not None
-            n = edge.visits + child.virtual_loss
-            visits[i] = n
-            if n and child.visits:  # in-flight playouts count as losses
-                rewards[i] = 0.5 * (1.0 + node.sign * child.q[1]) * edge.visits / n
-        board = moves >= 0
-        point = np.where(board, moves, 0)
-        amaf_n = np.where(board, node.amaf_n[point], 0.0)
-        amaf_r = np.where(amaf_n > 0, node.amaf_w[point] / np.maximum(amaf_n, 1e-9), 1.0)
-        k = cfg.rave_equivalence
-        beta = np.where(board, np.sqrt(k / (3.0 * visits + k)), 0.0)
-        scores = (1.0 - beta) * rewards + beta * amaf_r
-        scores[~board & (visits == 0)] = 1.0  # pass has no AMAF value: tried once like any untried move, then its own
-        if cfg.rave_exploration > 0:
-            parent = max(1.0, float(visits.sum()))
-            scores = scores + cfg.rave_exploration * np.sqrt(math.log(parent) / (visits + 1.0))
-        best = int(np.argmax(scores))
-        if best < len(edges):
-            return edges[best]
-        j = node.next_index + best - len(edges)  # an untried move: bring it to the front of the untouched ones
-        i = node.next_index
-        node.moves[[i, j]] = node.moves[[j, i]]
-        node.priors[[i, j]] = node.priors[[j, i]]
-        return node.touch_next()
 
     def _bias_key(self, state: Any, move: int) -> tuple[Any, ...] | None:
         """The subtree value bias pattern of ``move`` about to be played on ``state`` (KataGo: the mover, the
@@ -869,9 +720,8 @@ class Search:
         """Back up a playout that needs no evaluation (the edges below ``cut``, see ``_Leaf``) and undo its moves on
         the scratch state."""
         _backup(path, edges, self._weighting, cut)
-        stale = self.config.stale_update
-        if stale != "path":
-            refresh = refresh_parents if stale == "parents" else refresh_ancestors
+        refresh = self._refresh
+        if refresh is not None:
             path = path[cut + 1:]
             refreshed = refresh(path, self._weighting)
             if refreshed:
@@ -1004,9 +854,17 @@ class Search:
                         queue.append(child)
             return {"root": _key_text(root.key), "graph": self.config.graph, "nodes": nodes}
 
-    def reachable_nodes(self) -> int:
-        """Number of nodes reachable from the root (the table may briefly hold more before a sweep)."""
-        return len(reachable_ids(self.root)) if self.root is not None else 0
+
+def leaves_per_batch(config: SearchConfig, max_batch: int, root_visits: int | None = None) -> int:
+    """Leaves a batch collects when the root has ``root_visits`` visits (None: the most it ever collects): one per
+    ``visits_per_batch_leaf`` root visits, up to ``batch_size`` and the evaluator's ``max_batch``. A batch of leaves
+    under virtual loss is chosen with less information than one leaf at a time; early in a search, when every visit
+    changes the picture, that costs more than the faster evaluation of a big batch gains."""
+    batch = max(1, min(config.batch_size, max_batch))
+    per_leaf = config.visits_per_batch_leaf
+    if root_visits is None or not per_leaf:
+        return batch
+    return max(1, min(batch, 1 + root_visits // per_leaf))
 
 
 def _backup(path: list[Node], edges: list[Edge], weighting: Weighting, cut: int = -1) -> None:
@@ -1052,11 +910,10 @@ def _key_text(key: int) -> str:
 
 def _node_data(node: Node, move_text: Callable[[int], str]) -> dict[str, Any]:
     """One node of ``Search.graph_dump``: its statistics (White's view) and its touched edges."""
-    u, winloss, _score, _score_sq, lead, _u_sq = node.q
     return {
         "key": _key_text(node.key), "to_play": "W" if node.sign > 0 else "B", "visits": node.visits,
-        "weight": round(node.weight, 4), "utility": round(u, 5), "winloss": round(winloss, 5),
-        "lead": round(lead, 3), "net_utility": round(node.own[0], 5), "terminal": node.terminal,
+        "weight": round(node.weight, 4), "utility": round(node.utility, 5), "winloss": round(node.winloss, 5),
+        "lead": round(node.lead, 3), "net_utility": round(node.own.utility, 5), "terminal": node.terminal,
         "expanded": node.expanded, "parents": node.in_edges,
         "edges": [{"move": move_text(edge.move), "prior": round(edge.prior, 5), "visits": edge.visits,
                    "child": None if edge.child is None else _key_text(edge.child.key), "illegal": edge.illegal}
@@ -1114,30 +971,3 @@ def _same_game(old: SearchState, new: SearchState) -> bool:
 
 def _territory(state: Any) -> bool:
     return isinstance(state, GameState) and state.rules.scoring == Scoring.TERRITORY
-
-
-def _passing_hack_edge(node: Node, state: Any, chosen: Edge) -> Edge | None:
-    """KataGo's enableMorePassingHacks (selectBestChildToDescend, searchexplorehelpers.cpp): where a pass would end
-    the game and the node's edges have at least two visits, a search that has made children for other moves but
-    not for pass tries pass once, and one that has made a child only for pass tries the best new move once, so that
-    both ways of ending (or not ending) the game are looked at. Returns the edge to take instead of ``chosen``
-    (without an edge visit), or None."""
-    if not state.pass_ends_game() or sum(e.visits for e in node.edges) < 2:
-        return None
-    made = [e for e in node.edges if e.child is not None]
-    has_pass = any(e.move == PASS for e in made)
-    if not has_pass and chosen.move != PASS:
-        return node.edge_for(PASS) or node.touch_move(PASS)
-    if has_pass and len(made) == 1 and chosen.move == PASS:
-        return _best_new_move(node)
-    return None
-
-
-def _best_new_move(node: Node) -> Edge | None:
-    """The legal non-pass move of highest prior without a child yet (touched if need be), or None."""
-    waiting = [e for e in node.edges if e.child is None and not e.illegal and e.move != PASS]
-    best = max(waiting, key=lambda e: e.prior, default=None)
-    i = node.next_index
-    if i < len(node.moves) and (best is None or float(node.priors[i]) > best.prior):
-        return node.touch_move(int(node.moves[i]))
-    return best

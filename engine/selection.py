@@ -1,59 +1,58 @@
-"""Child-selection formulas for the search: PUCT, UCB1 and UCB1-TUNED.
+"""Child selection: the edge a playout takes at a node, by PUCT (KataGo's) or, for comparison, UCB1 / UCB1-TUNED.
 
-Pure functions, no search state: the search (graph or tree) hands in the statistics of one node's edges and gets
-back the index of the edge to descend. Notation, shared by every formula here:
+The one home of every selection rule the search uses: :class:`Selector` is what the search calls at each node, and
+the formulas below are the ones it computes. Notation, shared by every formula here:
 
-- ``P``: the parent's visit count, i.e. the sum of the visits of its edges (plus its own evaluation for PUCT).
-- ``p``: the **edge** visits of the child considered. In a graph search a child reached by several parents has more
-  visits than any one edge; the formulas use the edge count, as KataGo's graph search does for PUCT.
-- ``r``: the mean reward of the edge in ``[0, 1]``, from the point of view of the player choosing at the parent
-  (1 = that player wins). :func:`reward_from_value` maps a value in ``[-1, 1]`` (win minus loss) to it.
-- ``q``: for PUCT, the edge's value in whatever utility scale the search uses (typically ``[-1, 1]``).
+- ``W``: a node's total child weight, the sum of :func:`~miai.engine.graph.edge_weights` over its edges (with plain
+  weights, its edge visits); ``w``: one child's weight through its edge.
+- ``P``, ``p``: the UCB rules' parent and edge visit counts (in-flight playouts counted as visits).
+- ``r``: the mean reward of an edge in ``[0, 1]``, from the view of the player choosing at the parent (1 = that
+  player wins): :func:`ucb_reward` maps a win-minus-loss value in ``[-1, 1]`` to it.
+- ``q``: for PUCT, the child's utility from the chooser's view (the search's own utility scale).
 
 Formulas:
 
+- PUCT (AlphaGo Zero; KataGo's selectBestChildToDescend): ``q + scale * prior / (1 + w)`` (:func:`puct_score`), with
+  ``scale = c(W) * sqrt(W + 0.01) * stdev_factor`` (:func:`exploration_scale`), ``c(W) = c_puct + c_puct_log *
+  ln((W + c_puct_base) / c_puct_base)`` and KataGo's utility-stdev factor (:func:`utility_stdev_factor`). Unvisited
+  moves all share the first-play value (:meth:`Selector.first_play_value`), so the best untouched move is the
+  first one in prior order.
 - UCB1 (Auer, Cesa-Bianchi and Fischer 2002; UCT, Kocsis and Szepesvari 2006): ``r + c * sqrt(ln P / p)``.
-  The textbook constant is ``c = sqrt(2)``.
-- UCB1-TUNED (same paper; MoGo used it for Go): ``r + c * sqrt((ln P / p) * min(cap, V))`` with the variance bound
-  ``V = s2 - r^2 + sqrt(c_var * ln P / p)``, where ``s2`` is the mean squared reward (``s2 = r`` for 0/1 rewards,
-  which gives the familiar ``r - r^2``). The paper's constants are ``c = 1``, ``cap = 1/4``, ``c_var = 2``.
-- PUCT (AlphaGo Zero; KataGo's variant of the constant): ``q + c(P) * prior * sqrt(P) / (1 + p)`` with
-  ``c(P) = c_puct + c_puct_log * ln((P + c_puct_base) / c_puct_base)``.
+- UCB1-TUNED (same paper; MoGo used it for Go): ``r + c * sqrt((ln P / p) * min(1/4, V))`` with the variance bound
+  ``V = s2 - r^2 + sqrt(2 ln P / p)``, where ``s2`` is the mean squared reward (``s2 = r`` for 0/1 rewards).
+- RAVE (Gelly and Silver 2007) blends a move's all-moves-as-first value into UCB's reward (:meth:`Selector._rave`).
 
-UCB1 and UCB1-TUNED cannot score an edge that was never tried (``p = 0``): those edges are taken first, in random
-order (:func:`pick_untried`), as classic Monte-Carlo Go programs did. PUCT scores untried edges through the prior
-and the search's first-play-urgency value, so it needs no such rule.
+UCB1 and UCB1-TUNED cannot score an edge never tried (``p = 0``): untouched moves are taken first, in random order
+(:func:`pick_untried`), as classic Monte-Carlo Go programs did.
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
+from typing import Protocol
 
 import numpy as np
 
+from miai.engine.config import SearchConfig
+from miai.engine.graph import Edge, Node, Stats, edge_weights
+from miai.go.coords import PASS
+
 __all__ = [
-    "SelectionConfig",
-    "SelectionError",
-    "SelectionRule",
-    "pick_untried",
-    "puct_exploration",
-    "puct_score",
-    "utility_stdev_factor",
-    "reward_from_value",
-    "select_edge",
-    "selection_scores",
-    "ucb1_score",
-    "ucb1_tuned_score",
-    "untried_order",
+    "Selector", "SelectionError", "SelectionRule", "exploration_scale", "pick_untried", "puct_exploration",
+    "puct_score", "puct_weight_for", "passing_hack_edge", "ucb_reward", "ucb_scores", "utility_stdev_factor",
 ]
+
+# UCB1-TUNED's constants (Auer et al.): the largest variance of a reward in [0, 1], and the constant inside the
+# variance's own confidence term.
+TUNED_VARIANCE_CAP = 0.25
+TUNED_C_VAR = 2.0
 
 
 class SelectionError(ValueError):
-    """A selection rule name or constant is invalid, or the statistics handed in are inconsistent."""
+    """A selection rule name is invalid, or the statistics handed in are inconsistent."""
 
 
 class SelectionRule(str, Enum):
@@ -77,85 +76,17 @@ class SelectionRule(str, Enum):
         names = ", ".join(rule.value for rule in cls)
         raise SelectionError(f"unknown selection rule {text!r}; expected one of {names}")
 
-    @property
-    def tries_untried_first(self) -> bool:
-        """True for the UCB rules, which must visit every edge once before their score is defined."""
-        return self is not SelectionRule.PUCT
+
+class PassState(Protocol):
+    """What the passing hacks ask of the position at the node (miai.go.state.GameState answers)."""
+
+    def pass_ends_game(self) -> bool: ...
 
 
-@dataclass(frozen=True)
-class SelectionConfig:
-    """The selection rule and its exploration constants (the ``search.selection*`` config keys)."""
-
-    rule: SelectionRule = SelectionRule.PUCT
-    # PUCT: exploration constant and its slow logarithmic growth with the parent's visits (KataGo's defaults).
-    c_puct: float = 1.0
-    c_puct_log: float = 0.45
-    c_puct_base: float = 500.0
-    # UCB1: the multiplier of sqrt(ln P / p); sqrt(2) is the textbook value for rewards in [0, 1].
-    c_ucb1: float = math.sqrt(2.0)
-    # UCB1-TUNED: multiplier of the whole bonus, cap on the variance bound (1/4 is the largest variance of a reward
-    # in [0, 1]), and the constant inside the variance's own confidence term.
-    c_tuned: float = 1.0
-    tuned_variance_cap: float = 0.25
-    tuned_c_var: float = 2.0
-
-    def __post_init__(self) -> None:
-        if isinstance(self.rule, str) and not isinstance(self.rule, SelectionRule):
-            object.__setattr__(self, "rule", SelectionRule.parse(self.rule))
-        for name in ("c_puct", "c_puct_log", "c_ucb1", "c_tuned", "tuned_variance_cap", "tuned_c_var"):
-            if not getattr(self, name) >= 0.0:
-                raise SelectionError(f"{name} must be >= 0, got {getattr(self, name)}")
-        if not self.c_puct_base > 0.0:
-            raise SelectionError(f"c_puct_base must be > 0, got {self.c_puct_base}")
-
-
-def reward_from_value(value: float) -> float:
-    """Map a value in ``[-1, 1]`` (win minus loss, from the chooser's view) to a UCB reward in ``[0, 1]``."""
-    return 0.5 * (value + 1.0)
-
-
-def ucb1_score(reward: float, edge_visits: int, parent_visits: int, c: float = math.sqrt(2.0)) -> float:
-    """UCB1: ``reward + c * sqrt(ln(parent_visits) / edge_visits)``.
-
-    Raises:
-        SelectionError: if ``edge_visits < 1`` (untried edges have no score; see :func:`pick_untried`) or
-            ``parent_visits < edge_visits``.
-    """
-    _check_counts(edge_visits, parent_visits)
-    return reward + c * math.sqrt(math.log(parent_visits) / edge_visits)
-
-
-def ucb1_tuned_score(
-    reward: float,
-    edge_visits: int,
-    parent_visits: int,
-    *,
-    reward_sq: float | None = None,
-    c: float = 1.0,
-    variance_cap: float = 0.25,
-    c_var: float = 2.0,
-) -> float:
-    """UCB1-TUNED: ``reward + c * sqrt((ln P / p) * min(variance_cap, V))``.
-
-    ``V = reward_sq - reward**2 + sqrt(c_var * ln P / p)`` bounds the reward's variance; ``reward_sq`` is the mean of
-    the squared rewards and defaults to ``reward`` (exact for 0/1 rewards: the variance is then ``r - r^2``).
-
-    Raises:
-        SelectionError: if ``edge_visits < 1`` or ``parent_visits < edge_visits``.
-    """
-    _check_counts(edge_visits, parent_visits)
-    second_moment = reward if reward_sq is None else reward_sq
-    log_ratio = math.log(parent_visits) / edge_visits
-    # max(0, ...) guards against a rounding error making the empirical variance slightly negative.
-    variance = max(0.0, second_moment - reward * reward)
-    bound = variance + math.sqrt(c_var * log_ratio)
-    return reward + c * math.sqrt(log_ratio * min(variance_cap, bound))
-
-
-def puct_exploration(parent_visits: float, c_puct: float = 1.0, c_log: float = 0.45, base: float = 500.0) -> float:
-    """KataGo's exploration constant: ``c_puct + c_log * ln((parent_visits + base) / base)``."""
-    return c_puct + c_log * math.log((parent_visits + base) / base)
+# ------------------------------------------------------------------------------------------------------- PUCT
+def puct_exploration(total_weight: float, c_puct: float = 1.0, c_log: float = 0.45, base: float = 500.0) -> float:
+    """KataGo's exploration constant: ``c_puct + c_log * ln((total_weight + base) / base)``."""
+    return c_puct + c_log * math.log((total_weight + base) / base)
 
 
 def utility_stdev_factor(weight: float, utility: float, utility_sq: float, prior: float, prior_weight: float,
@@ -174,104 +105,266 @@ def utility_stdev_factor(weight: float, utility: float, utility_sq: float, prior
     return 1.0 + scale * (stdev / prior - 1.0)
 
 
-def puct_score(q: float, prior: float, edge_visits: float, parent_visits: float, c: float) -> float:
-    """PUCT: ``q + c * prior * sqrt(parent_visits) / (1 + edge_visits)``; ``c`` from :func:`puct_exploration`."""
-    return q + c * prior * math.sqrt(parent_visits) / (1.0 + edge_visits)
+def exploration_scale(total_weight: float, config: SearchConfig, node: Node) -> float:
+    """The multiplier of ``prior / (1 + w)`` in PUCT at ``node`` whose children weigh ``total_weight`` in all:
+    ``c(W) * sqrt(W + 0.01)`` times KataGo's utility-stdev factor of the node (1 when the config turns it off)."""
+    factor = 1.0
+    if config.cpuct_utility_stdev_scale and node.visits > 0:
+        factor = utility_stdev_factor(node.weight, node.utility, node.utility_sq, config.cpuct_utility_stdev_prior,
+                                      config.cpuct_utility_stdev_prior_weight, config.cpuct_utility_stdev_scale)
+    return (puct_exploration(total_weight, config.cpuct_exploration, config.cpuct_exploration_log,
+                             config.cpuct_exploration_base) * math.sqrt(total_weight + 0.01) * factor)
 
 
-def untried_order(count: int, rng: random.Random) -> list[int]:
-    """The order in which a UCB search tries ``count`` fresh edges: a uniformly random permutation of their indices.
-
-    Equivalent to calling :func:`pick_untried` once per playout; useful to a search that prefers to fix the order
-    when it expands the node.
-    """
-    order = list(range(count))
-    rng.shuffle(order)
-    return order
+def puct_score(utility: float, prior: float, child_weight: float, scale: float) -> float:
+    """PUCT: ``utility + scale * prior / (1 + child_weight)`` (``scale`` from :func:`exploration_scale`)."""
+    return utility + scale * prior / (1.0 + child_weight)
 
 
-def pick_untried(edge_visits: Sequence[float] | np.ndarray, rng: random.Random) -> int | None:
-    """Index of a uniformly random edge with zero visits, or None when every edge has been tried.
-
-    Choosing uniformly among the remaining untried edges on each call tries them all, one per call, in a uniformly
-    random order; picking at random (not the first) also spreads a batch of concurrent playouts over different edges.
-    """
-    untried = [i for i, visits in enumerate(edge_visits) if visits <= 0]
-    if not untried:
-        return None
-    return untried[rng.randrange(len(untried))]
+def puct_weight_for(gap: float, prior: float, scale: float) -> float:
+    """The child weight at which PUCT's bonus for ``prior`` is ``gap`` (:func:`puct_score` solved for the weight;
+    at most 1e100, at least 0): what KataGo's hindsight play values give a move ``gap`` below the best."""
+    if gap <= 0.0:
+        return 1e100
+    return max(0.0, scale * prior / gap - 1.0)
 
 
-def selection_scores(
-    config: SelectionConfig,
-    parent_visits: float,
-    edge_visits: Sequence[float] | np.ndarray,
-    values: Sequence[float] | np.ndarray,
-    priors: Sequence[float] | np.ndarray | None = None,
-    values_sq: Sequence[float] | np.ndarray | None = None,
-) -> np.ndarray:
-    """Score every edge of a node under ``config.rule`` (vectorised form of the scalar functions above).
+# -------------------------------------------------------------------------------------------------------- UCB
+def ucb_reward(winloss: float) -> float:
+    """A win-minus-loss value in ``[-1, 1]`` (the chooser's view) as a UCB reward in ``[0, 1]``."""
+    return 0.5 * (1.0 + winloss)
 
-    ``values`` are per edge, from the chooser's view: for PUCT the search's Q in its own utility scale (the search
-    substitutes its first-play-urgency value for unvisited edges before calling); for the UCB rules mean rewards in
-    ``[0, 1]``. ``values_sq`` (UCB1-TUNED only) are mean squared rewards; omitted, 0/1 rewards are assumed.
-    Unvisited edges score ``+inf`` under the UCB rules.
+
+def ucb_scores(rule: SelectionRule, parent_visits: float, edge_visits: Sequence[float] | np.ndarray,
+               rewards: Sequence[float] | np.ndarray, c: float,
+               rewards_sq: Sequence[float] | np.ndarray | None = None) -> np.ndarray:
+    """UCB1 or UCB1-TUNED scores of edges with ``edge_visits`` and mean ``rewards`` in ``[0, 1]`` under a parent
+    with ``parent_visits``; ``c`` multiplies the bonus. ``rewards_sq`` (UCB1-TUNED only): mean squared rewards;
+    omitted, 0/1 rewards are assumed (variance ``r - r^2``). Edges never tried score ``+inf``.
 
     Raises:
-        SelectionError: PUCT without priors, or arrays of different lengths.
+        SelectionError: for PUCT, or arrays of different lengths.
     """
+    if rule is SelectionRule.PUCT:
+        raise SelectionError("PUCT has no UCB score")
     visits = np.asarray(edge_visits, dtype=np.float64)
-    value = np.asarray(values, dtype=np.float64)
+    value = np.asarray(rewards, dtype=np.float64)
     if value.shape != visits.shape:
-        raise SelectionError(f"{value.shape[0]} values for {visits.shape[0]} edges")
-    if config.rule is SelectionRule.PUCT:
-        if priors is None:
-            raise SelectionError("PUCT needs priors")
-        prior = np.asarray(priors, dtype=np.float64)
-        c = puct_exploration(parent_visits, config.c_puct, config.c_puct_log, config.c_puct_base)
-        return value + c * prior * math.sqrt(parent_visits) / (1.0 + visits)
+        raise SelectionError(f"{value.shape[0]} rewards for {visits.shape[0]} edges")
     tried = visits > 0
     log_ratio = np.full(visits.shape, np.inf)
     log_ratio[tried] = math.log(max(parent_visits, 1.0)) / visits[tried]
-    if config.rule is SelectionRule.UCB1:
-        bonus = config.c_ucb1 * np.sqrt(log_ratio)
+    if rule is SelectionRule.UCB1:
+        bonus = c * np.sqrt(log_ratio)
     else:
-        second = value if values_sq is None else np.asarray(values_sq, dtype=np.float64)
-        variance = np.maximum(0.0, second - value * value)
-        bound = np.minimum(config.tuned_variance_cap, variance + np.sqrt(config.tuned_c_var * log_ratio))
+        second = value if rewards_sq is None else np.asarray(rewards_sq, dtype=np.float64)
+        variance = np.maximum(0.0, second - value * value)  # (a rounding error could make it slightly negative)
+        bound = np.minimum(TUNED_VARIANCE_CAP, variance + np.sqrt(TUNED_C_VAR * log_ratio))
         with np.errstate(invalid="ignore"):
-            bonus = config.c_tuned * np.sqrt(log_ratio * bound)
+            bonus = c * np.sqrt(log_ratio * bound)
     return np.where(tried, value + bonus, np.inf)
 
 
-def select_edge(
-    config: SelectionConfig,
-    rng: random.Random,
-    parent_visits: float,
-    edge_visits: Sequence[float] | np.ndarray,
-    values: Sequence[float] | np.ndarray,
-    priors: Sequence[float] | np.ndarray | None = None,
-    values_sq: Sequence[float] | np.ndarray | None = None,
-) -> int:
-    """Index of the edge to descend: for UCB rules a random untried edge if any, else the best score.
-
-    Arguments as in :func:`selection_scores`. Ties between equal best scores go to the lowest index, so the search
-    stays deterministic for a fixed ``rng`` seed.
-
-    Raises:
-        SelectionError: if the node has no edges, or as :func:`selection_scores`.
-    """
-    if len(edge_visits) == 0:
-        raise SelectionError("cannot select among zero edges")
-    if config.rule.tries_untried_first:
-        fresh = pick_untried(edge_visits, rng)
-        if fresh is not None:
-            return fresh
-    return int(np.argmax(selection_scores(config, parent_visits, edge_visits, values, priors, values_sq)))
+def pick_untried(count: int, rng: random.Random) -> int:
+    """Which of ``count`` untried moves a UCB rule tries now: uniformly at random. Called once per playout, it tries
+    them all in a uniformly random order, and spreads a batch of concurrent playouts over different moves."""
+    return rng.randrange(count)
 
 
-def _check_counts(edge_visits: float, parent_visits: float) -> None:
-    if edge_visits < 1:
-        raise SelectionError("an edge with no visits has no UCB score; try untried edges first")
-    if parent_visits < edge_visits:
-        raise SelectionError(f"parent visits {parent_visits} < edge visits {edge_visits}")
+# ------------------------------------------------------------------------------------------------ the selector
+class Selector:
+    """The search's choice of edge at a node under one config (``choose``), sharing the search's random source.
+
+    ``ending`` / ``ending_utility``: the root moves' ending bonus (engine/ending.py) and the utility (White's view)
+    it adds to a root child with the given statistics; set by the search for each run, read only at the root."""
+
+    def __init__(self, config: SearchConfig, rng: random.Random) -> None:
+        self.config = config
+        self.rule = SelectionRule.parse(config.selection)
+        self.rng = rng
+        # Virtual loss counts as the worst utility: a loss by a huge score.
+        self.loss = -(config.win_loss_utility_factor + config.static_score_utility_factor
+                      + config.dynamic_score_utility_factor)
+        self.ending: Mapping[int, float] = {}
+        self.ending_utility: Callable[[int, Stats], float] = lambda move, stats: 0.0
+        self.rave = config.rave_equivalence > 0
+        self.ucb_c = config.ucb1_exploration if self.rule is SelectionRule.UCB1 else config.ucb1_tuned_exploration
+        # The rule's method, resolved once: the search calls it at every node of every playout.
+        self.choose: Callable[[Node, bool], Edge | None] = (
+            self.puct if self.rule is SelectionRule.PUCT else self._classic)
+        """The edge to descend from the expanded ``node`` (an untouched move is touched first), or None when no
+        move is playable there; the second argument says whether ``node`` is the root."""
+
+    def _classic(self, node: Node, is_root: bool) -> Edge | None:
+        """UCB1 or UCB1-TUNED, with RAVE where the node has all-moves-as-first statistics."""
+        if self.rave and node.amaf_n is not None:
+            return self._rave(node)
+        return self._ucb(node)
+
+    # -------------------------------------------------------------------------------------------- PUCT
+    def puct(self, node: Node, is_root: bool) -> Edge | None:
+        """PUCT over the node's edges by child weight, with virtual loss and first-play urgency, as KataGo's
+        selectBestChildToDescend (cpp/search/searchexplorehelpers.cpp; formulas in docs/search.md). Only the
+        touched edges and the best untouched move (the next in prior order) need scoring."""
+        loss = self.loss
+        sign = node.sign
+        weights = edge_weights(node)
+        total = 0.0
+        for w in weights:
+            total += w
+        scale = exploration_scale(total, self.config, node)
+        fpu = self.first_play_value(node, is_root)
+        wide = self.config.wide_root_noise if is_root else 0.0
+        ending = self.ending if is_root else None
+        best: Edge | None = None
+        best_value = -math.inf
+        for edge, child_weight in zip(node.edges, weights):
+            if edge.illegal:
+                continue
+            child = edge.child
+            if child is None or child.visits <= 0 or child_weight <= 0.0:
+                q = fpu
+            else:
+                q = sign * child.utility
+                if ending and edge.move in ending:
+                    q += sign * self.ending_utility(edge.move, child.q)
+            if child is not None and child.virtual_loss:
+                vl = float(child.virtual_loss)
+                q += (loss - q) * vl / (vl + max(0.25, child_weight))
+                child_weight += vl
+            prior = edge.prior
+            if wide:
+                prior, q = self.wide_root_noise(prior, q, wide)
+            value = q + scale * prior / (1.0 + child_weight)  # puct_score, written out: this loop is the search's hottest
+            if value > best_value:
+                best_value = value
+                best = edge
+        i = node.next_index
+        if i < len(node.moves):
+            prior, q = float(node.priors[i]), fpu
+            if wide:  # (the best untouched move stands for all of them: the others have smaller flattened priors)
+                prior, q = self.wide_root_noise(prior, q, wide)
+            if q + scale * prior > best_value:  # (puct_score with weight 0)
+                return node.touch_next()
+        return best
+
+    def first_play_value(self, node: Node, is_root: bool) -> float:
+        """First-play value of the node's unvisited moves, from the side to move's view (KataGo's
+        getFpuValueForChildrenAssumeVisited): the parent's value, blended with its own net utility while little
+        policy mass has been visited, minus a reduction growing with the visited mass."""
+        cfg = self.config
+        mass = node.visited_mass
+        parent = node.utility
+        if cfg.fpu_parent_weight_by_visited_policy:
+            blend = min(1.0, mass ** cfg.fpu_parent_weight_by_visited_policy_pow)
+            parent = blend * parent + (1.0 - blend) * node.own.utility
+        reduction = cfg.root_fpu_reduction if is_root else cfg.fpu_reduction
+        fpu = node.sign * parent - reduction * math.sqrt(mass)
+        return fpu + (self.loss - fpu) * cfg.fpu_loss_prop
+
+    def wide_root_noise(self, prior: float, utility: float, noise: float) -> tuple[float, float]:
+        """KataGo's wideRootNoise at the root (maybeApplyWideRootNoise): a flatter prior, and for half the moves
+        a random utility bonus of ``noise * |N(0, 1)|``, so that analysis looks at more moves."""
+        prior = prior ** (1.0 / (4.0 * noise + 1.0))
+        if self.rng.random() < 0.5:
+            utility += noise * abs(self.rng.gauss(0.0, 1.0))
+        return prior, utility
+
+    # --------------------------------------------------------------------------------------------- UCB
+    def _touch_untried(self, node: Node) -> Edge:
+        """Touch a random untouched move (:func:`pick_untried`), out of prior order."""
+        i = node.next_index + pick_untried(len(node.moves) - node.next_index, self.rng)
+        return _touch_at(node, i)
+
+    def _ucb(self, node: Node) -> Edge | None:
+        """UCB1 / UCB1-TUNED: a random untried move first, then the best bound over edge visits, with rewards from
+        the winloss Q of the side to move (in-flight playouts count as losses)."""
+        if node.has_untouched():
+            return self._touch_untried(node)
+        edges = [e for e in node.edges if not e.illegal and e.child is not None]
+        if not edges:
+            return None
+        visits, rewards = [], []
+        for edge in edges:
+            child = edge.child
+            assert child is not None
+            n = edge.visits + child.virtual_loss
+            reward = ucb_reward(node.sign * child.winloss) if child.visits else 0.0
+            visits.append(n)
+            rewards.append(reward * edge.visits / n if n else 0.0)
+        parent = max(1, sum(visits))
+        # Rewards are treated as win/loss outcomes, so UCB1-TUNED's variance estimate is r - r^2 (as in the formula).
+        return edges[int(np.argmax(ucb_scores(self.rule, parent, visits, rewards, self.ucb_c)))]
+
+    def _rave(self, node: Node) -> Edge | None:
+        """UCB with RAVE (Gelly & Silver 2007): each move's value is ``(1 - beta) r + beta r_amaf`` with
+        ``beta = sqrt(k / (3 n + k))``, plus ``rave_exploration * sqrt(ln P / (n + 1))``; untried moves (n = 0) are
+        judged by their AMAF value alone (1 = try first while they have none), pass by its own value alone (tried
+        once first: without it, a side that never tries passing fills its own territory at the end)."""
+        assert node.amaf_n is not None and node.amaf_w is not None
+        cfg = self.config
+        edges = [e for e in node.edges if not e.illegal and e.child is not None]
+        untried = node.moves[node.next_index:].astype(np.int64)
+        moves = np.concatenate([np.array([e.move for e in edges], dtype=np.int64), untried])
+        if not len(moves):
+            return None
+        visits = np.zeros(len(moves))
+        rewards = np.zeros(len(moves))
+        for i, edge in enumerate(edges):
+            child = edge.child
+            assert child is not None
+            n = edge.visits + child.virtual_loss
+            visits[i] = n
+            if n and child.visits:  # in-flight playouts count as losses
+                rewards[i] = ucb_reward(node.sign * child.winloss) * edge.visits / n
+        board = moves >= 0
+        point = np.where(board, moves, 0)
+        amaf_n = np.where(board, node.amaf_n[point], 0.0)
+        amaf_r = np.where(amaf_n > 0, node.amaf_w[point] / np.maximum(amaf_n, 1e-9), 1.0)
+        k = cfg.rave_equivalence
+        beta = np.where(board, np.sqrt(k / (3.0 * visits + k)), 0.0)
+        scores = (1.0 - beta) * rewards + beta * amaf_r
+        scores[~board & (visits == 0)] = 1.0  # pass has no AMAF value: tried once like any untried move, then its own
+        if cfg.rave_exploration > 0:
+            parent = max(1.0, float(visits.sum()))
+            scores = scores + cfg.rave_exploration * np.sqrt(math.log(parent) / (visits + 1.0))
+        best = int(np.argmax(scores))
+        if best < len(edges):
+            return edges[best]
+        return _touch_at(node, node.next_index + best - len(edges))
+
+
+def _touch_at(node: Node, j: int) -> Edge:
+    """Touch the untouched move at index ``j`` of ``node.moves``: swapped to the front of the untouched ones."""
+    i = node.next_index
+    node.moves[[i, j]] = node.moves[[j, i]]
+    node.priors[[i, j]] = node.priors[[j, i]]
+    return node.touch_next()
+
+
+# ------------------------------------------------------------------------------------------- passing hacks
+def passing_hack_edge(node: Node, state: PassState, chosen: Edge) -> Edge | None:
+    """KataGo's enableMorePassingHacks (selectBestChildToDescend, searchexplorehelpers.cpp): where a pass would end
+    the game and the node's edges have at least two visits, a search that has made children for other moves but
+    not for pass tries pass once, and one that has made a child only for pass tries the best new move once, so that
+    both ways of ending (or not ending) the game are looked at. Returns the edge to take instead of ``chosen``
+    (without an edge visit), or None."""
+    if not state.pass_ends_game() or sum(e.visits for e in node.edges) < 2:
+        return None
+    made = [e for e in node.edges if e.child is not None]
+    has_pass = any(e.move == PASS for e in made)
+    if not has_pass and chosen.move != PASS:
+        return node.edge_for(PASS) or node.touch_move(PASS)
+    if has_pass and len(made) == 1 and chosen.move == PASS:
+        return _best_new_move(node)
+    return None
+
+
+def _best_new_move(node: Node) -> Edge | None:
+    """The legal non-pass move of highest prior without a child yet (touched if need be), or None."""
+    waiting = [e for e in node.edges if e.child is None and not e.illegal and e.move != PASS]
+    best = max(waiting, key=lambda e: e.prior, default=None)
+    i = node.next_index
+    if i < len(node.moves) and (best is None or float(node.priors[i]) > best.prior):
+        return node.touch_move(int(node.moves[i]))
+    return best

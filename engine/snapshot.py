@@ -12,19 +12,28 @@ import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 
 from miai.engine.config import SearchConfig
-from miai.engine.graph import Edge, Node
-from miai.engine.selection import puct_exploration, utility_stdev_factor
+from miai.engine.graph import Edge, Node, Stats, edge_weights
+from miai.engine.selection import exploration_scale, puct_score, puct_weight_for
 from miai.go.coords import PASS
 from miai.go.geometry import neighbor_table, symmetric_points
 from miai.gtp.player import MoveInfo, RootInfo
 
-__all__ = ["Snapshot", "build_snapshot", "choose_move", "move_temperature", "PASS",
+__all__ = ["Snapshot", "FinalChoice", "build_snapshot", "choose_move", "move_temperature", "PASS",
            "pv_visits", "ownership_moments"]
+
+
+class FinalChoice(Enum):
+    """How the move to play is chosen from the root's children (``search.final_choice``)."""
+
+    KATAGO = "katago"  # KataGo's play selection values: weights cut back in hindsight, then the best LCB raised
+    VISITS = "visits"  # most edge visits
+    WINS = "wins"  # most wins: edge visits times winrate (the textbook MCTS rule)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +101,7 @@ def choose_move(snapshot: Snapshot, temperature: float, rng: random.Random) -> i
 
 def build_snapshot(root: Node | None, state: Any, config: SearchConfig, playouts: int, elapsed: float,
                    permitted: Callable[[int], bool] | None = None,
-                   ending: Callable[[int, tuple[float, ...]], float] | None = None,
+                   ending: Callable[[int, Stats], float] | None = None,
                    dame: np.ndarray | None = None) -> Snapshot:
     """Read the analysis off the graph: root statistics and the root moves (only ``permitted`` ones if given),
     converted from the graph's White view to the view of the side to move at the root. ``ending`` gives a root
@@ -111,7 +120,8 @@ def build_snapshot(root: Node | None, state: Any, config: SearchConfig, playouts
     info = _root_info(root.visits, sign, q)
     rows = _rows(root, config, permitted, ending)
     reported = None
-    if config.final_choice == "katago":
+    choice = FinalChoice(config.final_choice)
+    if choice is FinalChoice.KATAGO:
         # KataGo's getPlaySelectionValues: weights cut back in hindsight, then the best LCB raised. The reported
         # root reads every searched move's hindsight value, whatever the analysis was allowed to show.
         every = rows if permitted is None else _rows(root, config, None, ending)
@@ -123,28 +133,32 @@ def build_snapshot(root: Node | None, state: Any, config: SearchConfig, playouts
         _raise_best_lcb(rows, config)
     else:  # the classic rules: most visits, or most wins (visits times winrate)
         for r in rows:
-            r["play_value"] = r["edge_visits"] * (r["winrate"] if config.final_choice == "wins" else 1.0)
+            r["play_value"] = r["edge_visits"] * (r["winrate"] if choice is FinalChoice.WINS else 1.0)
     return Snapshot(info, _move_infos(rows), to_play, move_number, playouts, elapsed,
                     None if ownership is None else (ownership * sign).astype(np.float32), reported)
 
 
-def _root_info(visits: int, sign: int, q: tuple[float, ...]) -> RootInfo:
-    """Root figures from White-view statistics (utility, winloss, score mean, score mean square, lead)."""
-    return RootInfo(visits=visits, winrate=0.5 * (1 + sign * q[1]), score_lead=sign * q[4], score_mean=sign * q[2],
-                    score_stdev=math.sqrt(max(0.0, q[3] - q[2] * q[2])), utility=sign * q[0])
+def _root_info(visits: int, sign: int, q: Stats) -> RootInfo:
+    """Root figures from White-view statistics."""
+    return RootInfo(visits=visits, winrate=0.5 * (1 + sign * q.winloss), score_lead=sign * q.lead,
+                    score_mean=sign * q.score_mean, score_stdev=_score_stdev(q), utility=sign * q.utility)
+
+
+def _score_stdev(q: Stats) -> float:
+    return math.sqrt(max(0.0, q.score_sq - q.score_mean * q.score_mean))
 
 
 def _pruned_root(root: Node, rows: list[_Row]) -> RootInfo:
     """KataGo's getPrunedNodeValues at the root: each searched child's statistics weighted by its play value in
     hindsight (``rows`` carry them, before the LCB step), and the root's own evaluation with its own weight."""
     weight = root.own_weight
-    sums = [weight * x for x in root.own[:5]]
+    sums = [weight * x for x in root.own]
     for r in rows:
         w = r["play_value"]
         weight += w
-        for i, x in enumerate(r["stats"][:5]):
+        for i, x in enumerate(r["stats"]):
             sums[i] += w * x
-    return _root_info(root.visits, root.sign, tuple(x / weight for x in sums))
+    return _root_info(root.visits, root.sign, Stats(*(x / weight for x in sums)))
 
 
 class _Row(TypedDict):
@@ -164,32 +178,31 @@ class _Row(TypedDict):
     weight: float
     radius: float
     pv: tuple[int, ...]
-    stats: tuple[float, ...]  # the child's statistics, White's view (miai.engine.graph.STAT_NAMES)
+    stats: Stats  # the child's statistics, White's view
     bonus: float  # the ending bonus's utility, side to move's view (0 for most moves): only the choice sees it
     play_value: NotRequired[float]  # set once every row is known
 
 
 def _rows(root: Node, config: SearchConfig, permitted: Callable[[int], bool] | None,
-          ending: Callable[[int, tuple[float, ...]], float] | None = None) -> list[_Row]:
+          ending: Callable[[int, Stats], float] | None = None) -> list[_Row]:
     """One row per searched root move (only ``permitted`` ones if given), without play values yet."""
     sign = root.sign
     utility_radius = (config.win_loss_utility_factor + config.static_score_utility_factor
                       + config.dynamic_score_utility_factor)
     rows: list[_Row] = []
-    for edge in root.edges:
+    for edge, weight in zip(root.edges, edge_weights(root)):
         child = edge.child
-        if (child is None or edge.visits == 0 or child.visits == 0 or child.weight <= 0.0
-                or (permitted is not None and not permitted(edge.move))):
+        if child is None or weight <= 0.0 or (permitted is not None and not permitted(edge.move)):
             continue
         q = child.q
-        utility = sign * q[0]
+        utility = sign * q.utility
         share = edge.visits / child.visits
-        weight = child.weight * share
-        radius = _lcb_radius(weight, child.weight_sq * share, q[0], q[5], utility_radius, config.lcb_stdevs)
-        winrate = 0.5 * (1 + sign * q[1])
+        radius = _lcb_radius(weight, child.weight_sq * share, q.utility, q.utility_sq, utility_radius,
+                             config.lcb_stdevs)
+        winrate = 0.5 * (1 + sign * q.winloss)
         rows.append(_Row(
             move=edge.move, visits=child.visits, edge_visits=edge.visits, winrate=winrate,
-            score_lead=sign * q[4], score_mean=sign * q[2], score_stdev=math.sqrt(max(0.0, q[3] - q[2] * q[2])),
+            score_lead=sign * q.lead, score_mean=sign * q.score_mean, score_stdev=_score_stdev(q),
             prior=edge.prior, lcb=winrate - 0.5 * radius / max(utility_radius, 1e-9), utility=utility,
             utility_lcb=utility - radius, weight=weight, radius=radius, stats=q,
             bonus=sign * ending(edge.move, q) if ending is not None else 0.0,
@@ -234,17 +247,11 @@ def _hindsight_play_values(root: Node, rows: list[_Row], config: SearchConfig) -
     best = _most_stable(rows)
     best_weight = best["weight"]
     total = sum(r["weight"] for r in rows)
-    factor = 1.0
-    if config.cpuct_utility_stdev_scale:
-        factor = utility_stdev_factor(root.weight, root.q[0], root.q[5], config.cpuct_utility_stdev_prior,
-                                      config.cpuct_utility_stdev_prior_weight, config.cpuct_utility_stdev_scale)
-    explore = (puct_exploration(total, config.cpuct_exploration, config.cpuct_exploration_log,
-                                config.cpuct_exploration_base) * math.sqrt(total + 0.01) * factor)
-    best_value = best["utility"] + best["bonus"] + explore * best["prior"] / (1.0 + best_weight)
+    scale = exploration_scale(total, config, root)
+    best_value = puct_score(best["utility"] + best["bonus"], best["prior"], best_weight, scale)
     for r in rows:
         if r is not best:
-            gap = best_value - (r["utility"] + r["bonus"])
-            wanted = 1e100 if gap <= 0.0 else max(0.0, explore * r["prior"] / gap - 1.0)
+            wanted = puct_weight_for(best_value - (r["utility"] + r["bonus"]), r["prior"], scale)
             r["play_value"] = math.ceil(min(r["weight"], wanted))
 
 
@@ -343,10 +350,13 @@ def pv_visits(root: Node, edge: Edge, length: int) -> tuple[tuple[int, ...], tup
     return tuple(node_visits), tuple(edge_visits)
 
 
-def ownership_moments(root: Node) -> tuple[np.ndarray, np.ndarray] | None:
+def ownership_moments(root: Node, memo: dict[int, tuple[np.ndarray, np.ndarray]] | None = None,
+                      ) -> tuple[np.ndarray, np.ndarray] | None:
     """Mean (White's view) and standard deviation of the ownership over ``root``'s subgraph, weighted as in
-    :func:`average_ownership` (kata-analyze ``ownershipStdev``); None without ownership."""
-    memo: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    :func:`average_ownership` (kata-analyze ``ownershipStdev``, the analysis engine's ``ownershipStdev``); None
+    without ownership. ``memo`` (first and second moments by node id) may be shared by the calls of one report."""
+    if memo is None:
+        memo = {}
 
     def moments(node: Node, depth: int) -> tuple[np.ndarray, np.ndarray] | None:
         own = node.ownership

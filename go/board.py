@@ -14,7 +14,7 @@ Colours are plain ints here (0 empty, 1 black, 2 white) because ``IntEnum`` arit
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -35,6 +35,21 @@ class Chain:
     def __init__(self, stones: list[int], libs: set[int]) -> None:
         self.stones = stones
         self.libs = libs
+
+
+# How a play merged its stone into friendly chains: the chain kept, its liberties and length before, and every
+# friendly chain touched (the kept one included).
+Merge = tuple[Chain, set[int], int, list[Chain]]
+
+
+# What ``Board.play`` changed, for ``Board.undo`` alone, which unpacks it into these names: (point, the stone's padded
+# index; colour; enemies, the opponent chains next to it, each of which lost the point as a liberty; captured, those
+# it took off, or None; merge, or None when the stone made a chain of its own; ko_point and ko_color, the simple-ko
+# ban before the play; old_hash; suicide, whether the stone's own chain was taken off; removed, the stones taken
+# off). A plain tuple, opaque to every caller: the board's innermost loop makes one per move, and a NamedTuple costs
+# about 2% of a whole search (its creation and unpacking have no fast path in CPython 3.11). What a game needs from
+# a play, the prisoners, the board keeps itself (``prisoners``).
+PlayRecord = tuple[int, int, list[Chain], "list[Chain] | None", "Merge | None", int, int, int, bool, int]
 
 
 class Geometry(NamedTuple):
@@ -78,7 +93,7 @@ class Board:
     (0, True)
     """
 
-    __slots__ = ("size", "geo", "color", "chain", "ko_point", "ko_color", "hash", "count", "atari")
+    __slots__ = ("size", "geo", "color", "chain", "ko_point", "ko_color", "hash", "count", "prisoners", "atari")
 
     def __init__(self, size: int) -> None:
         self.geo = geometry(size)
@@ -92,6 +107,9 @@ class Board:
         self.ko_color = 0
         self.hash = zobrist.size_key(size)
         self.count = [0, 0, 0]  # stones on the board per colour
+        # Stones each colour has taken off the board since it was set up: its captures, and the opponent's stones
+        # lost to a suicide (territory scoring counts them).
+        self.prisoners = [0, 0, 0]
         # A superset of the live chains with exactly one liberty: every event that can leave a chain with one
         # liberty adds it here; scans drop dead and healthy entries. Only the superko scan reads it.
         self.atari: set[Chain] = set()
@@ -248,11 +266,8 @@ class Board:
         return self.atari
 
     # ----------------------------------------------------------------- play / undo
-    def play(self, move: int, c: int) -> tuple[Any, ...]:
+    def play(self, move: int, c: int) -> PlayRecord:
         """Play a stone (caller guarantees legality) and return the undo record.
-
-        The record is ``(point, colour, enemy chains touched, captured chains or None, merge info or None,
-        previous ko point, previous ko colour, previous hash, suicide?, stones removed)``.
 
         One long function on purpose: this is the search's innermost loop, and in CPython every helper call costs
         as much as a few lines of inlined work.
@@ -290,7 +305,7 @@ class Board:
                     captured = [ch]
                 else:
                     captured.append(ch)
-        merge = None
+        merge: Merge | None = None
         if not friends:
             mine = Chain([p], set(empties))
             chain[p] = mine
@@ -332,11 +347,13 @@ class Board:
                             chain[q].libs.add(s)  # type: ignore[union-attr]  # q holds a stone: a Chain
                 removed += len(ch.stones)
             count[opp] -= removed
+            self.prisoners[c] += removed
         elif not mine.libs:
             suicide = True
             h = self._remove(mine, c, h)
             removed = len(mine.stones)
             count[c] -= removed
+            self.prisoners[opp] += removed
         if len(mine.libs) == 1:  # checked after captures: a capturing stone can grow from 0 to 1 liberty
             self.atari.add(mine)
         if len(self.atari) > 64:
@@ -382,20 +399,23 @@ class Board:
             color[s] = owner
             chain[s] = ch
 
-    def undo(self, record: tuple[Any, ...]) -> None:
+    def undo(self, record: PlayRecord) -> None:
         """Reverse the ``play`` that returned ``record`` (must be the latest one not yet undone)."""
         p, c, enemies, captured, merge, ko_point, ko_color, old_hash, suicide, removed = record
         color, chain = self.color, self.chain
         opp = 3 - c
         atari = self.atari
         if suicide:
+            assert merge is not None  # only a multi-stone suicide is legal: the stone joined a chain
             self._restore_chain(merge[0], c)
             self.count[c] += removed
+            self.prisoners[opp] -= removed
         elif captured is not None:
             for ch in captured:
                 self._restore_chain(ch, opp)
                 atari.add(ch)  # it comes back with the single liberty p
             self.count[opp] += removed
+            self.prisoners[c] -= removed
         for ch in enemies:
             ch.libs.add(p)
         if merge is not None:
@@ -493,4 +513,5 @@ class Board:
         """An independent copy (chains rebuilt; ko and hash kept)."""
         board = Board.from_colors(self.size, self.colors())
         board.ko_point, board.ko_color = self.ko_point, self.ko_color
+        board.prisoners = list(self.prisoners)
         return board

@@ -99,7 +99,6 @@ class GameState:
         self.moves: list[tuple[Color, int]] = []
         self.consecutive_passes = 0
         self._to_play = 1
-        self._captures = [0, 0, 0]
         self._stack: list[tuple[Any, ...]] = []
         self._setup_colors = [0] * (size * size)
         self._setup_to_play = 1
@@ -212,7 +211,7 @@ class GameState:
 
     def captures(self, color: Color | int) -> int:
         """Stones of ``color``'s opponent that ``color`` captured (including the opponent's suicides)."""
-        return self._captures[int(color)]
+        return self.board.prisoners[int(color)]
 
     def color_at(self, move: int) -> Color:
         """The colour of a board point."""
@@ -370,8 +369,6 @@ class GameState:
             passes = 0
             undo = _WAS_OVER if self._over else None
             self._over = False
-            if record[9]:  # stones removed: by a capture, or by a suicide (then they are the opponent's prisoners)
-                self._captures[3 - c if record[8] else c] += record[9]
         self._stack.append(
             (move, c, record, self._to_play, self.consecutive_passes, self._state_hash, self._graph_hash, self._bans,
              undo)
@@ -405,9 +402,6 @@ class GameState:
             self._unpass(c, undo)
         else:
             self._over = undo is _WAS_OVER
-            removed = record[9]
-            if removed:
-                self._captures[3 - c if record[8] else c] -= removed
             self.board.undo(record)
         self._to_play = to_play
         self.consecutive_passes = passes
@@ -565,7 +559,7 @@ class GameState:
         self._phase_start = 0
         self._button_taker = 0
         self._pass_positions = {}
-        self._captures = [0, 0, 0]
+        self.board.prisoners = [0, 0, 0]
         self._salt = tuple(
             self._rules_key ^ zobrist.TO_PLAY[c] ^ zobrist.komi_key(self._komi if c == 2 else -self._komi) if c else 0
             for c in range(3)
@@ -677,8 +671,8 @@ class GameState:
             black, white = scoring.area(colors, self.size)
         else:
             black, white = scoring.territory(colors, self.size, self.rules.tax)
-            black += self._captures[1] + removed[2]
-            white += self._captures[2] + removed[1]
+            black += self.board.prisoners[1] + removed[2]
+            white += self.board.prisoners[2] + removed[1]
         return white - black + self._komi + bonus + self.button_bonus()
 
     def tromp_taylor_score(self) -> float:

@@ -18,16 +18,15 @@ from typing import Any
 import numpy as np
 
 from miai.engine.analysis.query import Job, root_filters
-from miai.engine.snapshot import Snapshot, carried, symmetric_copies
+from miai.engine.graph import Node, edge_weights
+from miai.engine.snapshot import Snapshot, carried, ownership_moments, symmetric_copies
 from miai.go import zobrist
 from miai.go.coords import PASS, Color, parse_gtp, to_gtp
 from miai.go.geometry import symmetric_points
 from miai.gtp.player import MoveInfo
+from miai.nets.evaluator import Evaluation
 
 __all__ = ["build_response", "no_results", "position_hashes", "OwnershipStats"]
-
-_MAX_DEPTH = 64  # deeper nodes count with their own ownership only (cycle- and recursion-safe)
-
 
 def rounded(value: float) -> float:
     """8 significant digits, as KataGo's JSON numbers."""
@@ -45,35 +44,9 @@ class OwnershipStats:
     def __init__(self) -> None:
         self._memo: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
-    def of(self, node: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    def of(self, node: Node) -> tuple[np.ndarray, np.ndarray] | None:
         """(mean, stdev) of ``node``'s subgraph, or None when the node holds no ownership (terminal, or off)."""
-        moments = self._moments(node, 0)
-        if moments is None:
-            return None
-        mean, square = moments
-        return mean, np.sqrt(np.maximum(0.0, square - mean * mean))
-
-    def _moments(self, node: Any, depth: int) -> tuple[np.ndarray, np.ndarray] | None:
-        own = getattr(node, "ownership", None)
-        if own is None:
-            return None
-        key = id(node)
-        if key in self._memo:
-            return self._memo[key]
-        own64 = np.asarray(own, dtype=np.float64)
-        self._memo[key] = (own64, own64 * own64)  # provisional value: a cycle back here counts the node itself
-        if depth >= _MAX_DEPTH or node.visits <= 1:
-            return self._memo[key]
-        total, square, weight = own64.copy(), own64 * own64, 1.0
-        for edge in node.edges:
-            if edge.visits and edge.child is not None:
-                sub = self._moments(edge.child, depth + 1)
-                if sub is not None:
-                    total += edge.visits * sub[0]
-                    square += edge.visits * sub[1]
-                    weight += edge.visits
-        self._memo[key] = result = (total / weight, square / weight)
-        return result
+        return ownership_moments(node, self._memo)
 
 
 def position_hashes(stones: np.ndarray, size: int, to_play: Color, ko_move: int) -> tuple[str, str]:
@@ -124,7 +97,8 @@ class Viewpoint:
         return [round(float(x), 6) + 0.0 for x in white_view * self.white_sign]
 
 
-def build_response(job: Job, snapshot: Snapshot, root: Any, root_eval: Any, hashes: tuple[str, str],
+def build_response(job: Job, snapshot: Snapshot, root: Node | None, root_eval: Evaluation | None,
+                   hashes: tuple[str, str],
                    *, during: bool) -> dict[str, Any]:
     """The response for one turn from a snapshot of its search (``root`` = the search's root node, read in the
     searching thread; ``root_eval`` = the net's evaluation of the root, for rawWinrate and policy)."""
@@ -151,9 +125,9 @@ def build_response(job: Job, snapshot: Snapshot, root: Any, root_eval: Any, hash
     return out
 
 
-def _raw_ownership(root_eval: Any, to_play: Color, size: int) -> np.ndarray:
+def _raw_ownership(root_eval: Evaluation | None, to_play: Color, size: int) -> np.ndarray:
     """The net's ownership of the root in White's view (zeros without one)."""
-    own = getattr(root_eval, "ownership", None)
+    own = root_eval.ownership if root_eval is not None else None
     if own is None:
         return np.zeros(size * size)
     return np.asarray(own, dtype=np.float64) * (1.0 if to_play == Color.WHITE else -1.0)
@@ -198,7 +172,7 @@ def _with_symmetric_copies(infos: list[dict[str, Any]], moves: Sequence[MoveInfo
     return out
 
 
-def _move_info(info: MoveInfo, order: int, root: Any, view: Viewpoint, stats: OwnershipStats, job: Job,
+def _move_info(info: MoveInfo, order: int, root: Node | None, view: Viewpoint, stats: OwnershipStats, job: Job,
                pv_cap: int) -> dict[str, Any]:
     size = job.state.size
     # The engine's snapshots fill every figure (miai.engine.snapshot); only other players leave some out.
@@ -231,19 +205,18 @@ def _move_info(info: MoveInfo, order: int, root: Any, view: Viewpoint, stats: Ow
     return out
 
 
-def _weights(root: Any, info: MoveInfo) -> tuple[float, float]:
+def _weights(root: Node | None, info: MoveInfo) -> tuple[float, float]:
     """The child's total value weight and the part of it its edge from the root carries (KataGo's weight and
     edgeWeight); both equal the visits when the search weighs every visit 1."""
     assert info.edge_visits is not None  # filled by the engine's snapshots
-    edge = root.edge_for(info.move) if root is not None else None
-    child = edge.child if edge is not None else None
-    weight = getattr(child, "weight", None)
-    if child is None or not weight or not child.visits:
-        return float(info.visits), float(info.edge_visits)
-    return rounded(float(weight)), rounded(float(weight) * info.edge_visits / child.visits)
+    for edge, edge_weight in zip(root.edges, edge_weights(root)) if root is not None else ():
+        child = edge.child
+        if edge.move == info.move and child is not None and child.weight and child.visits:
+            return rounded(child.weight), rounded(edge_weight)
+    return float(info.visits), float(info.edge_visits)
 
 
-def _pv_counts(root: Any, pv: list[int]) -> tuple[list[int], list[int], list[int]]:
+def _pv_counts(root: Node | None, pv: list[int]) -> tuple[list[int], list[int], list[int]]:
     """Child visits and edge visits along ``pv`` (the pv is cut where the graph no longer has its edge)."""
     visits, edge_visits = [], []
     node = root
@@ -257,12 +230,13 @@ def _pv_counts(root: Any, pv: list[int]) -> tuple[list[int], list[int], list[int
     return pv[:len(visits)], visits, edge_visits
 
 
-def _root_info(snapshot: Snapshot, root_node: Any, root_eval: Any, view: Viewpoint, to_play: Color,
+def _root_info(snapshot: Snapshot, root_node: Node | None, root_eval: Evaluation | None, view: Viewpoint,
+               to_play: Color,
                hashes: tuple[str, str]) -> dict[str, Any]:
     root = snapshot.reported or snapshot.root  # KataGo's pruned root values, as its analysis engine reports
     assert root.score_mean is not None and root.score_stdev is not None and root.utility is not None  # engine's
     info: dict[str, Any] = {
-        "visits": int(root.visits), "weight": rounded(float(getattr(root_node, "weight", 0.0) or root.visits)), "winrate": view.winrate(root.winrate),
+        "visits": int(root.visits), "weight": rounded(float((root_node.weight if root_node is not None else 0.0) or root.visits)), "winrate": view.winrate(root.winrate),
         "scoreLead": view.signed(root.score_lead), "scoreSelfplay": view.signed(root.score_mean),
         "scoreStdev": rounded(root.score_stdev), "utility": view.signed(root.utility),
         "currentPlayer": "B" if to_play == Color.BLACK else "W", "thisHash": hashes[0], "symHash": hashes[1],

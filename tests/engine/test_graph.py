@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
 
-from miai.engine.graph import Node, NodeTable, reachable_ids
+from miai.engine.graph import Node, NodeTable, Stats, edge_weights, reachable_ids
 
 
 def leaf(key: int, utility: float, winloss: float = 0.0, score: float = 0.0) -> Node:
     node = Node(key, sign=1)
     node.set_moves(np.array([0, 1, 2]), np.array([0.2, 0.5, 0.3], dtype=np.float32))
-    node.set_value((utility, winloss, score, score * score + 1.0, score, utility * utility))
+    node.set_value(Stats(utility, winloss, score, score * score + 1.0, score, utility * utility))
     return node
 
 
@@ -36,6 +38,24 @@ def test_n_and_q_formulas_weight_children_by_edge_visits() -> None:
     assert parent.utility == pytest.approx((0.1 + 1.5 - 0.3) / 5)
 
 
+def test_recompute_weighs_each_child_by_edge_weights() -> None:
+    # Node.recompute writes the child weight out for speed; it must be edge_weights' W * (edge visits / N(child)).
+    rng = random.Random(2)
+    for _ in range(50):
+        parent = leaf(1, rng.uniform(-1, 1))
+        for key in range(rng.randint(1, 3)):
+            child = leaf(10 + key, rng.uniform(-1, 1))
+            child.visits = rng.randint(0, 9)
+            child.weight = rng.uniform(0.5, 9.0) if child.visits else 0.0
+            link(parent, child, min(child.visits, rng.randint(0, 9)))
+        parent.recompute()
+        weights = edge_weights(parent)
+        assert parent.weight == pytest.approx(parent.own_weight + sum(weights))
+        assert parent.utility == pytest.approx((parent.own.utility + sum(
+            w * e.child.utility for e, w in zip(parent.edges, weights))) / parent.weight)  # type: ignore[union-attr]
+        assert parent.visits == 1 + sum(e.visits for e, w in zip(parent.edges, weights) if w > 0)
+
+
 def test_recompute_is_idempotent() -> None:
     parent = leaf(1, 0.1)
     link(parent, leaf(2, 0.9), 2)
@@ -49,7 +69,7 @@ def test_recompute_is_idempotent() -> None:
 def test_terminal_node_keeps_its_exact_value() -> None:
     node = Node(5, sign=-1)
     node.terminal = node.expanded = True
-    node.own = node.q = (1.0, 1.0, 3.5, 12.25, 3.5, 1.0)
+    node.own = node.q = Stats(1.0, 1.0, 3.5, 12.25, 3.5, 1.0)
     node.visits = 4
     node.recompute()
     assert node.visits == 4 and node.q[0] == 1.0

@@ -22,6 +22,7 @@ from miai.engine.graph import PLAIN as PLAIN_WEIGHTING
 from miai.engine.graph import (
     Edge,
     Node,
+    Stats,
     link,
     refresh_ancestors,
     refresh_parents,
@@ -59,7 +60,7 @@ def staleness(node: Node) -> float:
 def valued(key: int, sign: int, utility: float) -> Node:
     node = Node(key, sign)
     node.expanded = True
-    node.set_value((utility, utility, 0.0, 0.0, 0.0, utility * utility))
+    node.set_value(Stats(utility, utility, 0.0, 0.0, 0.0, utility * utility))
     return node
 
 
@@ -78,7 +79,7 @@ def diamond() -> tuple[Node, ...]:
 
 def playout_changes_c(root: Node, a: Node, c: Node) -> list[Node]:
     """A playout root -> a -> c that finds c much better for White: c and the path are recomputed, as _backup does."""
-    c.own = (0.8, 0.8, 0.0, 0.0, 0.0, 0.64)
+    c.own = Stats(0.8, 0.8, 0.0, 0.0, 0.0, 0.64)
     c.recompute()
     path = [root, a, c]
     for node in reversed(path[:-1]):
@@ -257,6 +258,7 @@ def test_playout_amaf_counts_first_moves_and_white_wins() -> None:
     assert PlayoutEvaluator(1, seed=3).evaluate([GameState(5, Rules.preset("chinese"), 0.5)])[0].amaf is None
 
 
+@pytest.mark.slow
 def test_rave_finds_the_capture_more_often_at_few_playouts() -> None:
     """Black captures C3 at C4 (its last liberty): with AMAF values, the capture's playouts count for it from the
     first visits on. Ten seeded searches of 100 visits of one playout each, with RAVE and without."""

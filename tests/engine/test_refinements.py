@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from miai.engine.config import SearchConfig, katago_names
-from miai.engine.graph import BiasEntry, Node, Weighting, t3_cdf
+from miai.engine.graph import BiasEntry, Node, Stats, Weighting, t3_cdf
 from miai.engine.leaves import Valuation
-from miai.engine.search import Search
+from miai.engine.search import Search, leaves_per_batch
 from miai.engine.selection import utility_stdev_factor
 from miai.engine.snapshot import _lcb_radius, move_temperature
 from toygame import FakeEvaluation, ScriptedEvaluator, ToyState, set_game
@@ -20,7 +20,7 @@ from toygame import FakeEvaluation, ScriptedEvaluator, ToyState, set_game
 def node(key: int, utility: float, sign: int = 1, weight: float = 1.0) -> Node:
     n = Node(key, sign)
     n.set_moves(np.array([0, 1, 2, 3]), np.array([0.4, 0.3, 0.2, 0.1], dtype=np.float32))
-    n.set_value((utility, utility, 0.0, 0.0, 0.0, utility * utility), weight)
+    n.set_value(Stats(utility, utility, 0.0, 0.0, 0.0, utility * utility), weight)
     return n
 
 
@@ -106,18 +106,6 @@ def test_lcb_radius_uses_the_effective_sample_size_and_a_small_maximal_variance_
     assert _lcb_radius(0.0, 0.0, 0.0, 0.0, big, 5.0) == pytest.approx(2 * big * 5.0)
 
 
-def test_fpu_blends_the_net_utility_in_while_little_policy_is_visited() -> None:
-    search = Search(ScriptedEvaluator(), SearchConfig())
-    parent = node(1, 0.2)
-    parent.q = (0.6, 0.6, 0.0, 0.0, 0.0, 0.36)  # the search has found the position better than the net thought
-    parent.visited_mass = 0.5
-    # blend = min(1, 0.5^2) = 0.25: 0.25 * 0.6 + 0.75 * 0.2 = 0.3, minus 0.2 * sqrt(0.5)
-    assert search._fpu(parent, is_root=False) == pytest.approx(0.3 - 0.2 * math.sqrt(0.5))
-    assert search._fpu(parent, is_root=True) == pytest.approx(0.3 - 0.1 * math.sqrt(0.5))
-    plain = Search(ScriptedEvaluator(), SearchConfig(fpu_parent_weight_by_visited_policy=False))
-    assert plain._fpu(parent, is_root=False) == pytest.approx(0.6 - 0.2 * math.sqrt(0.5))
-
-
 def test_subtree_value_bias_shares_the_correction_between_nodes_of_one_pattern() -> None:
     entry = BiasEntry()
     weighting = Weighting(bias_factor=0.45, bias_weight_exponent=0.85)
@@ -134,17 +122,18 @@ def test_subtree_value_bias_shares_the_correction_between_nodes_of_one_pattern()
     assert entry.weight_sum == pytest.approx(bias_weight)
     b = Node(3, 1)  # a fresh leaf of the same pattern starts corrected
     b.bias = entry
-    b.set_value((0.1, 0.1, 0.0, 0.0, 0.0, 0.01), 1.0, 0.45)
+    b.set_value(Stats(0.1, 0.1, 0.0, 0.0, 0.0, 0.01), 1.0, 0.45)
     assert b.q[0] == pytest.approx(0.1 + correction)
     a.release_bias(0.8)
     assert entry.weight_sum == pytest.approx(0.2 * bias_weight)
 
 
 def test_batches_grow_with_root_visits() -> None:
-    search = Search(ScriptedEvaluator(), SearchConfig(batch_size=16, visits_per_batch_leaf=64))
-    assert [search._batch_now(16, v) for v in (0, 63, 64, 200, 959, 960, 5000)] == [1, 1, 2, 4, 15, 16, 16]
-    fixed = Search(ScriptedEvaluator(), SearchConfig(batch_size=16, visits_per_batch_leaf=0))
-    assert fixed._batch_now(16, 0) == 16
+    growing = SearchConfig(batch_size=16, visits_per_batch_leaf=64)
+    assert [leaves_per_batch(growing, 32, v) for v in (0, 63, 64, 200, 959, 960, 5000)] == [1, 1, 2, 4, 15, 16, 16]
+    assert leaves_per_batch(growing, 32) == 16 and leaves_per_batch(growing, 8, 5000) == 8  # the evaluator's cap
+    fixed = SearchConfig(batch_size=16, visits_per_batch_leaf=0)
+    assert leaves_per_batch(fixed, 32, 0) == 16
 
 
 def test_temperature_half_life_scales_with_the_board_side() -> None:
@@ -219,7 +208,7 @@ def test_wide_root_noise_spreads_the_root_visits() -> None:
 
     assert top_share(0.5) < top_share(0.0)
     search = Search(ScriptedEvaluator(), SearchConfig(seed=1))
-    flattened = [search._wide_root_noise(0.25, 0.0, 0.5) for _ in range(400)]
+    flattened = [search._selector.wide_root_noise(0.25, 0.0, 0.5) for _ in range(400)]
     assert all(p == pytest.approx(0.25 ** (1 / 3)) for p, _ in flattened)  # 1 / (4 * 0.5 + 1)
     bonuses = [u for _, u in flattened]
     assert 0.3 < sum(1 for u in bonuses if u > 0) / len(bonuses) < 0.7  # half the moves get a bonus

@@ -437,63 +437,6 @@ def test_overlap_needs_an_evaluator_that_splits_its_batches(monkeypatch: pytest.
         assert used == expected
 
 
-# ------------------------------------------------------------------------------------------------ PUCT maths
-def hand_node(sign: int, own_utility: float, children: list[tuple[float, int, float]], untouched: list[float]) -> Node:
-    """A node whose touched edges have (prior, edge visits, child utility in White's view), then untouched moves;
-    priors in decreasing order, move i has the i-th prior."""
-    import numpy as np
-
-    node = Node(1, sign)
-    priors = [p for p, _, _ in children] + untouched
-    assert priors == sorted(priors, reverse=True)
-    node.set_moves(np.arange(len(priors)), np.array(priors, dtype=np.float32))
-    node.set_value((own_utility, 0.0, 0.0, 0.0, 0.0, 0.0))
-    for i, (_prior, visits, utility) in enumerate(children):
-        edge = node.touch_next()
-        child = Node(100 + i, -sign)
-        child.set_value((utility, 0.0, 0.0, 0.0, 0.0, 0.0))
-        edge.child, edge.visits = child, visits
-        if visits:
-            node.visited_mass += edge.prior
-    node.recompute()
-    return node
-
-
-def test_puct_choice_matches_the_formula() -> None:
-    from miai.engine.selection import puct_exploration
-
-    search = Search(ScriptedEvaluator(), config())
-    # Black to move (sign -1): child utilities are White's view, so Black prefers low ones.
-    node = hand_node(-1, 0.0, [(0.5, 10, 0.2), (0.3, 4, -0.1), (0.1, 1, -0.6)], [0.05, 0.05])
-    total = node.visits - 1
-    explore = puct_exploration(total, 1.0, 0.45, 500.0) * math.sqrt(total + 0.01)
-    values = [(-e.child.q[0]) + explore * e.prior / (1 + e.visits) for e in node.edges]  # type: ignore[union-attr]
-    fpu = -node.q[0] - 0.2 * math.sqrt(node.visited_mass)
-    values.append(fpu + explore * 0.05)
-    best = max(range(len(values)), key=values.__getitem__)
-    chosen = search._select(node, is_root=False)
-    assert chosen is not None and chosen.move == best
-
-
-def test_first_play_urgency_picks_the_best_untouched_move_when_the_visited_ones_look_bad() -> None:
-    search = Search(ScriptedEvaluator(), config())
-    # White to move; the only visited child is terrible for White, so an unvisited move (FPU) is preferred,
-    # and among those the highest prior one.
-    node = hand_node(1, 0.5, [(0.4, 5, -0.9)], [0.35, 0.25])
-    chosen = search._select(node, is_root=False)
-    assert chosen is not None and chosen.move == 1 and chosen.prior == pytest.approx(0.35)
-
-
-def test_virtual_loss_steers_the_next_playout_of_a_batch_elsewhere() -> None:
-    search = Search(ScriptedEvaluator(), config())
-    node = hand_node(1, 0.0, [(0.5, 3, 0.3), (0.5, 3, 0.29)], [])
-    first = search._select(node, is_root=False)
-    assert first is not None and first.move == 0
-    first.child.virtual_loss += 1  # type: ignore[union-attr]
-    second = search._select(node, is_root=False)
-    assert second is not None and second.move == 1
-
-
 def test_a_node_without_playable_moves_below_the_root_is_counted_not_retried() -> None:
     # "dead" offers only a move that the state rejects on every path (SuperkoState forbids move 1 at the root
     # only, so use a dedicated game): the search must keep going through the other root move.

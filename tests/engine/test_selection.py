@@ -1,4 +1,6 @@
-"""Selection formulas on hand-made statistics: UCB1, UCB1-TUNED, PUCT and untried-first ordering."""
+"""The search's selection rules (miai.engine.selection), checked on hand-made statistics and hand-built nodes: the
+same functions and the same Selector the search calls at every node (PUCT, first-play urgency, virtual loss,
+UCB1, UCB1-TUNED, untried moves first)."""
 
 from __future__ import annotations
 
@@ -9,33 +11,50 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from miai.engine.config import SearchConfig
+from miai.engine.graph import Edge, Node, Stats, edge_weights
 from miai.engine.selection import (
-    SelectionConfig,
     SelectionError,
     SelectionRule,
+    Selector,
+    exploration_scale,
     pick_untried,
     puct_exploration,
     puct_score,
-    reward_from_value,
-    select_edge,
-    selection_scores,
-    ucb1_score,
-    ucb1_tuned_score,
-    untried_order,
+    puct_weight_for,
+    ucb_reward,
+    ucb_scores,
+    utility_stdev_factor,
 )
 
+ROOT2 = math.sqrt(2.0)
 
+
+def stats(utility: float = 0.0, winloss: float = 0.0) -> Stats:
+    return Stats(utility, winloss, 0.0, 0.0, 0.0, utility * utility)
+
+
+def ucb1(reward: float, visits: int, parent: int, c: float = ROOT2) -> float:
+    return float(ucb_scores(SelectionRule.UCB1, parent, [visits], [reward], c)[0])
+
+
+def tuned(reward: float, visits: int, parent: int, c: float = 1.0, reward_sq: float | None = None) -> float:
+    squares = None if reward_sq is None else [reward_sq]
+    return float(ucb_scores(SelectionRule.UCB1_TUNED, parent, [visits], [reward], c, squares)[0])
+
+
+# --------------------------------------------------------------------------------------------------- UCB formulas
 def test_ucb1_score_by_hand() -> None:
     # 6 wins in 10 visits under a parent with 100 visits: 0.6 + sqrt(2) * sqrt(ln 100 / 10).
-    assert ucb1_score(0.6, 10, 100) == pytest.approx(0.6 + math.sqrt(2 * 4.605170185988092 / 10))
-    assert ucb1_score(0.6, 10, 100, c=0.5) == pytest.approx(0.6 + 0.5 * math.sqrt(0.4605170185988092))
+    assert ucb1(0.6, 10, 100) == pytest.approx(0.6 + math.sqrt(2 * 4.605170185988092 / 10))
+    assert ucb1(0.6, 10, 100, c=0.5) == pytest.approx(0.6 + 0.5 * math.sqrt(0.4605170185988092))
 
 
 def test_ucb1_bonus_shrinks_with_visits_and_grows_with_parent() -> None:
-    assert ucb1_score(0.5, 5, 50) > ucb1_score(0.5, 20, 50)
-    assert ucb1_score(0.5, 5, 500) > ucb1_score(0.5, 5, 50)
+    assert ucb1(0.5, 5, 50) > ucb1(0.5, 20, 50)
+    assert ucb1(0.5, 5, 500) > ucb1(0.5, 5, 50)
     # A single-visit parent has ln 1 = 0: no exploration bonus at all.
-    assert ucb1_score(0.25, 1, 1) == 0.25
+    assert ucb1(0.25, 1, 1) == 0.25
 
 
 def test_ucb1_tuned_uses_variance_bound_when_small() -> None:
@@ -43,14 +62,14 @@ def test_ucb1_tuned_uses_variance_bound_when_small() -> None:
     log_ratio = math.log(5000) / 2000
     bound = 0.95 - 0.95**2 + math.sqrt(2 * log_ratio)
     assert bound < 0.25
-    assert ucb1_tuned_score(0.95, 2000, 5000) == pytest.approx(0.95 + math.sqrt(log_ratio * bound))
+    assert tuned(0.95, 2000, 5000) == pytest.approx(0.95 + math.sqrt(log_ratio * bound))
 
 
 def test_ucb1_tuned_caps_variance_at_a_quarter() -> None:
     # Few visits: the bound exceeds 1/4, so the cap applies and the bonus is sqrt(ln P / p / 4).
     log_ratio = math.log(50) / 3
-    assert ucb1_tuned_score(0.5, 3, 50) == pytest.approx(0.5 + math.sqrt(log_ratio * 0.25))
-    assert ucb1_tuned_score(0.5, 3, 50, variance_cap=0.1) == pytest.approx(0.5 + math.sqrt(log_ratio * 0.1))
+    assert tuned(0.5, 3, 50) == pytest.approx(0.5 + math.sqrt(log_ratio * 0.25))
+    assert tuned(0.5, 3, 50, c=2.0) == pytest.approx(0.5 + 2.0 * math.sqrt(log_ratio * 0.25))
 
 
 def test_ucb1_tuned_is_never_more_optimistic_than_ucb1() -> None:
@@ -60,146 +79,225 @@ def test_ucb1_tuned_is_never_more_optimistic_than_ucb1() -> None:
         parent = rng.randint(2, 10_000)
         visits = rng.randint(1, parent)
         reward = rng.random()
-        tuned = ucb1_tuned_score(reward, visits, parent) - reward
-        plain = ucb1_score(reward, visits, parent) - reward
-        assert 0 <= tuned <= plain / math.sqrt(8) + 1e-12
+        assert 0 <= tuned(reward, visits, parent) - reward <= (ucb1(reward, visits, parent) - reward) / math.sqrt(8) + 1e-12
 
 
 def test_ucb1_tuned_reward_sq_lowers_bonus_for_steady_rewards() -> None:
     # Same mean 0.5, but rewards that are always exactly 0.5 (second moment 0.25) have no variance.
-    steady = ucb1_tuned_score(0.5, 1000, 5000, reward_sq=0.25)
-    coin = ucb1_tuned_score(0.5, 1000, 5000)
-    assert steady < coin
+    steady = tuned(0.5, 1000, 5000, reward_sq=0.25)
+    assert steady < tuned(0.5, 1000, 5000)
     log_ratio = math.log(5000) / 1000
     assert steady == pytest.approx(0.5 + math.sqrt(log_ratio * math.sqrt(2 * log_ratio)))
 
 
-def test_scores_reject_untried_edges_and_bad_counts() -> None:
-    with pytest.raises(SelectionError):
-        ucb1_score(0.5, 0, 10)
-    with pytest.raises(SelectionError):
-        ucb1_tuned_score(0.5, 0, 10)
-    with pytest.raises(SelectionError):
-        ucb1_score(0.5, 11, 10)
+def test_vectorised_scores_score_each_edge_alone() -> None:
+    visits, rewards = [10, 3, 40], [0.6, 0.2, 0.55]
+    parent = sum(visits)
+    together = ucb_scores(SelectionRule.UCB1, parent, visits, rewards, 0.7)
+    assert list(together) == pytest.approx([ucb1(r, v, parent, c=0.7) for r, v in zip(rewards, visits)])
 
 
+def test_untried_edges_score_infinite_and_puct_has_no_ucb_score() -> None:
+    scores = ucb_scores(SelectionRule.UCB1_TUNED, 5, [5, 0], [0.9, 0.0], 1.0)
+    assert np.isfinite(scores[0]) and scores[1] == np.inf
+    with pytest.raises(SelectionError):
+        ucb_scores(SelectionRule.PUCT, 5, [5], [0.9], 1.0)
+    with pytest.raises(SelectionError):
+        ucb_scores(SelectionRule.UCB1, 5, [5, 0], [0.9], 1.0)
+
+
+def test_reward_from_winloss() -> None:
+    assert (ucb_reward(1.0), ucb_reward(-1.0), ucb_reward(0.0)) == (1.0, 0.0, 0.5)
+
+
+def test_untried_pick_is_uniform() -> None:
+    rng = random.Random(11)
+    picks = Counter(pick_untried(3, rng) for _ in range(3000))
+    assert set(picks) == {0, 1, 2} and all(900 < n < 1100 for n in picks.values())
+
+
+def test_rule_parsing() -> None:
+    assert SelectionRule.parse("UCB1_TUNED") is SelectionRule.UCB1_TUNED
+    with pytest.raises(SelectionError, match="unknown selection rule 'uct2'"):
+        SelectionRule.parse("uct2")
+    assert sorted(rule.value for rule in SelectionRule) == sorted(("puct", "ucb1", "ucb1-tuned"))
+
+
+# -------------------------------------------------------------------------------------------------- PUCT formulas
 def test_puct_by_hand() -> None:
     assert puct_exploration(0) == 1.0
     assert puct_exploration(500) == pytest.approx(1.0 + 0.45 * math.log(2))
-    assert puct_score(0.1, 0.2, 3, 16, c=1.5) == pytest.approx(0.1 + 1.5 * 0.2 * 4 / 4)
+    assert puct_score(0.1, 0.2, 3, 1.5) == pytest.approx(0.1 + 1.5 * 0.2 / 4)
 
 
-def test_reward_from_value() -> None:
-    assert reward_from_value(1.0) == 1.0
-    assert reward_from_value(-1.0) == 0.0
-    assert reward_from_value(0.0) == 0.5
+def test_exploration_scale_grows_with_the_weight_and_follows_the_utility_spread() -> None:
+    node = hand_node(1, 0.0, [(0.5, 10, 0.2)], [])
+    fixed = SearchConfig(cpuct_utility_stdev_scale=0.0)
+    assert exploration_scale(16.0, fixed, node) == pytest.approx(puct_exploration(16.0) * math.sqrt(16.01))
+    factor = utility_stdev_factor(node.weight, node.q.utility, node.q.utility_sq, 0.4, 2.0, 0.85)
+    assert factor != 1.0
+    assert exploration_scale(16.0, SearchConfig(), node) == pytest.approx(
+        puct_exploration(16.0) * math.sqrt(16.01) * factor)
 
 
-def test_vectorised_scores_match_scalar_functions() -> None:
-    visits = [10, 3, 40]
-    rewards = [0.6, 0.2, 0.55]
-    parent = sum(visits)
-    ucb = selection_scores(SelectionConfig(rule=SelectionRule.UCB1, c_ucb1=0.7), parent, visits, rewards)
-    tuned = selection_scores(SelectionConfig(rule=SelectionRule.UCB1_TUNED), parent, visits, rewards)
-    for i in range(3):
-        assert ucb[i] == pytest.approx(ucb1_score(rewards[i], visits[i], parent, c=0.7))
-        assert tuned[i] == pytest.approx(ucb1_tuned_score(rewards[i], visits[i], parent))
-    priors = [0.5, 0.3, 0.2]
-    puct = selection_scores(SelectionConfig(), parent, visits, rewards, priors)
-    c = puct_exploration(parent)
-    for i in range(3):
-        assert puct[i] == pytest.approx(puct_score(rewards[i], priors[i], visits[i], parent, c))
+def test_puct_weight_for_inverts_the_bonus() -> None:
+    scale, prior = 3.0, 0.2
+    for gap in (0.01, 0.1, 0.3):
+        weight = puct_weight_for(gap, prior, scale)
+        assert puct_score(0.0, prior, weight, scale) == pytest.approx(gap)
+    assert puct_weight_for(0.0, prior, scale) == 1e100 and puct_weight_for(10.0, prior, scale) == 0.0
 
 
-def test_unvisited_edges_score_infinite_under_ucb() -> None:
-    scores = selection_scores(SelectionConfig(rule="ucb1-tuned"), 5, [5, 0], [0.9, 0.0])
-    assert np.isfinite(scores[0]) and scores[1] == np.inf
+# ------------------------------------------------------------------------------------------ the search's Selector
+def hand_node(sign: int, own_utility: float, children: list[tuple[float, int, float]], untouched: list[float]) -> Node:
+    """A node whose touched edges have (prior, edge visits, child utility in White's view), then untouched moves;
+    priors in decreasing order, move i has the i-th prior."""
+    node = Node(1, sign)
+    priors = [p for p, _, _ in children] + untouched
+    assert priors == sorted(priors, reverse=True)
+    node.set_moves(np.arange(len(priors)), np.array(priors, dtype=np.float32))
+    node.set_value(stats(own_utility))
+    for i, (_prior, visits, utility) in enumerate(children):
+        edge = node.touch_next()
+        child = Node(100 + i, -sign)
+        child.set_value(stats(utility))
+        child.visits = child.weight = max(1, visits)
+        edge.child, edge.visits = child, visits
+        if visits:
+            node.visited_mass += edge.prior
+    node.recompute()
+    return node
 
 
-def test_select_edge_prefers_best_ucb_once_all_tried() -> None:
-    config = SelectionConfig(rule=SelectionRule.UCB1)
-    rng = random.Random(0)
-    # Equal visits: the higher mean wins. Same mean: the less visited edge wins.
-    assert select_edge(config, rng, 30, [10, 10, 10], [0.4, 0.7, 0.5]) == 1
-    assert select_edge(config, rng, 30, [20, 5, 5], [0.5, 0.5, 0.5]) == 1
-    # A much better-explored strong edge loses to a rarely tried one when exploration is large enough...
-    assert select_edge(config, rng, 1000, [990, 10], [0.6, 0.5]) == 1
-    # ...and wins when exploration is switched off.
-    assert select_edge(SelectionConfig(rule="ucb1", c_ucb1=0.0), rng, 1000, [990, 10], [0.6, 0.5]) == 0
+def puct_selector(**kw: object) -> Selector:
+    return Selector(SearchConfig(**kw), random.Random(1))  # type: ignore[arg-type]
 
 
-def test_select_edge_puct_follows_prior_when_unvisited() -> None:
-    config = SelectionConfig()
-    assert select_edge(config, random.Random(0), 1, [0, 0, 0], [0.0, 0.0, 0.0], [0.2, 0.7, 0.1]) == 1
-    with pytest.raises(SelectionError):
-        select_edge(config, random.Random(0), 1, [0, 0], [0.0, 0.0])
+def test_puct_chooses_the_best_score_of_the_formula() -> None:
+    selector = puct_selector()
+    # Black to move (sign -1): child utilities are White's view, so Black prefers low ones.
+    node = hand_node(-1, 0.0, [(0.5, 10, 0.2), (0.3, 4, -0.1), (0.1, 1, -0.6)], [0.05, 0.05])
+    weights = edge_weights(node)
+    scale = exploration_scale(sum(weights), selector.config, node)
+    values = [puct_score(-e.child.q.utility, e.prior, w, scale)  # type: ignore[union-attr]
+              for e, w in zip(node.edges, weights)]
+    values.append(puct_score(selector.first_play_value(node, False), 0.05, 0.0, scale))
+    best = max(range(len(values)), key=values.__getitem__)
+    chosen = selector.choose(node, is_root=False)
+    assert chosen is not None and chosen.move == best
 
 
-def test_untried_edges_come_first_in_random_order() -> None:
-    config = SelectionConfig(rule=SelectionRule.UCB1_TUNED)
-    rng = random.Random(7)
-    visits = [0] * 6
-    rewards = [0.0] * 6
-    visits[2], rewards[2] = 1, 1.0  # already tried and excellent: still waits for the untried ones
+def test_puct_agrees_with_the_formula_on_random_nodes() -> None:
+    rng = random.Random(5)
+    selector = puct_selector()
+    for _ in range(200):
+        count = rng.randint(1, 6)
+        priors = sorted((rng.random() for _ in range(count + 2)), reverse=True)
+        children = [(priors[i], rng.randint(0, 30), rng.uniform(-1, 1)) for i in range(count)]
+        node = hand_node(rng.choice((-1, 1)), rng.uniform(-1, 1), children, priors[count:])
+        weights = edge_weights(node)
+        scale = exploration_scale(sum(weights), selector.config, node)
+        fpu = selector.first_play_value(node, False)
+        scored: list[tuple[float, Edge | None]] = [
+            (puct_score(node.sign * e.child.q.utility if w > 0 else fpu, e.prior, w, scale), e)  # type: ignore[union-attr]
+            for e, w in zip(node.edges, weights)]
+        scored.append((puct_score(fpu, float(node.priors[node.next_index]), 0.0, scale), None))
+        best_value = max(value for value, _ in scored)
+        chosen = selector.choose(node, is_root=False)
+        expected = next(edge for value, edge in scored if value == best_value)
+        assert chosen is not None
+        assert chosen is expected if expected is not None else chosen.move == count
+
+
+def test_first_play_urgency_picks_the_best_untouched_move_when_the_visited_ones_look_bad() -> None:
+    # White to move; the only visited child is terrible for White, so an unvisited move (FPU) is preferred,
+    # and among those the highest prior one.
+    node = hand_node(1, 0.5, [(0.4, 5, -0.9)], [0.35, 0.25])
+    chosen = puct_selector().choose(node, is_root=False)
+    assert chosen is not None and chosen.move == 1 and chosen.prior == pytest.approx(0.35)
+
+
+def test_first_play_value_blends_the_net_utility_in_while_little_policy_is_visited() -> None:
+    parent = hand_node(1, 0.2, [], [0.4, 0.3])
+    parent.q = Stats(0.6, 0.6, 0.0, 0.0, 0.0, 0.36)  # the search has found the position better than the net thought
+    parent.visited_mass = 0.5
+    # blend = min(1, 0.5^2) = 0.25: 0.25 * 0.6 + 0.75 * 0.2 = 0.3, minus 0.2 * sqrt(0.5) (0.1 at the root)
+    selector = puct_selector()
+    assert selector.first_play_value(parent, is_root=False) == pytest.approx(0.3 - 0.2 * math.sqrt(0.5))
+    assert selector.first_play_value(parent, is_root=True) == pytest.approx(0.3 - 0.1 * math.sqrt(0.5))
+    plain = puct_selector(fpu_parent_weight_by_visited_policy=False)
+    assert plain.first_play_value(parent, is_root=False) == pytest.approx(0.6 - 0.2 * math.sqrt(0.5))
+
+
+def test_virtual_loss_steers_the_next_playout_of_a_batch_elsewhere() -> None:
+    selector = puct_selector()
+    node = hand_node(1, 0.0, [(0.5, 3, 0.3), (0.5, 3, 0.29)], [])
+    first = selector.choose(node, is_root=False)
+    assert first is not None and first.move == 0
+    first.child.virtual_loss += 1  # type: ignore[union-attr]
+    second = selector.choose(node, is_root=False)
+    assert second is not None and second.move == 1
+
+
+def test_illegal_edges_are_never_chosen() -> None:
+    node = hand_node(1, 0.0, [(0.6, 3, 0.9), (0.4, 3, -0.5)], [])
+    node.edges[0].illegal = True
+    for rule in ("puct", "ucb1", "ucb1-tuned"):
+        chosen = puct_selector(selection=rule).choose(node, is_root=False)
+        assert chosen is node.edges[1]
+
+
+def test_ucb_tries_every_untouched_move_first_in_random_order() -> None:
+    selector = puct_selector(selection="ucb1-tuned")
+    node = hand_node(1, 0.0, [(0.5, 1, 1.0)], [0.2, 0.1, 0.1, 0.05, 0.05])  # one tried edge, excellent for White
     order = []
     for _ in range(5):
-        i = select_edge(config, rng, sum(visits), visits, rewards)
-        assert visits[i] == 0
-        order.append(i)
-        visits[i] = 1
-    assert sorted(order) == [0, 1, 3, 4, 5]
-    # Once every edge has a visit, the score decides: the edge with reward 1 is chosen.
-    assert select_edge(config, rng, sum(visits), visits, rewards) == 2
+        edge = selector.choose(node, is_root=False)
+        assert edge is not None and edge.child is None
+        order.append(edge.move)
+        edge.child, edge.visits = Node(200 + edge.move, -1), 1
+        edge.child.set_value(stats(-1.0, -1.0))
+    assert sorted(order) == [1, 2, 3, 4, 5] and order != [1, 2, 3, 4, 5]
+    # Once every move has a visit, the score decides: the edge whose child wins for White is chosen.
+    node.edges[0].child.q = stats(1.0, 1.0)  # type: ignore[union-attr]
+    assert selector.choose(node, is_root=False) is node.edges[0]
 
 
-def test_untried_order_is_uniform() -> None:
-    rng = random.Random(11)
-    firsts = Counter(pick_untried([0, 0, 0, 5], rng) for _ in range(3000))
-    assert set(firsts) == {0, 1, 2}
-    assert all(900 < n < 1100 for n in firsts.values())
-    perms = Counter(tuple(untried_order(3, rng)) for _ in range(3000))
-    assert len(perms) == 6 and all(400 < n < 600 for n in perms.values())
-    assert pick_untried([1, 2], rng) is None
-
-
-def test_rule_parsing_and_config_validation() -> None:
-    assert SelectionRule.parse("UCB1_TUNED") is SelectionRule.UCB1_TUNED
-    assert SelectionConfig(rule="ucb1").rule is SelectionRule.UCB1  # type: ignore[arg-type]
-    with pytest.raises(SelectionError):
-        SelectionRule.parse("uct2")
-    with pytest.raises(SelectionError):
-        SelectionConfig(c_ucb1=-1.0)
-    with pytest.raises(SelectionError):
-        SelectionConfig(c_puct_base=0.0)
-
-
-def _bandit_pulls(rule: SelectionRule, means: list[float], pulls: int, seed: int) -> list[int]:
-    """Play a Bernoulli bandit with select_edge; return how often each arm was pulled."""
+def _bandit_pulls(rule: str, means: list[float], pulls: int, seed: int) -> list[int]:
+    """Play a Bernoulli bandit through the search's Selector at a White node whose children are the arms; returns
+    how often each arm was pulled."""
     rng = random.Random(seed)
-    config = SelectionConfig(rule=rule)
-    visits = [0] * len(means)
+    selector = Selector(SearchConfig(selection=rule), rng)
+    node = Node(1, 1)
+    node.set_moves(np.arange(len(means)), np.full(len(means), 1.0 / len(means), dtype=np.float32))
     wins = [0.0] * len(means)
     for _ in range(pulls):
-        rewards = [w / v if v else 0.0 for w, v in zip(wins, visits)]
-        arm = select_edge(config, rng, sum(visits), visits, rewards)
-        visits[arm] += 1
-        wins[arm] += 1.0 if rng.random() < means[arm] else 0.0
-    return visits
+        edge = selector.choose(node, is_root=False)
+        assert edge is not None
+        if edge.child is None:
+            edge.child = Node(10 + edge.move, -1)
+        edge.visits += 1
+        wins[edge.move] += 1.0 if rng.random() < means[edge.move] else 0.0
+        rate = wins[edge.move] / edge.visits
+        edge.child.set_value(stats(2 * rate - 1, 2 * rate - 1))
+        edge.child.visits = edge.visits
+    return [node.edge_for(arm).visits for arm in range(len(means))]  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("rule", [SelectionRule.UCB1, SelectionRule.UCB1_TUNED])
-def test_bandit_concentrates_on_the_best_arm(rule: SelectionRule) -> None:
-    means = [0.35, 0.5, 0.65]
-    visits = _bandit_pulls(rule, means, 3000, seed=1)
+@pytest.mark.parametrize("rule", ["ucb1", "ucb1-tuned"])
+@pytest.mark.slow
+def test_bandit_concentrates_on_the_best_arm(rule: str) -> None:
+    visits = _bandit_pulls(rule, [0.35, 0.5, 0.65], 3000, seed=1)
     assert visits[2] == max(visits)
     assert visits[2] > 0.6 * 3000
     assert min(visits) > 10  # every arm keeps being explored a little (logarithmically)
 
 
+@pytest.mark.slow
 def test_ucb1_tuned_explores_less_than_ucb1_on_coin_flips() -> None:
     # TUNED's bonus uses the variance bound (at most 1/4) where UCB1 uses 2, so it spends fewer pulls on the worse
     # arm (Auer et al. 2002 found it the better of the two in practice).
     means = [0.45, 0.55]
-    waste_ucb1 = sum(_bandit_pulls(SelectionRule.UCB1, means, 2000, seed)[0] for seed in range(3))
-    waste_tuned = sum(_bandit_pulls(SelectionRule.UCB1_TUNED, means, 2000, seed)[0] for seed in range(3))
+    waste_ucb1 = sum(_bandit_pulls("ucb1", means, 2000, seed)[0] for seed in range(3))
+    waste_tuned = sum(_bandit_pulls("ucb1-tuned", means, 2000, seed)[0] for seed in range(3))
     assert waste_tuned < waste_ucb1

@@ -7,19 +7,19 @@ lines, so that the selection functions and the playout board are checked as a cl
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
 
-from miai.engine.selection import SelectionConfig, SelectionRule, select_edge, untried_order
+from miai.engine.selection import SelectionRule, pick_untried, ucb_scores
 from miai.go.coords import PASS
 from miai.nets.playouts import PlayoutBoard, PlayoutPosition, final_score, play_out
 
 
 class _Node:
-    def __init__(self, board: PlayoutBoard, to_play: int, rng: random.Random) -> None:
-        moves = [p for p in board.empties if board.is_legal(p, to_play)] or [PASS]
-        self.untried = [moves[i] for i in untried_order(len(moves), rng)]
+    def __init__(self, board: PlayoutBoard, to_play: int) -> None:
+        self.untried = [p for p in board.empties if board.is_legal(p, to_play)] or [PASS]
         self.children: dict[int, _Node] = {}
         self.visits = 0
         self.wins = 0.0  # wins of the player who moved into this node
@@ -27,23 +27,23 @@ class _Node:
 
 def _uct(position: PlayoutPosition, rule: SelectionRule, iterations: int, seed: int) -> dict[int, int]:
     rng = random.Random(seed)
-    config = SelectionConfig(rule=rule)
+    c = math.sqrt(2.0) if rule is SelectionRule.UCB1 else 1.0
     root_board = PlayoutBoard.from_stones(position.stones, position.size)
-    root = _Node(root_board, position.to_play, rng)
+    root = _Node(root_board, position.to_play)
     for _ in range(iterations):
         board, color, node, path = root_board.copy(), position.to_play, root, [root]
         while not node.untried and node.children:  # selection
             moves = list(node.children)
             children = [node.children[m] for m in moves]
-            i = select_edge(config, rng, node.visits, [c.visits for c in children],
-                            [c.wins / c.visits for c in children])
+            scores = ucb_scores(rule, node.visits, [c.visits for c in children], [c.wins / c.visits for c in children], c)
+            i = int(scores.argmax())
             board.play(moves[i], color)
             node, color = children[i], 3 - color
             path.append(node)
         if node.untried:  # expansion
-            move = node.untried.pop()
+            move = node.untried.pop(pick_untried(len(node.untried), rng))
             board.play(move, color)
-            child = node.children[move] = _Node(board, 3 - color, rng)
+            child = node.children[move] = _Node(board, 3 - color)
             node, color = child, 3 - color
             path.append(node)
         play_out(board, color, rng.random)  # simulation
