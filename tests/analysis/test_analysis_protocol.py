@@ -25,6 +25,7 @@ DOC_ROOT_FIELDS = {"currentPlayer", "scoreLead", "scoreSelfplay", "scoreStdev", 
                    "rawNoResultProb", "rawStWrError", "rawStScoreError", "rawVarTimeLeft"}
 
 
+@pytest.mark.slow
 def test_the_documented_example_gets_three_complete_responses() -> None:
     doc = {"id": "foo", "initialStones": [["B", "Q4"], ["B", "C4"]], "moves": [["W", "P5"], ["B", "P6"]],
            "rules": "tromp-taylor", "komi": 7.5, "boardXSize": 19, "boardYSize": 19, "analyzeTurns": [0, 1, 2],

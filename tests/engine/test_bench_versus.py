@@ -44,6 +44,7 @@ def test_katago_config_sets_threads_buffer_visits_and_no_pondering() -> None:
     assert keys["allowResignation"] == "false"
 
 
+@pytest.mark.slow
 def test_race_plays_the_same_positions_to_katago_and_times_its_genmoves(tmp_path, monkeypatch) -> None:
     log = _log(tmp_path, monkeypatch)
     setup = VersusSetup(size=5, visits=8, threads=2, positions=2)
@@ -110,6 +111,7 @@ def test_the_ratio_is_the_median_of_rounds_each_run_under_the_same_load() -> Non
     assert isinstance(ratio.details["cpu"], str)
 
 
+@pytest.mark.slow
 def test_with_a_net_the_positions_come_from_its_own_games_at_spread_stages(tmp_path) -> None:
     from miai.nets.evaluator import OnnxEvaluator
     from tests.nets.tiny_nets import build_tiny_net

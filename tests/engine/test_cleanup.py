@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 from miai.engine.config import Config, apply_overrides
 from miai.engine.player import EnginePlayer
 from miai.go.coords import PASS, Color, parse_gtp, to_gtp
@@ -48,6 +50,7 @@ def _clean_up(state: GameState, color: Color, player: EnginePlayer, limit: int) 
     raise AssertionError(f"no pass after {limit} cleanup moves: {[to_gtp(m, 7) for m in moves]}")
 
 
+@pytest.mark.slow
 def test_cleanup_captures_the_dead_stones_in_few_moves_then_passes() -> None:
     # Two lone white stones in Black's area (A1 in the corner: two liberties; B5: four).
     state = _state(WALLS + " w:B5 b:pass w:A1 b:pass w:pass")
@@ -58,6 +61,7 @@ def test_cleanup_captures_the_dead_stones_in_few_moves_then_passes() -> None:
     assert set(moves[:-1]) <= attacked  # never a move elsewhere (no invasion, no filling of its own area)
 
 
+@pytest.mark.slow
 def test_cleanup_as_white_against_a_passing_black_removes_the_dead_stone() -> None:
     # The mirror: a lone black stone in White's area; White must capture it, not invade Black's side.
     state = _state(WALLS + " b:G4 w:pass b:pass")
@@ -66,10 +70,12 @@ def test_cleanup_as_white_against_a_passing_black_removes_the_dead_stone() -> No
     assert set(moves[:-1]) <= {parse_gtp("G3", 7), parse_gtp("G5", 7)}  # its liberties (F4 is White's wall)
 
 
+@pytest.mark.slow
 def test_cleanup_passes_at_once_when_nothing_is_dead() -> None:
     assert _clean_up(_state(WALLS + " b:pass w:pass"), Color.BLACK, _player(), limit=1) == [PASS]
 
 
+@pytest.mark.slow
 def test_final_status_list_dead_agrees_with_the_search_that_passed() -> None:
     """The dead stones KGS uploads are the ones the engine's last search, which chose to pass, gave away."""
     player = _player(seed=5)

@@ -197,6 +197,7 @@ def test_the_option_takes_only_its_three_rules() -> None:
 
 
 
+@pytest.mark.slow
 def test_gtp_graph_dump_writes_the_graph_of_the_last_search(tmp_path: Path) -> None:
     from tests.gtp.fakes import Driver
 

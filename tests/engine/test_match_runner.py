@@ -399,6 +399,7 @@ def test_gnugo_beats_a_random_mover_on_7x7(tmp_path: Path) -> None:
 
 @pytest.mark.gnugo
 @pytest.mark.skipif(not os.access(GNUGO, os.X_OK), reason="GNU Go not installed at /usr/games/gnugo")
+@pytest.mark.slow
 def test_gnugo_against_itself_agrees_on_the_score() -> None:
     gnugo = f"{GNUGO} --mode gtp --level 1 --chinese-rules"
     summary = run_match(gnugo, gnugo, MatchConfig(games=1, size=7, komi=9.5),

@@ -170,6 +170,7 @@ def test_a_fischer_capped_move_limit_caps_the_search_time() -> None:
     assert time.monotonic() - start < 0.5  # 600 s of main time would allow many seconds
 
 
+@pytest.mark.slow
 def test_cleanup_does_not_pass_while_dead_opponent_stones_remain() -> None:
     moves = " ".join(f"b:D{r}" for r in range(1, 8)) + " w:B4 " + " ".join(f"w:F{r}" for r in range(1, 8))
     state = _state(7, moves + " b:pass w:pass")

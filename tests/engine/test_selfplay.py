@@ -90,6 +90,7 @@ def test_search_targets_keep_illegal_moves_out() -> None:
 
 
 @needs_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz")
+@pytest.mark.slow
 def test_self_play_searches_each_position_and_plays_on() -> None:
     """Each position is the previous one plus a move, searched to the visits asked for (reusing the graph), and
     its targets are that search's."""
@@ -153,6 +154,7 @@ def test_a_player_plays_the_searched_moves_and_the_teacher_labels_them_raw() -> 
 
 
 @needs_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz")
+@pytest.mark.slow
 def test_a_player_and_its_opponent_take_turns_and_swap_colours_each_game() -> None:
     """Games against an opponent: each side searches the positions where it is to move, to its own visits; the
     player is Black in the first game and White in the next; every position is stored, the teacher's labels."""
@@ -187,6 +189,7 @@ def test_a_player_and_its_opponent_take_turns_and_swap_colours_each_game() -> No
 
 
 @needs_shared("nets/g170-b6c96-s175395328-d26788732.bin.gz")
+@pytest.mark.slow
 def test_gen_player_names_its_shards_and_needs_a_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     train = train_cli(tmp_path, monkeypatch)
     base = ("gen", "--data", "d", "--teacher", str(TEACHER), "--size", "7", "--positions", "3")

@@ -212,6 +212,7 @@ def same_game(read: GameState, played: GameState) -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(state=played_games())
+@pytest.mark.slow
 def test_what_miai_writes_reads_back_as_the_same_game_without_a_warning(state: GameState) -> None:
     game = load_sgf(write_sgf(state, "B+R"))
     assert game.warnings == []
@@ -278,6 +279,7 @@ def quirky_text(game: SgfGame, quirks: st.DataObject) -> tuple[str, int]:
 
 @settings(max_examples=200, deadline=None)
 @given(state=played_games(), quirks=st.data())
+@pytest.mark.slow
 def test_the_same_game_written_with_quirks_reads_back_the_same_with_a_warning_each(
     state: GameState, quirks: st.DataObject
 ) -> None:

@@ -232,6 +232,7 @@ def rotated() -> list[tuple[Scenario, int, str]]:
             for i, scenario in enumerate(SCENARIOS + FIRST_MOVE)]
 
 
+@pytest.mark.slow
 def test_every_clock_as_the_bridges_send_it_on_a_uniform_evaluator() -> None:
     replay("server", "uniform", rotated())
 

@@ -53,6 +53,7 @@ def test_each_game_is_in_the_results_file_as_soon_as_it_ends(tmp_path: Path) -> 
     assert sorted(p.name for p in tmp_path.glob("*.sgf")) == ["game-0001.sgf", "game-0002.sgf", "game-0003.sgf"]
 
 
+@pytest.mark.slow
 def test_rerunning_the_command_plays_only_the_missing_games_and_counts_each_once(tmp_path: Path) -> None:
     with pytest.raises(Interrupt):
         play(tmp_path, stop_after=4)
@@ -69,6 +70,7 @@ def test_rerunning_the_command_plays_only_the_missing_games_and_counts_each_once
     assert (again.wins, again.draws) == (summary.wins, summary.draws)
 
 
+@pytest.mark.slow
 def test_a_longer_schedule_continues_and_first_game_limits_the_count(tmp_path: Path) -> None:
     play(tmp_path, games=4)
     summary, played = play(tmp_path, games=8, first_game=3)
@@ -76,6 +78,7 @@ def test_a_longer_schedule_continues_and_first_game_limits_the_count(tmp_path: P
     assert [g.number for g in summary.games] == [3, 4, 5, 6, 7, 8]  # games 1 and 2 are not this run's
 
 
+@pytest.mark.slow
 def test_concurrent_games_are_each_recorded_once(tmp_path: Path) -> None:
     with pytest.raises(Interrupt):
         play(tmp_path, games=8, stop_after=3, concurrency=2)
@@ -84,6 +87,7 @@ def test_concurrent_games_are_each_recorded_once(tmp_path: Path) -> None:
     assert sorted(numbers) == list(range(1, 9)) and [g.number for g in summary.games] == list(range(1, 9))
 
 
+@pytest.mark.slow
 def test_a_line_cut_short_by_a_crash_is_dropped_and_its_game_played_again(tmp_path: Path) -> None:
     play(tmp_path, games=2)
     path = tmp_path / RESULTS_NAME
@@ -103,6 +107,7 @@ def test_another_match_in_the_same_folder_is_refused(tmp_path: Path) -> None:
         play(tmp_path, games=2)
 
 
+@pytest.mark.slow
 def test_a_resumed_sprt_that_had_decided_plays_nothing(tmp_path: Path) -> None:
     resigner = [sys.executable, str(SCRIPTED), "--moves", " ".join(["resign"] * 30)]
     config = MatchConfig(games=30, size=5, komi=0.5, sgf_dir=str(tmp_path), sprt=SprtConfig(0, 200))

@@ -189,6 +189,7 @@ def test_openvino_matches_katago_on_every_reference_position(reference: Path | N
     assert not failures, f"{len(failures)} of {len(records)} positions ({precision}):\n" + "\n".join(failures[:10])
 
 
+@pytest.mark.slow
 def test_gtp_refuses_bf16_on_a_cpu_without_it_in_one_line(tmp_path: Path) -> None:
     """Where this CPU has bf16 and OpenVINO is installed the engine starts instead; both are checked."""
     import subprocess
