@@ -11,7 +11,8 @@ engine's resident memory (``VmRSS``) is read from /proc. At the end it prints, a
   clock as the server counts it with no margin at all, or lost a byo-yomi period (each move's time, as the
   referee measured it, replayed through a fresh clock);
 - crashes and restarts of the engine;
-- resident memory: the mean of the last 20 games against the first 20 (flat: within 10%);
+- resident memory: the mean of the last 20 games against the first 20 (flat: within 10%), and the same for the
+  games after the 20th (the evaluation cache, ``net.cache_size`` entries, fills during the first games);
 - for games ended by two passes: how many both engines scored the same (identical ``final_score``).
 
 ``--until HH:MM`` (UTC) stops the match at that time: the game being played then is dropped, the finished ones
@@ -24,7 +25,6 @@ import argparse
 import datetime as dt
 import json
 import shlex
-import signal
 import subprocess
 import sys
 import time
@@ -73,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     pidfile, summary_path, log_dir = out / "engine.pids", out / "match.json", out / "logs"
     pidfile.unlink(missing_ok=True)
-    miai = f"{shlex.quote(sys.executable)} -m miai.engine gtp --config server"
+    miai = f"{shlex.quote(sys.executable)} -m miai.engine gtp --config server" + "".join(
+        f" --set {shlex.quote(option)}" for option in args.set)
     engine = f"sh -c {shlex.quote(f'echo $$ >> {shlex.quote(str(pidfile))}; exec {miai}')}"
     gnugo = f"{args.gnugo} --mode gtp --level {args.level} --chinese-rules"
     command = [sys.executable, "-m", "miai.engine", "match", "--black", engine, "--white", gnugo,
@@ -100,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"soak: {played} games, engine RSS {value / 1024:.1f} MiB", file=sys.stderr, flush=True)
         if deadline is not None and dt.datetime.now(dt.timezone.utc) >= deadline and not stopped:
             print("soak: deadline reached, stopping the match", file=sys.stderr, flush=True)
-            match.send_signal(signal.SIGINT)
+            match.terminate()  # SIGTERM: a match started in the background ignores SIGINT
             stopped = True
     summary = json.loads(summary_path.read_text()) if summary_path.exists() else {"games": []}
     report = _report(summary, rss, pids(pidfile))
@@ -128,9 +129,12 @@ def _report(summary: dict[str, Any], rss: dict[int, int], engine_pids: list[int]
                and g["engine_scores"][0] == g["engine_scores"][1])
     values = [rss[n] for n in sorted(rss)]
     window = min(20, len(values) // 2)
-    first = sum(values[:window]) / window if window else 0.0
-    last = sum(values[-window:]) / window if window else 0.0
+    first, last = _mean(values[:window]), _mean(values[-window:])
     drift = (last - first) / first if first else 0.0
+    # The same after the first 20 games (the evaluation cache fills to net.cache_size entries in the first ones).
+    later = values[20:]
+    later_window = min(20, len(later) // 2)
+    later_first, later_last = _mean(later[:later_window]), _mean(later[-later_window:])
     report = {
         "games": len(games),
         "miai_wins": sum(1 for g in games if g["winner"] == ("B" if g["black"] == "A" else "W")),
@@ -146,11 +150,17 @@ def _report(summary: dict[str, Any], rss: dict[int, int], engine_pids: list[int]
         "rss_last_mib": round(last / 1024, 1),
         "rss_window_games": window,
         "rss_drift": round(drift, 4),
+        "rss_drift_after_20_games": round((later_last - later_first) / later_first, 4) if later_first else None,
+        "rss_max_mib": round(max(values) / 1024, 1) if values else 0.0,
         "rss_mib": [round(v / 1024, 1) for v in values],
     }
     report["ok"] = bool(games) and time_losses == 0 and crashes == 0 and len(engine_pids) == 1 \
         and abs(drift) <= 0.10 and same == len(passes)
     return report
+
+
+def _mean(values: list[int]) -> float:
+    return sum(values) / len(values) if values else 0.0
 
 
 def main() -> int:
@@ -161,6 +171,8 @@ def main() -> int:
                         "dropped)")
     parser.add_argument("--gnugo", default="/usr/games/gnugo")
     parser.add_argument("--level", type=int, default=10, help="GNU Go's level")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="an option for the engine (miai gtp --set), e.g. net.cache_size=0")
     return run(parser.parse_args())
 
 
