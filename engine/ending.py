@@ -22,17 +22,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from miai.engine.searchstate import GoPosition
 from miai.go.board import NO_POINT
 from miai.go.coords import PASS
 from miai.go.geometry import neighbor_table
 from miai.go.rules import Scoring
-from miai.go.state import GameState
 
 SURE = 0.95  # KataGo's "extreme" ownership
 TAIL = 0.05  # 1 - SURE: the penalty grows from 0 at SURE to the full bonus at certainty
 
 
-def ending_bonus(state: GameState, ownership: Sequence[float] | np.ndarray, points: float) -> dict[int, float]:
+def ending_bonus(state: GoPosition, ownership: Sequence[float] | np.ndarray, points: float) -> dict[int, float]:
     """Extra points for White of each root move that has one (moves without are left out), from the root's net
     ``ownership`` (flat, the player to move's view) and ``points`` (rootEndingBonusPoints)."""
     if not points:
@@ -50,7 +50,7 @@ def ending_bonus(state: GameState, ownership: Sequence[float] | np.ndarray, poin
     return mover if to_play == 2 else {move: -extra for move, extra in mover.items()}
 
 
-def _useless_moves(state: GameState, ownership: np.ndarray, points: float, area_ish: bool) -> dict[int, float]:
+def _useless_moves(state: GoPosition, ownership: np.ndarray, points: float, area_ish: bool) -> dict[int, float]:
     """The mover's penalty (negative points) for each empty point it surely owns or surely does not."""
     stones = state.stones().tolist()
     pla = int(state.to_play)
@@ -77,13 +77,13 @@ def _useless_moves(state: GameState, ownership: np.ndarray, points: float, area_
     return out
 
 
-def _would_capture(state: GameState, point: int, opp: int, neighbours: Sequence[Sequence[int]]) -> bool:
+def _would_capture(state: GoPosition, point: int, opp: int, neighbours: Sequence[Sequence[int]]) -> bool:
     """KataGo's Board::wouldBeCapture: a neighbouring opponent chain has one liberty (this point)."""
     board = state.board
     return any(board.color_at(n) == opp and board.liberty_count(n) == 1 for n in neighbours[point])
 
 
-def _joins_weak_chain(state: GameState, point: int, pla: int, safe: Sequence[int],
+def _joins_weak_chain(state: GoPosition, point: int, pla: int, safe: Sequence[int],
                       neighbours: Sequence[Sequence[int]]) -> bool:
     """KataGo's Board::isNonPassAliveSelfConnection: the point is not pass-alive area of ``pla`` and connects a chain
     of ``pla`` that is not pass-alive to another chain of ``pla``."""

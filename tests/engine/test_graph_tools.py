@@ -229,7 +229,7 @@ def test_gtp_graph_dump_to_a_bad_path_fails_and_keeps_the_game(tmp_path: Path) -
 
 # ------------------------------------------------------------------------------------------------------------ RAVE
 def test_amaf_backup_credits_each_node_with_its_own_side_s_first_moves() -> None:
-    from miai.engine.search import _add_amaf
+    from miai.engine.backup import add_amaf
     from miai.nets.evaluator import Amaf
 
     root, middle, leaf = Node(1, -1), Node(2, 1), Node(3, -1)  # Black, White, Black to move
@@ -237,7 +237,7 @@ def test_amaf_backup_credits_each_node_with_its_own_side_s_first_moves() -> None
     first = np.zeros((2, 9))
     first[0, 7] = first[1, 8] = first[1, 3] = 1.0  # the playout: Black took 7 first; White took 8 and 3 first
     amaf = Amaf(first=first, white_wins=first.copy(), playouts=1, white_win_total=1.0)  # White won it
-    _add_amaf([root, middle, leaf], edges, amaf)
+    add_amaf([root, middle, leaf], edges, amaf)
     assert leaf.amaf_n is not None and middle.amaf_n is not None and root.amaf_n is not None
     assert leaf.amaf_n.tolist() == [0, 0, 0, 0, 0, 0, 0, 1, 0] and leaf.amaf_w.tolist() == [0] * 9  # Black lost
     # White moved 5 in the tree; 8 and 3 in the playout (3 counts for White below the root's own move only).

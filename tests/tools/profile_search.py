@@ -33,7 +33,8 @@ PARTS: tuple[tuple[str, str], ...] = (
     ("tree: leaves.py (expand, apply)", r"\(.*engine/leaves\.py"),
     ("tree: selection.py (PUCT)", r"\(.*engine/selection\.py"),
     ("tree: graph.py (nodes, table)", r"\(.*engine/graph\.py"),
-    ("tree: search.py (descent, backup)", r"\(.*engine/search\.py"),
+    ("tree: search.py, playout.py, expansion.py, backup.py (runs, descent, backup)",
+     r"\(.*engine/(search|playout|expansion|backup)\.py"),
 )
 
 

@@ -1,0 +1,243 @@
+"""Playouts: one descent from the root to where the search learns something, on a scratch state.
+
+A playout chooses an edge at each node (miai.engine.selection), plays it on its scratch state (one per slot of the
+batch, copied from the root once per root, never one per node) and ends in one of:
+
+- a new leaf: queued for the evaluator with virtual loss on its path (:class:`Leaf`); when the batch comes back the
+  leaf is expanded (miai.engine.expansion) and its value backed up (miai.engine.backup);
+- a terminal node (two passes): its exact score counts once more;
+- a child that already has more visits than the edge leading to it (a transposition): by
+  ``search.child_visits_exceed_edge`` stop there and only add an edge visit (KataGo's default), always descend, or
+  descend with a probability (:class:`ExceedRule`);
+- a child already on the current path (a cycle): add an edge visit and stop.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, Any, Final, cast
+
+from miai.engine.backup import Backup, add_amaf, unwind
+from miai.engine.config import SearchConfig
+from miai.engine.expansion import Expansion
+from miai.engine.graph import Edge, Node, link
+from miai.engine.searchstate import GoPosition
+from miai.engine.searchstats import Counters, Transpositions
+from miai.engine.selection import SelectionRule, Selector, passing_hack_edge
+from miai.go.coords import PASS
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from miai.nets.evaluator import Evaluation
+
+__all__ = ["Playouts", "Leaf", "ExceedRule", "COLLISION"]
+
+
+class ExceedRule(Enum):
+    """What a playout does at a child that has more visits than the edge it came by (a transposition;
+    ``search.child_visits_exceed_edge``): stop there and only add an edge visit (KataGo's default), always descend,
+    or descend with ``search.leak_probability``."""
+
+    STOP = "stop"
+    CONTINUE = "continue"
+    LEAKY = "leaky"
+
+
+_STOP: Final = ExceedRule.STOP  # module globals: read per descent step
+_CONTINUE: Final = ExceedRule.CONTINUE
+
+
+@dataclass(slots=True)
+class Leaf:
+    """A playout waiting for its leaf's evaluation: the path (with virtual loss) and the scratch state at the leaf."""
+
+    path: list[Node]
+    edges: list[Edge]
+    state: Any  # the game's scratch state (miai.engine.searchstate.SearchState; the evaluator reads it)
+    cut: int = -1  # edges[cut] was taken without an edge visit (passing hack): back up only the edges below it
+
+
+class _Collision(Enum):
+    COLLISION = 0
+
+
+COLLISION: Final = _Collision.COLLISION  # a playout that hit a leaf already waiting in this batch
+
+
+class Playouts:
+    """The search's playouts under one config: ``begin`` a run, then ``collect`` batches and ``apply`` their
+    evaluations. Shares the search's graph (through ``expansion``), counters and random source."""
+
+    def __init__(self, config: SearchConfig, selector: Selector, expansion: Expansion, backup: Backup,
+                 rng: random.Random, count: Counters, keep_parents: bool) -> None:
+        self.config = config
+        self.selector = selector
+        self.expansion = expansion
+        self.backup = backup
+        self.rng = rng
+        self.count = count
+        self.keep_parents = keep_parents  # parent links, for search.stale_update other than "path"
+        self.exceed = ExceedRule(config.child_visits_exceed_edge)
+        self.hacks = config.more_passing_hacks and selector.rule is SelectionRule.PUCT  # (KataGo's PUCT only)
+        # Set by begin() for each run.
+        self.root: Node | None = None
+        self.permitted: Callable[[int], bool] | None = None
+        self.superko = False
+        self.trans = Transpositions()
+        self._met = False  # the current playout met a transposition
+
+    def begin(self, root: Node, permitted: Callable[[int], bool] | None, superko: bool,
+              trans: Transpositions) -> None:
+        """Start a run from ``root``: its root move filter, whether superko can make a known edge illegal on
+        another path, and where its transposition statistics go."""
+        self.root, self.permitted, self.superko, self.trans = root, permitted, superko, trans
+
+    def collect(self, states: list[Any]) -> tuple[int, list[Leaf]]:
+        """Run one playout per scratch state; returns (playouts finished without the net, leaves to evaluate)."""
+        done = 0
+        leaves: list[Leaf] = []
+        trans = self.trans
+        for state in states:
+            self._met = False
+            result = self._descend(state)
+            if result is not COLLISION:
+                trans.playouts += 1
+                trans.met += self._met
+            if result is None:
+                done += 1
+            elif result is COLLISION:
+                self.count.collisions += 1
+                break  # the rest of the batch would mostly collide again; evaluate what we have
+            else:
+                leaves.append(result)
+        self.count.playouts += done + len(leaves)
+        return done, leaves
+
+    def apply(self, leaves: list[Leaf], evaluations: list[Evaluation]) -> None:
+        """Expand each evaluated leaf, back its value up and return its scratch state to the root."""
+        self.count.net_evals += len(leaves)
+        self.count.eval_batches += 1
+        rave = self.config.rave_equivalence > 0
+        for leaf, evaluation in zip(leaves, evaluations):
+            node = leaf.path[-1]
+            self.expansion.expand(node, leaf.state, evaluation)
+            node.pending = False
+            if evaluation.amaf is not None and rave:
+                add_amaf(leaf.path, leaf.edges, evaluation.amaf)
+            self._finish(leaf.state, leaf.path, leaf.edges, leaf.cut)
+
+    def abort(self, leaves: list[Leaf]) -> None:
+        """Undo the virtual loss and scratch moves of playouts whose evaluation failed, so the graph stays sound."""
+        for leaf in leaves:
+            leaf.path[-1].pending = False
+            unwind(leaf.state, leaf.path, leaf.edges)
+
+    def _finish(self, state: Any, path: list[Node], edges: list[Edge], cut: int = -1) -> None:
+        """Back up a playout that needs no evaluation (the edges below ``cut``, see :class:`Leaf`)."""
+        self.trans.refreshed += self.backup.finish(state, path, edges, cut)
+
+    def _descend(self, state: Any) -> Leaf | _Collision | None:
+        """One playout from the root on ``state``. Returns a Leaf to evaluate, COLLISION, or None if finished."""
+        exceed = self.exceed
+        choose = self.selector.choose
+        hacks = self.hacks and self.permitted is None
+        count = self.count
+        node = root = self.root
+        assert node is not None
+        path = [node]
+        edges: list[Edge] = []
+        on_path = {id(node)}
+        node.virtual_loss += 1
+        cut = -1
+        while True:
+            if node.terminal:
+                node.visits += 1  # each visit of a terminal node adds its exact result once more
+                node.weight += 1.0
+                node.weight_sq += 1.0
+                count.terminal_visits += 1
+                self._finish(state, path, edges, cut)
+                return None
+            if not node.expanded:
+                if node.pending:
+                    unwind(state, path, edges)
+                    return COLLISION
+                node.pending = True
+                return Leaf(path, edges, state, cut)
+            weightless = False
+            edge = choose(node, node is root)
+            if edge is not None and hacks:
+                forced = passing_hack_edge(node, state, edge)
+                if forced is not None:
+                    edge, weightless, cut = forced, True, len(edges)
+                    count.passing_hack_playouts += 1
+            if edge is None:  # no playable move (impossible in Go, where pass is always an edge)
+                return self._dead_end(state, path, edges, cut)
+            move = edge.move
+            if move != PASS and (edge.child is None or self.superko) and not state.is_legal(move):
+                edge.illegal = True  # e.g. superko on this path: skip the edge from now on
+                count.illegal_edges += 1
+                continue
+            child = edge.child
+            if child is None:
+                child = self._make_child(node, edge, state, len(path))
+            else:
+                state.play_unchecked(move)
+                if child.in_edges > 1:
+                    self._met = True
+            if id(child) in on_path:
+                edges.append(edge)
+                count.cycle_stops += 1
+                self._finish(state, path, edges, cut)
+                return None
+            # A visit without an edge visit goes on down: it is meant to add child visits beyond the edge's.
+            if child.visits > edge.visits and exceed is not _CONTINUE and not child.terminal and not weightless:
+                if exceed is _STOP or self.rng.random() >= self.config.leak_probability:
+                    edges.append(edge)
+                    count.stopped_early += 1
+                    self._finish(state, path, edges, cut)
+                    return None
+                count.leaky_descents += 1
+            child.virtual_loss += 1
+            path.append(child)
+            edges.append(edge)
+            on_path.add(id(child))
+            node = child
+
+    def _dead_end(self, state: Any, path: list[Node], edges: list[Edge], cut: int) -> _Collision | None:
+        """A node without a playable move: at the root the playout cannot go anywhere; below it, as the stop rule,
+        the edge into the node counts once more with the node's current value."""
+        if path[-1] is self.root:
+            unwind(state, path, edges)
+            return COLLISION
+        path.pop().virtual_loss -= 1
+        self._finish(state, path, edges, cut)
+        return None
+
+    def _make_child(self, node: Node, edge: Edge, state: Any, depth: int) -> Node:
+        """Play ``edge``'s move on ``state`` and give the edge its child node (found in the table, or new)."""
+        move = edge.move
+        expansion = self.expansion
+        bias_key = expansion.bias_key(state, move)
+        # KataGo's forceNonTerminal: a pass that ends the game is searched on, not scored, from the root under
+        # conservativePass and anywhere as a friendly pass (tested before the move, as KataGo does).
+        searched_on = False
+        if move == PASS and expansion.go:
+            go = cast(GoPosition, state)
+            searched_on = ((node is self.root and self.config.conservative_pass and go.pass_ends_game_outright())
+                           or go.pass_is_friendly())
+        state.play_unchecked(move)
+        child, found = expansion.child_for(state, bias_key, searched_on)
+        if found:
+            self.count.transposition_hits += 1
+            self._met = True
+            depths = self.trans.hit_depths
+            depths[depth] = depths.get(depth, 0) + 1
+        else:
+            self.count.nodes_created += 1
+        edge.child = child
+        link(node, child, self.keep_parents)
+        node.visited_mass += edge.prior  # (KataGo: the policy of every child made so far, in flight too)
+        return child
