@@ -14,6 +14,7 @@ is what the net alone can do, and miai's visits/s over it says how much of the n
 
 from __future__ import annotations
 
+import os
 import random
 import statistics
 import tempfile
@@ -21,7 +22,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -136,11 +137,29 @@ def race(binary: str, model: str, evaluator: Any, config: SearchConfig, setup: V
                           for _ in range(repeats)]
         except GtpClientError as exc:
             raise VersusError(f"peer engine {binary}: {exc}") from exc
-    ratios = [round(_ratio(m[0] / m[1], k[0] / k[1]), 3) for m, k in rounds]
-    mine = _median_result("miai", setup, [m for m, _ in rounds])
-    mine.details["round_ratios"] = ratios
+    mine = _median_result("miai", setup, [(m.visits, m.seconds) for m, _ in rounds])
+    mine.details["round_ratios"] = [round(_ratio(m.visits / m.seconds, k.visits / k.seconds), 3) for m, k in rounds]
+    mine.details["cpu_ratios"] = [round(_ratio(m.visits / m.cpu, k.visits / k.cpu), 3) if m.cpu > 0 and k.cpu > 0
+                                  else 0.0 for m, k in rounds]
     mine.details["plies"] = [len(g) for g in games]
-    return _median_result("katago", setup, [k for _, k in rounds]), mine
+    return _median_result("katago", setup, [(k.visits, k.seconds) for _, k in rounds]), mine
+
+
+class _Round(NamedTuple):
+    """One engine's share of a round: visits searched, wall seconds, and CPU seconds of the engine's process."""
+
+    visits: int
+    seconds: float
+    cpu: float
+
+
+def _process_cpu(pid: int) -> float:
+    """CPU seconds (user + system, all threads) a process has used so far (Linux; 0 where /proc is absent)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime: fields 14 and 15
 
 
 def _median_result(who: str, setup: VersusSetup, rounds: list[tuple[int, float]]) -> BenchResult:
@@ -162,9 +181,9 @@ def _katago_warm_up(engine: GtpEngine, setup: VersusSetup) -> None:
     engine.send(f"kata-set-param maxVisits {setup.visits}")
 
 
-def _katago_round(engine: GtpEngine, setup: VersusSetup, games: Sequence[Sequence[int]]) -> tuple[int, float]:
-    """(visits, seconds) of one ``genmove`` per position."""
-    seconds = 0.0
+def _katago_round(engine: GtpEngine, setup: VersusSetup, games: Sequence[Sequence[int]]) -> _Round:
+    """Visits, wall and CPU seconds of one ``genmove`` per position."""
+    seconds = cpu = 0.0
     for moves in games:
         engine.send("clear_board")  # also drops KataGo's search tree: no reuse between positions
         engine.send("clear_cache")  # and its net cache: every search starts cold, as miai's do
@@ -172,15 +191,16 @@ def _katago_round(engine: GtpEngine, setup: VersusSetup, games: Sequence[Sequenc
         for move in moves:
             engine.send(f"play {color} {to_gtp(move, setup.size)}")
             color = "w" if color == "b" else "b"
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), _process_cpu(engine.process.pid)
         engine.send(f"genmove {color}", timeout=SEARCH_TIMEOUT)
         seconds += time.perf_counter() - start
-    return setup.visits * len(games), seconds
+        cpu += _process_cpu(engine.process.pid) - cpu_start
+    return _Round(setup.visits * len(games), seconds, cpu)
 
 
 def _miai_search(evaluator: Any, config: SearchConfig, setup: VersusSetup, moves: Sequence[int],
-                 visits: int) -> tuple[int, float]:
-    """(root visits, seconds) of a fresh search of ``visits`` visits after ``moves``, with cold caches (the
+                 visits: int) -> _Round:
+    """Root visits, wall and CPU seconds (this process, the net's threads included) of a fresh search of ``visits`` visits after ``moves``, with cold caches (the
     evaluation cache and the feature encoder's ladder memo), so repeated rounds measure the same work."""
     from miai.nets import features
 
@@ -192,15 +212,15 @@ def _miai_search(evaluator: Any, config: SearchConfig, setup: VersusSetup, moves
         state.push(move)
     engine = Search(evaluator, config)
     engine.set_root(state)
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     snapshot = engine.run(None, None, max_visits=visits, max_playouts=0, max_time=0)
-    return snapshot.root.visits, time.perf_counter() - start
+    return _Round(snapshot.root.visits, time.perf_counter() - start, time.process_time() - cpu_start)
 
 
 def _miai_round(evaluator: Any, config: SearchConfig, setup: VersusSetup,
-                games: Sequence[Sequence[int]]) -> tuple[int, float]:
+                games: Sequence[Sequence[int]]) -> _Round:
     done = [_miai_search(evaluator, config, setup, moves, setup.visits) for moves in games]
-    return sum(v for v, _ in done), sum(t for _, t in done)
+    return _Round(sum(r.visits for r in done), sum(r.seconds for r in done), sum(r.cpu for r in done))
 
 
 def bench_bare_net(session: Any, size: int, batches: Sequence[int], seconds: float) -> list[BenchResult]:
@@ -246,6 +266,13 @@ def versus_rows(katago: BenchResult | None, miai: BenchResult, bare: Sequence[Be
         rows.append(BenchResult(miai.name.replace("miai", "miai/katago"), statistics.median(ratios), "ratio",
                                 miai.seconds + katago.seconds, miai.count,
                                 {"round_ratios": ratios, "cpu": cpu_vector_extensions()}))
+        per_cpu = miai.details.get("cpu_ratios")
+        if isinstance(per_cpu, list) and per_cpu and all(float(r) > 0 for r in per_cpu):
+            # Visits per CPU second: what each engine gets from the cores it uses, steadier than wall time on a
+            # loaded machine (it does not count the time an engine waits for a core), blind to idle cores.
+            rows.append(BenchResult(miai.name.replace("miai", "miai/katago per CPU second"),
+                                    statistics.median(float(r) for r in per_cpu), "ratio",
+                                    miai.seconds + katago.seconds, miai.count, {"cpu_ratios": per_cpu}))
     if bare:
         best = max(bare, key=lambda r: r.value)
         rows.append(BenchResult(f"{best.name.split(':')[0]}: best bare net (batch {best.details['batch']})",

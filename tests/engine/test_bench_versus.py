@@ -66,6 +66,7 @@ def test_race_plays_the_same_positions_to_katago_and_times_its_genmoves(tmp_path
     assert katago.value == pytest.approx(16 / katago.seconds)
     assert len(katago.details["round_rates"]) == 2
     assert miai.count >= 16 and miai.unit == "visits/s"
+    assert len(miai.details["round_ratios"]) == len(miai.details["cpu_ratios"]) == 2
 
 
 @pytest.mark.slow
@@ -109,6 +110,15 @@ def test_the_ratio_is_the_median_of_rounds_each_run_under_the_same_load() -> Non
     [ratio] = versus_rows(katago, miai, [])
     assert ratio.value == pytest.approx(0.8) and ratio.details["round_ratios"] == [0.7, 1.4, 0.8]
     assert isinstance(ratio.details["cpu"], str)
+
+
+def test_visits_per_cpu_second_get_their_own_ratio_row() -> None:
+    katago = BenchResult("versus 9x9 8v 2t: katago", 100.0, "visits/s", 1.0, 100)
+    miai = BenchResult("versus 9x9 8v 2t: miai", 150.0, "visits/s", 1.0, 150,
+                       {"round_ratios": [1.5], "cpu_ratios": [0.9, 1.1, 1.0]})
+    wall, per_cpu = versus_rows(katago, miai, [])
+    assert per_cpu.name == "versus 9x9 8v 2t: miai/katago per CPU second" and per_cpu.value == pytest.approx(1.0)
+    assert wall.value == pytest.approx(1.5)
 
 
 @pytest.mark.slow
