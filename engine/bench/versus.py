@@ -142,6 +142,8 @@ def race(binary: str, model: str, evaluator: Any, config: SearchConfig, setup: V
     mine.details["cpu_ratios"] = [round(_ratio(m.visits / m.cpu, k.visits / k.cpu), 3) if m.cpu > 0 and k.cpu > 0
                                   else 0.0 for m, k in rounds]
     mine.details["plies"] = [len(g) for g in games]
+    middle = sorted(rounds, key=lambda r: r[0].visits / r[0].cpu if r[0].cpu > 0 else 0.0)[(len(rounds) - 1) // 2][0]
+    mine.details["visits_per_cpu_second"] = round(middle.visits / middle.cpu, 1) if middle.cpu > 0 else 0.0
     return _median_result("katago", setup, [(k.visits, k.seconds) for _, k in rounds]), mine
 
 
@@ -247,12 +249,14 @@ def bench_bare_net(session: Any, size: int, batches: Sequence[int], seconds: flo
     for batch in batches:
         feeds = {"input_spatial": spatial[:batch], "input_global": global_[:batch]}
         session.run(None, feeds)  # warm-up: the first run of a shape allocates
-        count, start = 0, time.perf_counter()
+        count, start, cpu_start = 0, time.perf_counter(), time.process_time()
         while (elapsed := time.perf_counter() - start) < seconds:
             session.run(None, feeds)
             count += batch
+        cpu = time.process_time() - cpu_start
         results.append(BenchResult.from_count(f"net {size}x{size}: bare session (batch {batch})", count, elapsed,
-                                              "evals/s", size=size, batch=batch))
+                                              "evals/s", size=size, batch=batch,
+                                              evals_per_cpu_second=round(count / cpu, 1) if cpu > 0 else 0.0))
     return results
 
 
@@ -279,6 +283,12 @@ def versus_rows(katago: BenchResult | None, miai: BenchResult, bare: Sequence[Be
                                 best.value, "evals/s", best.seconds, best.count, dict(best.details)))
         rows.append(BenchResult(miai.name.replace("miai", "miai search/bare net"), _ratio(miai.value, best.value),
                                 "ratio", miai.seconds, miai.count))
+        search_cpu = miai.details.get("visits_per_cpu_second")
+        bare_cpu = max(float(str(r.details.get("evals_per_cpu_second", 0.0))) for r in bare)
+        if isinstance(search_cpu, float) and search_cpu > 0 and bare_cpu > 0:
+            # The share of miai's CPU that goes to the net: the rest is the search's Python, encoding, decoding.
+            rows.append(BenchResult(miai.name.replace("miai", "miai search/bare net per CPU second"),
+                                    search_cpu / bare_cpu, "ratio", miai.seconds, miai.count))
     return rows
 
 

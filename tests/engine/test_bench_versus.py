@@ -119,6 +119,11 @@ def test_visits_per_cpu_second_get_their_own_ratio_row() -> None:
     wall, per_cpu = versus_rows(katago, miai, [])
     assert per_cpu.name == "versus 9x9 8v 2t: miai/katago per CPU second" and per_cpu.value == pytest.approx(1.0)
     assert wall.value == pytest.approx(1.5)
+    miai.details["visits_per_cpu_second"] = 60.0
+    bare = [BenchResult("net 9x9: bare session (batch 8)", 300.0, "evals/s", 1.0, 1,
+                        {"batch": 8, "evals_per_cpu_second": 150.0})]
+    share = versus_rows(katago, miai, bare)[-1]
+    assert share.name == "versus 9x9 8v 2t: miai search/bare net per CPU second" and share.value == pytest.approx(0.4)
 
 
 @pytest.mark.slow
