@@ -20,6 +20,7 @@ evaluator uses; ``OpenVinoSession`` implements it over an OpenVINO compiled mode
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from miai.nets.evaluator import Evaluation
 
 __all__ = ["BACKENDS", "PRECISIONS", "GATE", "BackendError", "NetSession", "TensorInfo", "OpenVinoSession",
-           "Choice", "cpu_precisions", "check_available", "open_openvino", "gate_failures", "choose", "choice_path"]
+           "Choice", "cpu_flags", "cpu_precisions", "check_available", "open_openvino", "gate_failures", "choose", "choice_path"]
 
 BACKENDS = ("auto", "onnxruntime", "openvino")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
@@ -87,18 +88,21 @@ class NetSession(Protocol):
 
 
 # ------------------------------------------------------------------------------------------------- what runs here
+@functools.cache  # a fact of the machine; asked once per candidate pair and per load
 def cpu_precisions() -> frozenset[str]:
     """The reduced precisions this CPU computes in natively: OpenVINO's own report when it is installed, else the
     CPU flags (Linux) that OpenVINO's CPU plugin needs for them."""
     try:
         import openvino as ov
     except ImportError:
-        return _precisions_from_flags(_cpu_flags())
+        return _precisions_from_flags(cpu_flags())
     capabilities = set(ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES"))
     return frozenset(p for p, cap in (("bf16", "BF16"), ("fp16", "FP16")) if cap in capabilities)
 
 
-def _cpu_flags() -> frozenset[str]:
+@functools.cache
+def cpu_flags() -> frozenset[str]:
+    """This CPU's feature flags as Linux lists them in /proc/cpuinfo (empty elsewhere)."""
     try:
         text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -169,8 +173,9 @@ class OpenVinoSession:
         import openvino as ov
 
         core = ov.Core()
+        model = core.read_model(source)  # a path or the ONNX file's bytes
+        # OpenVINO keeps no ONNX metadata_props (model version, score multipliers): read them with onnx.
         proto = onnx.load_model_from_string(source) if isinstance(source, bytes) else onnx.load(source)
-        model = core.read_model(proto.SerializeToString() if isinstance(source, bytes) else source)
         hint = {"fp32": "f32", "bf16": "bf16", "fp16": "f16", "int8": "f32"}[precision]
         config: dict[str, Any] = {
             "PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": 1, "INFERENCE_PRECISION_HINT": hint,
@@ -289,7 +294,7 @@ def choice_path(net_digest: str, threads: int, directory: Path) -> Path:
         ov_version = ov.get_version()
     except ImportError:
         ov_version = "none"
-    cpu = hashlib.sha256(" ".join(sorted(_cpu_flags())).encode()).hexdigest()[:12]
+    cpu = hashlib.sha256(" ".join(sorted(cpu_flags())).encode()).hexdigest()[:12]
     key = hashlib.sha256(f"{net_digest}|{threads}|{cpu}|{ort.__version__}|{ov_version}|{CHOICE_VERSION}".encode())
     return directory / "backends" / f"{key.hexdigest()[:24]}.json"
 
@@ -313,17 +318,19 @@ def write_choice(path: Path, choice: Choice) -> None:
                     path.parent, exc.strerror or exc)
 
 
-def choose(pairs: Sequence[tuple[str, str]], rejected: Mapping[str, str], open_pair: Any, size: int,
+def choose(pairs: Sequence[tuple[str, str]], rejected: Mapping[str, str], open_pair: Any, size: int | None = None,
            batch: int = 8, seconds: float = 0.5, positions: int = 12) -> Choice:
-    """Measure every pair on ``positions`` random positions of ``size``: the gate against onnxruntime fp32, then
+    """Measure every pair on ``positions`` random positions of ``size`` (default: the net's fixed board, else
+    19x19): the gate against onnxruntime fp32, then
     the bare session's evals/s at ``batch`` (three interleaved rounds, the best counts: load from other processes
     only ever slows a round down). ``open_pair(backend, precision)`` gives an ``OnnxEvaluator`` of that pair."""
     from miai.nets import features
 
-    states = sample_states(size, positions)
     evaluators = {pair: open_pair(*pair) for pair in pairs}
     reference_pair = ("onnxruntime", "fp32")
     reference = (evaluators[reference_pair] if reference_pair in evaluators else open_pair(*reference_pair))
+    size = size or reference.info.nn_len or 19
+    states = sample_states(size, positions)
     symmetries = [[0]] * len(states)
     expected = reference.evaluate_with(states, symmetries, 0.0)
     out = dict(rejected)

@@ -125,8 +125,7 @@ def _auto(path: Path, model_bytes: bytes | None, backend: str, precision: str, d
         def open_pair(b: str, p: str) -> OnnxEvaluator:
             return OnnxEvaluator(str(path), OnnxConfig(backend=b, precision=p, **measuring), model_bytes=model_bytes)
 
-        size = OnnxEvaluator(str(path), OnnxConfig(**measuring), model_bytes=model_bytes).info.nn_len or 19
-        choice = backends.choose(pairs, rejected, open_pair, size)
+        choice = backends.choose(pairs, rejected, open_pair)
         backends.write_choice(where, choice)
     if report is not None:
         report(choice.describe())

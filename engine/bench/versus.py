@@ -33,6 +33,7 @@ from miai.go.coords import to_gtp
 from miai.go.rules import Rules
 from miai.go.state import GameState
 from miai.gtp.client import GtpClientError, GtpEngine
+from miai.nets.backends import cpu_flags
 from miai.nets.evaluator import CachingEvaluator, OnnxEvaluator
 
 __all__ = ["VersusSetup", "katago_config", "versus_positions", "race", "bench_bare_net", "versus_rows",
@@ -304,15 +305,9 @@ def _name(who: str, setup: VersusSetup) -> str:
 def cpu_vector_extensions() -> str:
     """The widest vector extensions of this CPU, as its flags say (Linux): onnxruntime and OpenVINO use AVX-512
     where it is there, and KataGo's peer build (AVX2 only) never does, so the ratio depends on it."""
-    try:
-        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    flags = cpu_flags()
+    if not flags:
         return "unknown"
-    flags: set[str] = set()
-    for line in text.splitlines():
-        if line.startswith("flags"):
-            flags = set(line.split(":", 1)[1].split())
-            break
     found = [name for name, flag in (("avx512", "avx512f"), ("bf16", "avx512_bf16"), ("vnni", "avx512_vnni"),
                                      ("amx", "amx_tile")) if flag in flags]
     if found:
