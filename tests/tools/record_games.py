@@ -38,7 +38,9 @@ _COMMON = ("search.max_time=0", "search.max_playouts=0", "net.symmetry=fixed", "
 
 # name -> (model, size, moves at most, visits per move, overrides): the net under KataGo's defaults (overlapped
 # batches, root noise), the graph's other rules (leaky descent, stale updates over ancestors, a tree, the classic
-# final choice), and the random-playout evaluator under UCB1 with RAVE and UCB1-TUNED.
+# final choice), and the random-playout evaluator under UCB1 with RAVE and UCB1-TUNED. The playouts are played in
+# Python (``:python``): the compiled ones (the `fast` extra, numba) draw from numba's own generator, so the same seed
+# gives other games where numba is installed, as in CI.
 GAMES: dict[str, tuple[str, int, int, int, tuple[str, ...]]] = {
     "net-default": ("net", 9, 90, 40, ("search.seed=7", "search.root_noise=true", "search.batch_size=8")),
     "net-leaky-ancestors": ("net", 9, 90, 40, ("search.seed=11", "search.batch_size=1", "search.overlap=false",
@@ -49,9 +51,9 @@ GAMES: dict[str, tuple[str, int, int, int, tuple[str, ...]]] = {
                                                 "search.stale_update=parents", "search.wide_root_noise=0.04")),
     "net-tree-wins": ("net", 9, 70, 32, ("search.seed=3", "search.graph=false", "search.final_choice=wins",
                                          "search.batch_size=4")),
-    "playouts-ucb1-rave": ("playouts:4", 9, 90, 64, ("search.seed=13", "search.selection=ucb1",
+    "playouts-ucb1-rave": ("playouts:4:python", 9, 90, 64, ("search.seed=13", "search.selection=ucb1",
                                                      "search.rave_equivalence=500", "search.batch_size=8")),
-    "playouts-ucb1-tuned": ("playouts:4", 9, 90, 64, ("search.seed=17", "search.selection=ucb1-tuned",
+    "playouts-ucb1-tuned": ("playouts:4:python", 9, 90, 64, ("search.seed=17", "search.selection=ucb1-tuned",
                                                       "search.batch_size=8")),
 }
 
