@@ -26,6 +26,7 @@ import json
 import logging
 import os
 import random
+import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -87,13 +88,32 @@ class NetSession(Protocol):
     def get_providers(self) -> list[str]: ...
 
 
+def import_openvino() -> Any:
+    """The ``openvino`` module, without its model-conversion tools.
+
+    ``import openvino`` also imports ``openvino.tools.ovc``, which on import sends a usage event to Intel's telemetry
+    service unless the user opted out, from a process it forks (openvino_telemetry's GA4 backend). Forked from the
+    engine's threads, that child can hang for good holding the engine's stdout and stderr open: a GUI that waits for
+    the engine's output to end (KaTrain on shutdown) hangs with it, and a Go engine has no business sending usage
+    reports. miai only runs ONNX files and never converts models, so the tools are marked absent before the import;
+    openvino's ``__init__`` skips them on ImportError.
+
+    Raises:
+        ImportError: OpenVINO is not installed.
+    """
+    sys.modules.setdefault("openvino.tools.ovc", None)  # type: ignore[arg-type]
+    import openvino
+
+    return openvino
+
+
 # ------------------------------------------------------------------------------------------------- what runs here
 @functools.cache  # a fact of the machine; asked once per candidate pair and per load
 def cpu_precisions() -> frozenset[str]:
     """The reduced precisions this CPU computes in natively: OpenVINO's own report when it is installed, else the
     CPU flags (Linux) that OpenVINO's CPU plugin needs for them."""
     try:
-        import openvino as ov
+        ov = import_openvino()
     except ImportError:
         return _precisions_from_flags(cpu_flags())
     capabilities = set(ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES"))
@@ -124,7 +144,7 @@ def _precisions_from_flags(flags: frozenset[str]) -> frozenset[str]:
 
 def openvino_installed() -> bool:
     try:
-        import openvino  # noqa: F401
+        import_openvino()
     except ImportError:
         return False
     return True
@@ -170,8 +190,8 @@ class OpenVinoSession:
 
     def __init__(self, source: str | bytes, precision: str, threads: int) -> None:
         import onnx
-        import openvino as ov
 
+        ov = import_openvino()
         core = ov.Core()
         model = core.read_model(source)  # a path or the ONNX file's bytes
         # OpenVINO keeps no ONNX metadata_props (model version, score multipliers): read them with onnx.
@@ -290,8 +310,7 @@ def choice_path(net_digest: str, threads: int, directory: Path) -> Path:
     import onnxruntime as ort
 
     try:
-        import openvino as ov
-        ov_version = ov.get_version()
+        ov_version = import_openvino().get_version()
     except ImportError:
         ov_version = "none"
     cpu = hashlib.sha256(" ".join(sorted(cpu_flags())).encode()).hexdigest()[:12]

@@ -206,3 +206,23 @@ def test_gtp_refuses_bf16_on_a_cpu_without_it_in_one_line(tmp_path: Path) -> Non
         assert str(exc) in done.stderr and len([ln for ln in done.stderr.splitlines() if ln.strip()]) == 1
     else:
         assert done.returncode == 0 and "= miai" in done.stdout
+
+
+@needs_openvino
+def test_loading_openvino_sends_no_telemetry_and_forks_nothing(tmp_path: Path) -> None:
+    # openvino's model-conversion tools send a usage event from a forked process when imported; a forked child
+    # once hung holding the engine's output open (KaTrain waited for it on shutdown).
+    import subprocess
+    import sys
+
+    net = build_tiny_net(tmp_path / "tiny.onnx", board_size=9)
+    script = ("import glob, sys\n"
+              "from miai.nets.loading import load_evaluator\n"
+              f"load_evaluator({str(net)!r}, backend='openvino')\n"
+              "children = ''.join(open(f).read() for f in glob.glob('/proc/self/task/*/children'))\n"
+              "print([m for m in sys.modules if m.startswith('openvino_telemetry')], repr(children.strip()))\n")
+    # HOME without OpenVINO's consent file: telemetry would be sent (it is on unless opted out).
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["[]", "''"]
