@@ -5,8 +5,8 @@
 
 from __future__ import annotations
 
+from miai.nets.cache import CachedEvaluator
 from miai.nets.evaluator import (
-    CachedEvaluator,
     CachingEvaluator,
     Evaluation,
     Evaluator,

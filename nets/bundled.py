@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from miai.nets import features
-from miai.nets.evaluator import (CachedEvaluator, Evaluation, Evaluator, EvaluatorError, Finish, evaluate_root,
+from miai.nets.cache import CachedEvaluator
+from miai.nets.evaluator import (Evaluation, Evaluator, EvaluatorError, Finish, evaluate_root,
                                  set_playout_advantage, start_evaluation)
 
 if TYPE_CHECKING:

@@ -8,13 +8,11 @@
 - ``UniformEvaluator``: a uniform policy over legal moves and an even game; for tests.
 - ``OnnxEvaluator``: a KataGo net converted to ONNX, run by onnxruntime in batches, with one
   fixed symmetry, a random one per call, or the average of all eight.
-- ``CachedEvaluator``: an LRU cache in front of any evaluator, keyed by a digest of the net inputs.
 """
 
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -701,110 +699,3 @@ def _average(evaluations: list[Evaluation]) -> Evaluation:
         shortterm_winloss_error=mean("shortterm_winloss_error"),
         shortterm_score_error=mean("shortterm_score_error"),
     )
-
-
-# --------------------------------------------------------------------------------------------
-# LRU cache.
-# --------------------------------------------------------------------------------------------
-
-
-class CachedEvaluator:
-    """An LRU cache of evaluations in front of ``inner``, keyed by ``key`` (``features.CACHE_KEYS``): by default
-    ``features.input_key``, so that positions reached by different move orders share an entry only when their
-    net inputs agree; ``features.situation_key`` shares it whenever the situation agrees, as KataGo's NN cache.
-    Duplicates within one batch are evaluated once. An entry of a 19x19 evaluation with ownership
-    takes about 3.5 kB, so the default capacity holds roughly 70 MB.
-    """
-
-    def __init__(self, inner: Evaluator, capacity: int = 20_000,
-                 key: Callable[[GameState], bytes] = features.input_key) -> None:
-        if capacity < 1:
-            raise ValueError("capacity must be at least 1")
-        self.inner = inner
-        self.key = key
-        self._advantage: tuple[int, float] = (0, 0.0)
-        self.capacity = capacity
-        self.max_batch = inner.max_batch
-        self.hits = 0
-        self.misses = 0
-        self._entries: OrderedDict[bytes, Evaluation] = OrderedDict()
-        # Guards the table (a GTP thread and a search thread may share the cache); the inner
-        # evaluation runs outside it.
-        self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def clear(self) -> None:
-        """Forget every entry (e.g. after komi or rules change the meaning of a position)."""
-        with self._lock:
-            self._entries.clear()
-
-    def evaluate_root(self, state: GameState, conservative_pass: bool = False) -> Evaluation:
-        """See ``RootEvaluator``: past the cache when the evaluator behind evaluates roots its own way (a root is
-        evaluated once a search, and differently from the same position inside one), else through it."""
-        if isinstance(self.inner, RootEvaluator):
-            return self.inner.evaluate_root(state, conservative_pass)
-        return self.evaluate([state])[0]
-
-    def set_playout_advantage(self, color: int, value: float) -> None:
-        """See ``AdvantageEvaluator``: passed on to the evaluator behind, and the entries forgotten when it changes
-        (KataGo hashes the advantage into its NN cache key instead)."""
-        if set_playout_advantage(self.inner, color, value) and not same_advantage((color, value), self._advantage):
-            self.clear()
-        self._advantage = (color, value)
-
-    def evaluator_for(self, size: int) -> Evaluator:
-        """See ``WrappingEvaluator``: the evaluator behind the cache, for every size."""
-        return self.inner
-
-    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
-        """See ``Evaluator.evaluate``. A position counts as a hit when its entry was cached at the
-        start of the call (or it occurred earlier in the same batch); afterwards the entries are
-        refreshed in batch order, so the call acts on the LRU order like one lookup per position."""
-        keys, values, todo = self._look_up(states)
-        if todo:
-            values.update(zip(todo, self.inner.evaluate(list(todo.values()))))
-        return self._keep(keys, values)
-
-    def start(self, states: Sequence[GameState]) -> Finish:
-        """See ``StagedEvaluator``: the lookups now, the misses started on the evaluator behind."""
-        keys, values, todo = self._look_up(states)
-        inner = start_evaluation(self.inner, list(todo.values())) if todo else None
-
-        def finish() -> list[Evaluation]:
-            if inner is not None:
-                values.update(zip(todo, inner()))
-            return self._keep(keys, values)
-
-        return finish
-
-    def _look_up(self, states: Sequence[GameState]) -> tuple[list[bytes], dict[bytes, Evaluation],
-                                                              dict[bytes, GameState]]:
-        """Each state's key, the evaluations found, and the states still to evaluate (one per key)."""
-        keys = [self.key(s) for s in states]
-        values: dict[bytes, Evaluation] = {}
-        todo: dict[bytes, GameState] = {}
-        with self._lock:
-            for key, state in zip(keys, states):
-                if key in values or key in todo:
-                    self.hits += 1
-                elif key in self._entries:
-                    values[key] = self._entries[key]
-                    self.hits += 1
-                else:
-                    todo[key] = state
-                    self.misses += 1
-        return keys, values, todo
-
-    def _keep(self, keys: list[bytes], values: dict[bytes, Evaluation]) -> list[Evaluation]:
-        with self._lock:
-            for key in dict.fromkeys(keys):
-                self._store(key, values[key])
-        return [values[key] for key in keys]
-
-    def _store(self, key: bytes, evaluation: Evaluation) -> None:
-        self._entries[key] = evaluation
-        self._entries.move_to_end(key)
-        while len(self._entries) > self.capacity:
-            self._entries.popitem(last=False)

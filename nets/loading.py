@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from miai.nets import backends, features
-from miai.nets.evaluator import CachedEvaluator, Evaluator, EvaluatorError, OnnxConfig, OnnxEvaluator, UniformEvaluator
+from miai.nets.cache import CachedEvaluator
+from miai.nets.evaluator import Evaluator, EvaluatorError, OnnxConfig, OnnxEvaluator, UniformEvaluator
 from miai.go.oserrors import describe
 
 KATAGO_SUFFIXES = (".bin.gz", ".bin", ".txt.gz", ".txt")

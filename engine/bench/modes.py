@@ -22,7 +22,7 @@ from miai.go.coords import PASS
 from miai.go.rules import Rules
 from miai.go.state import GameState
 from miai.match.elo import estimate_elo
-from miai.nets.evaluator import CachedEvaluator
+from miai.nets.cache import CachedEvaluator
 from miai.nets.loading import load_evaluator
 
 __all__ = ["SIZE", "compare_modes", "search_for"]

@@ -18,7 +18,8 @@ from miai.engine.config import SearchConfig
 from miai.go.coords import to_gtp
 from miai.go.rules import Rules
 from miai.go.state import GameState
-from miai.nets.evaluator import CachedEvaluator, UniformEvaluator
+from miai.nets.cache import CachedEvaluator
+from miai.nets.evaluator import UniformEvaluator
 from tests.nets.synthetic_models import Spec, write_model
 
 FAKE = Path(__file__).with_name("fake_katago.py")

@@ -194,7 +194,7 @@ def test_superko_rules_and_tree_reuse_on_a_real_game() -> None:
 
 
 def test_stats_include_the_evaluation_cache_hits() -> None:
-    from miai.nets.evaluator import CachedEvaluator
+    from miai.nets.cache import CachedEvaluator
 
     evaluator = CachedEvaluator(UniformEvaluator(), capacity=10_000)
     search, _ = run(GameState(9), evaluator, max_visits=200)
@@ -206,7 +206,7 @@ def test_stats_include_the_evaluation_cache_hits() -> None:
 @pytest.mark.parametrize("overlap", [False, True])
 @pytest.mark.slow
 def test_overlapped_batches_give_a_sound_search(overlap: bool) -> None:
-    from miai.nets.evaluator import CachedEvaluator
+    from miai.nets.cache import CachedEvaluator
     from toygame import Deferred
 
     # Overlap needs an evaluator that splits its batches (as a net does), here behind the cache as in play.

@@ -10,7 +10,8 @@ import pytest
 
 from miai.go.state import GameState
 from miai.nets.bundled import BUNDLED_DIR, BundledNet, SizeRoutedEvaluator, bundled_nets, load_bundled, net_for_size
-from miai.nets.evaluator import CachedEvaluator, EvaluatorError, UniformEvaluator, innermost
+from miai.nets.cache import CachedEvaluator
+from miai.nets.evaluator import EvaluatorError, UniformEvaluator, innermost
 from miai.nets.loading import load_evaluator
 
 

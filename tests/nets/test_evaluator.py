@@ -13,8 +13,8 @@ from miai.go.rules import Rules
 from miai.go.state import GameState
 from miai.nets import features, symmetry
 from miai.nets.decode import masked_softmax
+from miai.nets.cache import CachedEvaluator
 from miai.nets.evaluator import (
-    CachedEvaluator,
     Evaluation,
     Evaluator,
     EvaluatorError,
@@ -208,7 +208,54 @@ def test_cache_returns_stored_evaluations_and_counts_hits() -> None:
     assert first[0] is first[2]
     again = cache.evaluate([game(), b])
     assert inner.positions == 2 and cache.hits == 3
-    assert again[0] is first[0] and again[1] is first[1]
+    assert same_evaluation(again[0], first[0]) and same_evaluation(again[1], first[1])
+
+
+def same_evaluation(a: Evaluation, b: Evaluation) -> bool:
+    """Every output equal, arrays element for element."""
+    def equal(x: object, y: object) -> bool:
+        if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
+            return isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and x.dtype == y.dtype and \
+                bool(np.array_equal(x, y))
+        return x == y
+    return all(equal(getattr(a, name), getattr(b, name)) for name in vars(a))
+
+
+def test_a_cached_net_evaluation_comes_back_exactly_and_owns_its_memory(dynamic_net: Path) -> None:
+    """The net's outputs are views into its whole batch; the cache keeps copies (a 9x9 entry in 0.7 kB, not the
+    batch's arrays), hands out copies, and gives back every output bit for bit."""
+    from miai.nets.cache import CHUNK_ROWS
+
+    cache = CachedEvaluator(OnnxEvaluator(str(dynamic_net)), capacity=3 * CHUNK_ROWS)
+    states = [game(moves=f"b {v}") for v in ("C3", "D4", "E5")]
+    fresh = cache.evaluate(states)
+    assert fresh[0].ownership is not None
+    kept = cache.evaluate(states)
+    assert cache.hits == 3
+    for a, b in zip(fresh, kept):
+        assert same_evaluation(a, b)
+        assert not np.shares_memory(a.policy, b.policy) and b.policy.base is None
+    kept[0].policy[:] = 0  # the search may change what it was given
+    assert same_evaluation(cache.evaluate(states[:1])[0], fresh[0])
+    assert cache.nbytes() == CHUNK_ROWS * (4 * 82 + 4 * 81 + 8 * 9)  # one chunk of 9x9 rows
+
+
+def test_the_cache_takes_memory_as_it_fills_and_never_beyond_its_capacity(monkeypatch: pytest.MonkeyPatch) -> None:
+    from miai.nets import cache as cache_module
+
+    monkeypatch.setattr(cache_module, "CHUNK_ROWS", 4)
+    cache = CachedEvaluator(UniformEvaluator(), capacity=6)
+    assert cache.nbytes() == 0
+    row = 4 * 82 + 4 * 81 + 8 * 9  # policy, ownership and nine scalars of a 9x9 position
+    states = [game(moves=f"b {v} w {w}") for v in ("A1", "B2", "C3", "D4") for w in ("A9", "B8", "C7", "D6", "E5")]
+    cache.evaluate(states[:3])
+    assert cache.nbytes() == 4 * row
+    for start in range(0, 40, 3):  # many more positions than the capacity, evicting as they go
+        batch = [states[(start + k) % len(states)] for k in range(5)]
+        assert all(same_evaluation(a, b) for a, b in zip(cache.evaluate(batch), UniformEvaluator().evaluate(batch)))
+        assert len(cache) <= 6 and cache.nbytes() == 8 * row  # two chunks hold the six rows, and no more
+    cache.clear()
+    assert len(cache) == 0 and cache.nbytes() == 0
 
 
 def test_cache_evicts_the_least_recently_used() -> None:
@@ -382,7 +429,7 @@ def test_a_started_batch_through_the_cache_counts_and_keeps_as_evaluate(dynamic_
     first = finish()
     assert len(cache) == 2 and first[0] is first[2]
     again = cache.start([game(), b])()
-    assert cache.hits == 3 and again[0] is first[0] and again[1] is first[1]
+    assert cache.hits == 3 and same_evaluation(again[0], first[0]) and same_evaluation(again[1], first[1])
 
 
 def test_an_evaluator_that_cannot_split_a_batch_evaluates_it_when_started() -> None:

@@ -9,7 +9,8 @@ import pytest
 from miai.go.state import GameState
 from miai.nets import load_evaluator
 from miai.nets import loading
-from miai.nets.evaluator import CachedEvaluator, EvaluatorError, OnnxEvaluator, UniformEvaluator
+from miai.nets.cache import CachedEvaluator
+from miai.nets.evaluator import EvaluatorError, OnnxEvaluator, UniformEvaluator
 
 from tests.outside import needs_shared
 
