@@ -72,9 +72,9 @@ _DEAD_OWNERSHIP = 0.3
 _STATUS_VISITS = 64
 # A genmove whose config sets no limit at all (analysis configs) searches this long: the built-in max_time.
 _UNLIMITED_GENMOVE_SECONDS = SearchConfig().max_time
-# Seconds kept for what follows the search: choosing the move, answering, the controller reading the pipe, and the
-# search's own work on the last batch beyond the net's time (its tree walk and backup, in Python).
-_ANSWER_SECONDS = 0.03
+# Seconds kept for what the search's clock does not see: setting the root, the final snapshot, choosing the move,
+# answering, and the controller's pipe both ways (the bridges' replays measure 20-40 ms of it on a 19x19 board).
+_ANSWER_SECONDS = 0.05
 # Share of every limit kept against the scheduler's jitter on a busy machine (a batch that takes longer than the last).
 _JITTER_SHARE = 0.03
 # Shortest search time handed to the search (0 would mean "no limit" to it).

@@ -251,11 +251,21 @@ class Search:
         next_report = start + interval
         hack_start = self._count.passing_hack_playouts
 
+        last_call = start
+
         def budget(in_flight: int = 0) -> int:
+            nonlocal last_call
             if stop is not None and stop.is_set():
                 return 0
+            # Hand the GIL to any thread waiting for it, once a step. Without this, the GTP reader (stamping a
+            # command's arrival, which starts the clock) and the main thread (stopping a ponder) were measured
+            # waiting up to 0.5 s behind a pondering search in a young engine process; with it, under 10 ms.
+            time.sleep(0)
             now = time.monotonic()
-            if (time_cap and now - start >= time_cap) or len(self.table) >= self.config.max_nodes:
+            # A step that would end past the time cap is not begun: the last step's length (the search's Python as
+            # well as the net) predicts the next one's, so a run overshoots its cap by jitter, not by a whole step.
+            step, last_call = now - last_call, now
+            if (time_cap and now + step - start >= time_cap) or len(self.table) >= self.config.max_nodes:
                 return 0
             left = leaves_per_batch(self.config, self.evaluator.max_batch, root.visits)
             if visits_cap:

@@ -377,8 +377,17 @@ def test_max_time_stops_the_search() -> None:
     search = Search(SlowEvaluator(0.01), config(max_visits=0, batch_size=2))
     search.set_root(ToyState(set_game(points=6, depth=5)))
     snap = search.run(max_time=0.3)
-    assert 0.3 <= snap.elapsed < 1.5
+    assert 0.25 <= snap.elapsed < 0.6  # the last step not begun ends within one step of the cap
     assert 0 < snap.playouts < 200  # about 2 playouts per 10 ms batch
+
+
+def test_a_step_that_would_overrun_the_time_cap_is_not_begun() -> None:
+    # Steps of 0.1 s and a 0.25 s cap: a third step would end at 0.3 s, past the cap.
+    search = Search(SlowEvaluator(0.1), config(max_visits=0, batch_size=2))
+    search.set_root(ToyState(set_game(points=6, depth=5)))
+    snap = search.run(max_time=0.25)
+    assert snap.elapsed < 0.25
+    assert 0 < snap.playouts
 
 
 def test_max_nodes_bounds_the_graph() -> None:
