@@ -333,6 +333,8 @@ class NetConfig:
 
     model: str = option("default", "path of an .onnx or KataGo model, or the name of a bundled net")
     cache_size: int = option(1 << 16, "evaluation cache entries (0 = no cache)", min=0)
+    cache_reserve: bool = option(False, "take the evaluation cache's whole memory when a board size is first set up, "
+                                 "instead of as it fills (memory flat from the first move, as a server bot wants)")
     # KataGo keys its NN cache by the situation, not the moves that led there (NNInputs::getHash): a transposition
     # reuses the evaluation made with the other move order's history planes. 89 of 100 reference searches then
     # spend every visit as KataGo's, against 82 keyed by the whole input (docs/search.md).

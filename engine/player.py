@@ -272,6 +272,8 @@ class EnginePlayer(Player):
         begin = time.monotonic()
         self.evaluator.evaluate(positions)
         self._batch_seconds[size] = time.monotonic() - begin
+        if self.config.net.cache_reserve and isinstance(self.evaluator, CachingEvaluator):
+            self.evaluator.reserve()
 
     def _set_playout_advantage(self, root: GameState, value: float) -> None:
         """Give the side to move at ``root`` the playout doubling advantage ``value`` (its opponent ``-value``); the

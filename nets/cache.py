@@ -5,7 +5,8 @@ batch; kept as they are, a cache of 65,536 9x9 evaluations pinned about 3.4 kB e
 for dozens of games. A row here holds the policy, the ownership and the nine scalar outputs of one evaluation, copied:
 0.7 kB on 9x9, 2.9 kB on 19x19, and no Python object per entry for the garbage collector to walk. Rows are allocated
 in chunks as the cache fills, up to its capacity, so that a large capacity (a KataGo config's
-``nnCacheSizePowerOfTwo = 20``) costs memory only as far as it is used.
+``nnCacheSizePowerOfTwo = 20``) costs memory only as far as it is used; ``net.cache_reserve`` takes the whole
+capacity when a board size is first evaluated instead (a server bot's memory then stays flat).
 """
 
 from __future__ import annotations
@@ -72,6 +73,14 @@ class EvaluationTable:
         """Bytes held by the table's arrays."""
         return sum(a.nbytes for arrays in (self._policy, self._ownership, self._scalars) for a in arrays)
 
+    def reserve(self, rows: int) -> None:
+        """Allocate chunks for ``rows`` rows and write to them, so that the memory is resident now."""
+        while self.allocated_rows < rows:
+            self._add_chunk()
+            for arrays in (self._policy, self._ownership, self._scalars):
+                if arrays:
+                    arrays[-1].fill(0)
+
     def add(self, evaluation: Evaluation) -> int:
         """Copy ``evaluation`` (of this table's shape) into a free row; its number."""
         row = self._free.pop() if self._free else self._new_row()
@@ -97,13 +106,16 @@ class EvaluationTable:
 
     def _new_row(self) -> int:
         if self._rows == self.allocated_rows:
-            shape = self.shape
-            self._policy.append(np.empty((CHUNK_ROWS, shape.policy), shape.policy_dtype))
-            if shape.ownership:
-                self._ownership.append(np.empty((CHUNK_ROWS, shape.ownership), shape.ownership_dtype))
-            self._scalars.append(np.empty((CHUNK_ROWS, len(_SCALARS)), np.float64))
+            self._add_chunk()
         self._rows += 1
         return self._rows - 1
+
+    def _add_chunk(self) -> None:
+        shape = self.shape
+        self._policy.append(np.empty((CHUNK_ROWS, shape.policy), shape.policy_dtype))
+        if shape.ownership:
+            self._ownership.append(np.empty((CHUNK_ROWS, shape.ownership), shape.ownership_dtype))
+        self._scalars.append(np.empty((CHUNK_ROWS, len(_SCALARS)), np.float64))
 
 
 class _Store(Protocol):
@@ -169,6 +181,13 @@ class CachedEvaluator:
             self._entries.clear()
             self._tables.clear()
             self._objects = _ObjectStore()
+
+    def reserve(self) -> None:
+        """See ``CachingEvaluator.reserve``: each board size's table takes its rows for the whole capacity (a server
+        bot's memory is then what it will stay at from its first move, as KataGo allocates its NN cache)."""
+        with self._lock:
+            for table in self._tables.values():
+                table.reserve(self.capacity)
 
     def evaluate_root(self, state: GameState, conservative_pass: bool = False) -> Evaluation:
         """See ``RootEvaluator``: past the cache when the evaluator behind evaluates roots its own way (a root is

@@ -202,6 +202,10 @@ class CachingEvaluator(Protocol):
         """Forget every kept evaluation (komi or rules changed what a position is worth)."""
         ...
 
+    def reserve(self) -> None:
+        """Take now the memory a full cache holds for the board sizes evaluated so far."""
+        ...
+
 
 def innermost(evaluator: Evaluator, size: int) -> Evaluator:
     """The evaluator that really evaluates ``size`` x ``size`` positions, under every cache and size router.

@@ -453,3 +453,21 @@ def test_a_failed_net_run_is_raised_by_finish_not_start(dynamic_net: Path) -> No
     finish = evaluator.start([game()])
     with pytest.raises(RuntimeError, match="the net failed"):
         finish()
+
+
+def test_a_reserved_cache_holds_its_whole_capacity_from_the_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``net.cache_reserve``: the first evaluation of a size, then ``reserve``; filling the cache takes no more."""
+    from miai.nets import cache as cache_module
+
+    monkeypatch.setattr(cache_module, "CHUNK_ROWS", 4)
+    cache = CachedEvaluator(UniformEvaluator(), capacity=10)
+    row = 4 * 82 + 4 * 81 + 8 * 9
+    states = [game(moves=f"b {v} w {w}") for v in ("A1", "B2", "C3", "D4") for w in ("A9", "B8", "C7", "D6", "E5")]
+    cache.evaluate(states[:1])
+    cache.reserve()
+    assert cache.nbytes() == 12 * row  # three chunks of four rows cover the ten entries
+    for start in range(0, 20, 5):
+        batch = states[start:start + 5]
+        assert all(same_evaluation(a, b) for a, b in zip(cache.evaluate(batch), UniformEvaluator().evaluate(batch)))
+        assert cache.nbytes() == 12 * row
+    assert len(cache) == 10
