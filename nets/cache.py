@@ -168,6 +168,7 @@ class CachedEvaluator:
         self._entries: OrderedDict[bytes, tuple[_Store, int]] = OrderedDict()  # key -> where, in LRU order
         self._tables: dict[RowShape, EvaluationTable] = {}
         self._objects = _ObjectStore()
+        self._last_shape: RowShape | None = None  # of the last evaluation stored in a table
         # Guards the table (a GTP thread and a search thread may share the cache); the inner
         # evaluation runs outside it.
         self._lock = threading.Lock()
@@ -183,11 +184,19 @@ class CachedEvaluator:
             self._objects = _ObjectStore()
 
     def reserve(self) -> None:
-        """See ``CachingEvaluator.reserve``: each board size's table takes its rows for the whole capacity (a server
-        bot's memory is then what it will stay at from its first move, as KataGo allocates its NN cache)."""
+        """See ``CachingEvaluator.reserve``: the table of the board size evaluated last takes its rows for the whole
+        capacity (a server bot's memory is then what it will stay at from its first move, as KataGo allocates its
+        NN cache); the other sizes' tables and entries are dropped, since a bot plays one size at a time (the
+        start-up size, 19x19, would otherwise hold 190 MB beside a 9x9 bot's 46)."""
         with self._lock:
-            for table in self._tables.values():
-                table.reserve(self.capacity)
+            shape = self._last_shape
+            table = self._tables.get(shape) if shape is not None else None
+            if shape is None or table is None:
+                return
+            self._tables = {shape: table}
+            for key in [key for key, (store, _) in self._entries.items() if store is not table]:
+                del self._entries[key]
+            table.reserve(self.capacity)
 
     def evaluate_root(self, state: GameState, conservative_pass: bool = False) -> Evaluation:
         """See ``RootEvaluator``: past the cache when the evaluator behind evaluates roots its own way (a root is
@@ -267,6 +276,7 @@ class CachedEvaluator:
         shape = RowShape.of(evaluation)
         if shape is None:
             return self._objects
+        self._last_shape = shape
         table = self._tables.get(shape)
         if table is None:
             table = self._tables[shape] = EvaluationTable(shape)

@@ -203,7 +203,7 @@ class CachingEvaluator(Protocol):
         ...
 
     def reserve(self) -> None:
-        """Take now the memory a full cache holds for the board sizes evaluated so far."""
+        """Take now the memory a full cache holds for the board size evaluated last (other sizes' entries may go)."""
         ...
 
 

@@ -471,3 +471,10 @@ def test_a_reserved_cache_holds_its_whole_capacity_from_the_start(monkeypatch: p
         assert all(same_evaluation(a, b) for a, b in zip(cache.evaluate(batch), UniformEvaluator().evaluate(batch)))
         assert cache.nbytes() == 12 * row
     assert len(cache) == 10
+    small = game(size=7, moves="b C3")
+    cache.evaluate([small])
+    cache.reserve()  # a new board size: its table for the whole capacity, the 9x9 one dropped
+    assert len(cache) == 1 and cache.nbytes() == 12 * (4 * 50 + 4 * 49 + 8 * 9)
+    hits = cache.hits
+    assert same_evaluation(cache.evaluate([small])[0], UniformEvaluator().evaluate([small])[0])
+    assert cache.hits == hits + 1
