@@ -17,8 +17,8 @@ Move choice on top of the search:
   still catch up in (0 turns it off).
 
 Time: a move's clock starts when ``genmove`` is called, so the net's first run on a new board size (done early
-by :meth:`EnginePlayer.warm_up`) and tree reuse are charged to it; a clock's budget is met by stopping one batch
-early (the search checks the time between batches); a genmove with no limit at all gets the default
+by :meth:`EnginePlayer.warm_up`) and tree reuse are charged to it; a clock's budget is met by the search not
+beginning a step that would end past it (it checks the time between batches); a genmove with no limit at all gets the default
 ``search.max_time`` and a warning; ``quit`` arriving during a genmove stops it (see ``set_interrupt``).
 """
 
@@ -212,13 +212,14 @@ class EnginePlayer(Player):
         if seconds is None:  # analysis: only stop (or the node cap) ends it
             return self.search.run(stop, on_progress, max_visits=0, max_playouts=0, max_time=0.0,
                                    progress_interval=interval, allow=allow)
-        return self.search.run(stop, on_progress, max_time=seconds, progress_interval=interval, allow=allow)
+        return self.search.run(stop, on_progress, max_time=seconds, progress_interval=interval, allow=allow,
+                               step_seconds=self._batch_seconds.get(root.size, 0.0))
 
     def _move_seconds(self, root: GameState, color: Color, start: float) -> float:
         """How long the search of this move may run from now (0 = no time limit; visits then end it).
 
-        The clock's budget (and ``max_time``) counts from ``start``; the search checks the time only between
-        batches, so it is told to stop one batch early and the last batch still ends within the limit.
+        The clock's budget (and ``max_time``) counts from ``start``; the search does not begin a step that would
+        end past the time it is given (:meth:`_search` tells it how long a batch took before).
         """
         cfg = self.config.search
         cap = cfg.max_time or math.inf
@@ -228,7 +229,7 @@ class EnginePlayer(Player):
                 return 0.0
             self._warn_unlimited()
             cap = _UNLIMITED_GENMOVE_SECONDS
-        limit = (1.0 - _JITTER_SHARE) * min(cap, budget) - self._batch_seconds.get(root.size, 0.0) - _ANSWER_SECONDS
+        limit = (1.0 - _JITTER_SHARE) * min(cap, budget) - _ANSWER_SECONDS
         return max(_MIN_SEARCH_SECONDS, limit - (time.monotonic() - start))
 
     def _warn_unlimited(self) -> None:
@@ -256,7 +257,7 @@ class EnginePlayer(Player):
 
         onnxruntime plans a new input shape on its first run, which can take longer than a whole blitz move; done
         when the size is set (``boardsize``, start-up) it stays off the game's clock. The timed batch (as big as
-        a search's first batches) seeds the estimate that lets clocked searches stop one batch early.
+        a search's first batches) is the search's guess at its first step's length, before it has timed one.
         """
         size = state.size
         if size in self._batch_seconds:

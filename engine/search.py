@@ -192,11 +192,14 @@ class Search:
         progress_interval: float = 1.0,
         avoid: Collection[int] = (),
         allow: Collection[int] | None = None,
+        step_seconds: float = 0.0,
     ) -> Snapshot:
         """Search until a limit is reached or ``stop`` is set; returns the final snapshot.
 
         Limits default to the config's (0 = none). ``on_progress`` gets a snapshot every ``progress_interval``
         seconds. With every limit 0 and no ``stop``, the search stops at ``config.max_nodes`` nodes.
+        The run ends within ``max_time``: no step (a batch collected, evaluated and backed up) is begun that would
+        end past it, judging by the last step's length, or by ``step_seconds`` before the first step.
         ``avoid`` / ``allow`` restrict the root moves for this run (kata-analyze avoid/allow; e.g. avoid PASS while
         cleaning up dead stones); the snapshots of the run show only the permitted moves.
         """
@@ -217,7 +220,7 @@ class Search:
             self._playouts.begin(root, self._permitted, self._superko, self._trans)
             try:
                 playouts = self._loop(start, stop, on_progress, visits_cap, playouts_cap, time_cap,
-                                      progress_interval)
+                                      progress_interval, step_seconds)
             finally:
                 for edge in blocked:
                     edge.illegal = False
@@ -240,7 +243,7 @@ class Search:
         return symmetric_duplicates(state.size, state.to_play, symmetries, self._permitted)
 
     def _loop(self, start: float, stop: threading.Event | None, on_progress: Callable[[Snapshot], None] | None,
-              visits_cap: int, playouts_cap: int, time_cap: float, interval: float) -> int:
+              visits_cap: int, playouts_cap: int, time_cap: float, interval: float, step_seconds: float) -> int:
         batch = leaves_per_batch(self.config, self.evaluator.max_batch)
         slots = 2 * batch if self.config.overlap else batch
         while len(self._scratch) < slots:
@@ -251,10 +254,11 @@ class Search:
         next_report = start + interval
         hack_start = self._count.passing_hack_playouts
 
-        last_call = start
+        last_call: float | None = None  # when budget() was called last: a step is the time between two calls
+        step = step_seconds
 
         def budget(in_flight: int = 0) -> int:
-            nonlocal last_call
+            nonlocal last_call, step
             if stop is not None and stop.is_set():
                 return 0
             # Hand the GIL to any thread waiting for it, once a step. Without this, the GTP reader (stamping a
@@ -264,8 +268,12 @@ class Search:
             now = time.monotonic()
             # A step that would end past the time cap is not begun: the last step's length (the search's Python as
             # well as the net) predicts the next one's, so a run overshoots its cap by jitter, not by a whole step.
-            step, last_call = now - last_call, now
-            if (time_cap and now + step - start >= time_cap) or len(self.table) >= self.config.max_nodes:
+            # With a batch in flight (overlap), stopping still waits for that batch: one more step.
+            if last_call is not None:
+                step = now - last_call
+            last_call = now
+            ahead = 2 * step if in_flight else step
+            if (time_cap and now + ahead - start >= time_cap) or len(self.table) >= self.config.max_nodes:
                 return 0
             left = leaves_per_batch(self.config, self.evaluator.max_batch, root.visits)
             if visits_cap:

@@ -188,7 +188,8 @@ def test_byo_yomi_periods_of_one_second_are_mostly_used_and_never_overrun() -> N
     gtp = Gtp(EnginePlayer(SlowEvaluator(0.03), _config("search.max_visits=0", "search.max_time=0")))
     gtp.timed("kgs-time_settings byoyomi 0 1 5")
     times = [gtp.timed(f"genmove {color}")[0] for color in "bwbwbw"]
-    assert all(0.7 <= t < 1.0 for t in times), times
+    # 0.2 s lag reserve, then 3% and 50 ms kept, and a 30 ms step not begun when it would end past the limit
+    assert all(0.65 <= t < 1.0 for t in times), times
 
 
 def test_canadian_period_is_shared_out_and_mostly_used() -> None:
@@ -257,7 +258,7 @@ def test_first_move_without_warm_up_still_keeps_to_its_budget() -> None:
     gtp = Gtp(EnginePlayer(evaluator, _config("search.max_visits=0", "search.max_time=0")), size=11)
     gtp.timed("kgs-time_settings byoyomi 0 1 5")
     elapsed, response = gtp.timed("genmove b")
-    assert 0.7 <= elapsed < 1.0 and response.startswith("= ")
+    assert 0.65 <= elapsed < 1.0 and response.startswith("= ")
 
 
 # ------------------------------------------------------------------------------------ analysis output
