@@ -18,8 +18,8 @@ Move choice on top of the search:
 
 Time: a move's clock starts when ``genmove`` is called, so the net's first run on a new board size (done early
 by :meth:`EnginePlayer.warm_up`) and tree reuse are charged to it; a clock's budget is met by the search not
-beginning a step that would end past it (it checks the time between batches); a genmove with no limit at all gets the default
-``search.max_time`` and a warning; ``quit`` arriving during a genmove stops it (see ``set_interrupt``).
+beginning a step that would end past it (it checks the time between batches); a genmove with no limit at all gets
+the default ``search.max_time`` and a warning; ``quit`` arriving during a genmove stops it (see ``set_interrupt``).
 """
 
 from __future__ import annotations
@@ -274,7 +274,7 @@ class EnginePlayer(Player):
         self.evaluator.evaluate(positions)
         self._batch_seconds[size] = time.monotonic() - begin
         if self.config.net.cache_reserve and isinstance(self.evaluator, CachingEvaluator):
-            self.evaluator.reserve()
+            self.evaluator.reserve(size)
 
     def _set_playout_advantage(self, root: GameState, value: float) -> None:
         """Give the side to move at ``root`` the playout doubling advantage ``value`` (its opponent ``-value``); the

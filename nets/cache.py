@@ -168,7 +168,6 @@ class CachedEvaluator:
         self._entries: OrderedDict[bytes, tuple[_Store, int]] = OrderedDict()  # key -> where, in LRU order
         self._tables: dict[RowShape, EvaluationTable] = {}
         self._objects = _ObjectStore()
-        self._last_shape: RowShape | None = None  # of the last evaluation stored in a table
         # Guards the table (a GTP thread and a search thread may share the cache); the inner
         # evaluation runs outside it.
         self._lock = threading.Lock()
@@ -183,17 +182,17 @@ class CachedEvaluator:
             self._tables.clear()
             self._objects = _ObjectStore()
 
-    def reserve(self) -> None:
-        """See ``CachingEvaluator.reserve``: the table of the board size evaluated last takes its rows for the whole
+    def reserve(self, size: int) -> None:
+        """See ``CachingEvaluator.reserve``: the table of ``size`` x ``size`` positions takes its rows for the whole
         capacity (a server bot's memory is then what it will stay at from its first move, as KataGo allocates its
         NN cache); the other sizes' tables and entries are dropped, since a bot plays one size at a time (the
         start-up size, 19x19, would otherwise hold 190 MB beside a 9x9 bot's 46)."""
         with self._lock:
-            shape = self._last_shape
-            table = self._tables.get(shape) if shape is not None else None
-            if shape is None or table is None:
+            tables = [t for shape, t in self._tables.items() if shape.policy == size * size + 1]
+            if not tables:
                 return
-            self._tables = {shape: table}
+            table = tables[0]
+            self._tables = {table.shape: table}
             for key in [key for key, (store, _) in self._entries.items() if store is not table]:
                 del self._entries[key]
             table.reserve(self.capacity)
@@ -276,7 +275,6 @@ class CachedEvaluator:
         shape = RowShape.of(evaluation)
         if shape is None:
             return self._objects
-        self._last_shape = shape
         table = self._tables.get(shape)
         if table is None:
             table = self._tables[shape] = EvaluationTable(shape)

@@ -202,8 +202,8 @@ class CachingEvaluator(Protocol):
         """Forget every kept evaluation (komi or rules changed what a position is worth)."""
         ...
 
-    def reserve(self) -> None:
-        """Take now the memory a full cache holds for the board size evaluated last (other sizes' entries may go)."""
+    def reserve(self, size: int) -> None:
+        """Take now the memory a full cache holds for ``size`` x ``size`` positions (other sizes' entries may go)."""
         ...
 
 

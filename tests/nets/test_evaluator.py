@@ -464,7 +464,7 @@ def test_a_reserved_cache_holds_its_whole_capacity_from_the_start(monkeypatch: p
     row = 4 * 82 + 4 * 81 + 8 * 9
     states = [game(moves=f"b {v} w {w}") for v in ("A1", "B2", "C3", "D4") for w in ("A9", "B8", "C7", "D6", "E5")]
     cache.evaluate(states[:1])
-    cache.reserve()
+    cache.reserve(9)
     assert cache.nbytes() == 12 * row  # three chunks of four rows cover the ten entries
     for start in range(0, 20, 5):
         batch = states[start:start + 5]
@@ -473,7 +473,7 @@ def test_a_reserved_cache_holds_its_whole_capacity_from_the_start(monkeypatch: p
     assert len(cache) == 10
     small = game(size=7, moves="b C3")
     cache.evaluate([small])
-    cache.reserve()  # a new board size: its table for the whole capacity, the 9x9 one dropped
+    cache.reserve(7)  # a new board size: its table for the whole capacity, the 9x9 one dropped
     assert len(cache) == 1 and cache.nbytes() == 12 * (4 * 50 + 4 * 49 + 8 * 9)
     hits = cache.hits
     assert same_evaluation(cache.evaluate([small])[0], UniformEvaluator().evaluate([small])[0])
