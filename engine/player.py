@@ -25,6 +25,8 @@ the default ``search.max_time`` and a warning; ``quit`` arriving during a genmov
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
 import dataclasses
 import gc
 import logging
@@ -286,11 +288,14 @@ class EnginePlayer(Player):
 
     def on_state_changed(self, state: GameState) -> None:
         """A new board size is warmed up now, before any genmove's clock runs; a new game (no moves yet) also
-        collects garbage now, off the clock (see :func:`_no_collection_pauses`)."""
+        drops the last game's graph (no position of it can come again), collects garbage and gives the freed memory
+        back to the system now, off the clock (see :func:`_no_collection_pauses`)."""
         self.warm_up(state)
         if not state.moves:
+            self.search.clear()
             gc.unfreeze()
             gc.collect()
+            _give_back_free_memory()
 
     def set_interrupt(self, event: threading.Event) -> None:
         """A running genmove stops (answering its best move so far) when ``event`` is set (``quit`` arrived)."""
@@ -501,6 +506,18 @@ def _no_collection_pauses() -> Iterator[None]:
         gc.freeze()
         if enabled:
             gc.enable()
+
+
+def _give_back_free_memory() -> None:
+    """Return the C heap's free pages to the system (glibc's ``malloc_trim``; nothing elsewhere).
+
+    numpy's arrays live on the C heap, and a search frees thousands of small ones amid long-lived allocations: glibc
+    keeps the freed pages mapped, so a server bot's resident memory crept up game after game (docs/gtp.md, "Soak")."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: musl, macOS and Windows keep their own ways
+        pass
 
 
 def _clock_from_reading(reading: ClockReading) -> TimeControl:

@@ -145,7 +145,7 @@ def load_bundled(directory: Path = BUNDLED_DIR, *, cache_capacity: int = 0, cach
                  **options: Any) -> Evaluator:
     """An evaluator over the bundled nets: the net itself when one ships, else a ``SizeRoutedEvaluator``.
 
-    ``options`` go to ``load_evaluator`` (``OnnxConfig`` fields); ``cache_capacity`` > 0 puts one LRU
+    ``options`` go to ``load_evaluator`` (``OnnxConfig`` fields); ``cache_capacity`` > 0 puts one
     cache in front of everything, keyed by ``cache_key`` (see ``load_evaluator``).
 
     Raises:

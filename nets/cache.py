@@ -1,4 +1,4 @@
-"""``CachedEvaluator``, an LRU cache of evaluations in front of any evaluator, and the rows it keeps them in.
+"""``CachedEvaluator``, a cache of evaluations in front of any evaluator, and the rows it keeps them in.
 
 A net's evaluation arrives as views into its batch's output arrays, which hold every head of every position in the
 batch; kept as they are, a cache of 65,536 9x9 evaluations pinned about 3.4 kB each and grew a server bot's memory
@@ -11,8 +11,8 @@ capacity when a board size is first evaluated instead (a server bot's memory the
 
 from __future__ import annotations
 
+import hashlib
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 
 CHUNK_ROWS = 2048
 """Rows allocated at a time."""
+
+KEY_BYTES = 16
+"""Bytes of a key's digest kept per slot (``features.input_key`` and ``situation_key`` are 16-byte digests)."""
 
 _SCALARS = ("win", "loss", "no_result", "score_mean", "score_stdev", "lead", "var_time_left",
             "shortterm_winloss_error", "shortterm_score_error")
@@ -84,12 +87,16 @@ class EvaluationTable:
     def add(self, evaluation: Evaluation) -> int:
         """Copy ``evaluation`` (of this table's shape) into a free row; its number."""
         row = self._free.pop() if self._free else self._new_row()
+        self.put(row, evaluation)
+        return row
+
+    def put(self, row: int, evaluation: Evaluation) -> None:
+        """Copy ``evaluation`` (of this table's shape) into ``row``, one handed out before, over what it held."""
         chunk, at = divmod(row, CHUNK_ROWS)
         self._policy[chunk][at] = evaluation.policy
         if self.shape.ownership:
             self._ownership[chunk][at] = evaluation.ownership
         self._scalars[chunk][at] = [getattr(evaluation, name) for name in _SCALARS]
-        return row
 
     def get(self, row: int) -> Evaluation:
         """A copy of the evaluation in ``row``: the search may keep it after the row is reused."""
@@ -121,6 +128,8 @@ class EvaluationTable:
 class _Store(Protocol):
     def add(self, evaluation: Evaluation) -> int: ...
 
+    def put(self, row: int, evaluation: Evaluation) -> None: ...
+
     def get(self, row: int) -> Evaluation: ...
 
     def release(self, row: int) -> None: ...
@@ -138,6 +147,9 @@ class _ObjectStore:
         self._kept[self._next] = evaluation
         return self._next
 
+    def put(self, row: int, evaluation: Evaluation) -> None:
+        self._kept[row] = evaluation
+
     def get(self, row: int) -> Evaluation:
         return self._kept[row]
 
@@ -146,12 +158,19 @@ class _ObjectStore:
 
 
 class CachedEvaluator:
-    """An LRU cache of evaluations in front of ``inner``, keyed by ``key`` (``features.CACHE_KEYS``): by default
+    """A cache of evaluations in front of ``inner``, keyed by ``key`` (``features.CACHE_KEYS``): by default
     ``features.input_key``, so that positions reached by different move orders share an entry only when their
     net inputs agree; ``features.situation_key`` shares it whenever the situation agrees, as KataGo's NN cache.
-    Duplicates within one batch are evaluated once. Entries are copied into rows of an ``EvaluationTable`` per board
-    size (a 19x19 entry with ownership takes 2.9 kB, a 9x9 one 0.7 kB): the default capacity of
-    ``net.cache_size`` (65,536) holds at most 190 MB on 19x19, taken as the cache fills.
+    Duplicates within one batch are evaluated once.
+
+    As KataGo's NN cache (``NNCacheTable``, cpp/neuralnet/nneval.cpp), the table has ``capacity`` slots and a key's
+    slot is fixed by its digest: a new entry replaces whatever held its slot. The keys and the slots' rows live in
+    numpy arrays, so a cache that fills and turns over for hundreds of games creates no Python object per entry: an
+    LRU dictionary's keys and records, long-lived and scattered among the search's short-lived objects, kept
+    Python's memory pools from ever being freed, and a server bot grew by 100 MB over 100 games (docs/gtp.md,
+    "Soak"). Evaluations are copied into rows of an ``EvaluationTable`` per board size (a 19x19 entry with ownership
+    takes 2.9 kB, a 9x9 one 0.7 kB): the default capacity of ``net.cache_size`` (65,536) holds at most 190 MB on
+    19x19, taken as the cache fills.
     """
 
     def __init__(self, inner: Evaluator, capacity: int = 20_000,
@@ -165,22 +184,28 @@ class CachedEvaluator:
         self.max_batch = inner.max_batch
         self.hits = 0
         self.misses = 0
-        self._entries: OrderedDict[bytes, tuple[_Store, int]] = OrderedDict()  # key -> where, in LRU order
-        self._tables: dict[RowShape, EvaluationTable] = {}
-        self._objects = _ObjectStore()
+        self._empty_slots()
         # Guards the table (a GTP thread and a search thread may share the cache); the inner
         # evaluation runs outside it.
         self._lock = threading.Lock()
 
+    def _empty_slots(self) -> None:
+        """Every slot empty. ``np.zeros`` takes pages from the system as they are first written: a large capacity
+        costs memory only as far as it is used."""
+        self._keys = np.zeros((self.capacity, KEY_BYTES), np.uint8)  # the digest of each slot's key
+        self._store_of = np.zeros(self.capacity, np.int16)  # 0: empty; else the slot's store in ``_stores``
+        self._row = np.zeros(self.capacity, np.int32)  # the slot's row in its store
+        self._objects = _ObjectStore()
+        self._stores: list[_Store | None] = [None, self._objects]  # _stores[i]: the store of id i
+        self._tables: dict[RowShape, int] = {}  # shape -> id of its table in ``_stores``
+
     def __len__(self) -> int:
-        return len(self._entries)
+        return int(np.count_nonzero(self._store_of))
 
     def clear(self) -> None:
         """Forget every entry (e.g. after komi or rules change the meaning of a position)."""
         with self._lock:
-            self._entries.clear()
-            self._tables.clear()
-            self._objects = _ObjectStore()
+            self._empty_slots()
 
     def reserve(self, size: int) -> None:
         """See ``CachingEvaluator.reserve``: the table of ``size`` x ``size`` positions takes its rows for the whole
@@ -188,13 +213,17 @@ class CachedEvaluator:
         NN cache); the other sizes' tables and entries are dropped, since a bot plays one size at a time (the
         start-up size, 19x19, would otherwise hold 190 MB beside a 9x9 bot's 46)."""
         with self._lock:
-            tables = [t for shape, t in self._tables.items() if shape.policy == size * size + 1]
-            if not tables:
+            ids = [i for shape, i in self._tables.items() if shape.policy == size * size + 1]
+            if not ids:
                 return
-            table = tables[0]
-            self._tables = {table.shape: table}
-            for key in [key for key, (store, _) in self._entries.items() if store is not table]:
-                del self._entries[key]
+            table = self._stores[ids[0]]
+            assert isinstance(table, EvaluationTable)
+            kept = self._store_of == ids[0]
+            self._store_of[:] = 0
+            self._store_of[kept] = 2
+            self._objects = _ObjectStore()
+            self._stores = [None, self._objects, table]
+            self._tables = {table.shape: 2}
             table.reserve(self.capacity)
 
     def evaluate_root(self, state: GameState, conservative_pass: bool = False) -> Evaluation:
@@ -239,16 +268,18 @@ class CachedEvaluator:
     def _look_up(self, states: Sequence[GameState]) -> tuple[list[bytes], dict[bytes, Evaluation],
                                                               dict[bytes, GameState]]:
         """Each state's key, the evaluations found, and the states still to evaluate (one per key)."""
-        keys = [self.key(s) for s in states]
+        keys = [_digest(self.key(s)) for s in states]
         values: dict[bytes, Evaluation] = {}
         todo: dict[bytes, GameState] = {}
         with self._lock:
             for key, state in zip(keys, states):
                 if key in values or key in todo:
                     self.hits += 1
-                elif key in self._entries:
-                    store, row = self._entries[key]
-                    values[key] = store.get(row)
+                    continue
+                slot = self._slot_of(key)
+                store = self._stores[self._store_of[slot]]
+                if store is not None and self._keys[slot].tobytes() == key:
+                    values[key] = store.get(int(self._row[slot]))
                     self.hits += 1
                 else:
                     todo[key] = state
@@ -261,26 +292,45 @@ class CachedEvaluator:
                 self._store(key, values[key])
         return [values[key] for key in keys]
 
-    def _store(self, key: bytes, evaluation: Evaluation) -> None:
-        if key in self._entries:
-            self._entries.move_to_end(key)
-            return
-        store = self._store_for(evaluation)
-        self._entries[key] = (store, store.add(evaluation))
-        while len(self._entries) > self.capacity:
-            store, row = self._entries.popitem(last=False)[1]
-            store.release(row)
+    def _slot_of(self, key: bytes) -> int:
+        return int.from_bytes(key[:8], "little") % self.capacity
 
-    def _store_for(self, evaluation: Evaluation) -> _Store:
+    def _store(self, key: bytes, evaluation: Evaluation) -> None:
+        """``evaluation`` into ``key``'s slot, over the entry there (its row reused when it has the same shape)."""
+        slot = self._slot_of(key)
+        old_id = int(self._store_of[slot])
+        if old_id and self._keys[slot].tobytes() == key:
+            return
+        new_id = self._store_id_for(evaluation)
+        store = self._stores[new_id]
+        assert store is not None
+        if old_id == new_id:
+            store.put(int(self._row[slot]), evaluation)
+        else:
+            if old_id:
+                old = self._stores[old_id]
+                assert old is not None
+                old.release(int(self._row[slot]))
+            self._row[slot] = store.add(evaluation)
+        self._keys[slot] = np.frombuffer(key, np.uint8)
+        self._store_of[slot] = new_id
+
+    def _store_id_for(self, evaluation: Evaluation) -> int:
         shape = RowShape.of(evaluation)
         if shape is None:
-            return self._objects
-        table = self._tables.get(shape)
-        if table is None:
-            table = self._tables[shape] = EvaluationTable(shape)
-        return table
+            return 1
+        table_id = self._tables.get(shape)
+        if table_id is None:
+            table_id = self._tables[shape] = len(self._stores)
+            self._stores.append(EvaluationTable(shape))
+        return table_id
 
     def nbytes(self) -> int:
         """Bytes held by the rows of the tables (allocated as the cache fills, never beyond its capacity)."""
         with self._lock:
-            return sum(table.nbytes() for table in self._tables.values())
+            return sum(store.nbytes() for store in self._stores if isinstance(store, EvaluationTable))
+
+
+def _digest(key: bytes) -> bytes:
+    """``key`` as the ``KEY_BYTES``-byte digest a slot keeps (the cache's key functions give one already)."""
+    return key if len(key) == KEY_BYTES else hashlib.blake2b(key, digest_size=KEY_BYTES).digest()

