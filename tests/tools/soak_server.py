@@ -13,10 +13,14 @@ engine's resident memory (``VmRSS``) is read from /proc. At the end it prints, a
 - crashes and restarts of the engine;
 - resident memory: the mean of the last 20 games against the first 20 (flat: within 10%), and the same for the
   games after the 20th (the evaluation cache, ``net.cache_size`` entries, fills during the first games);
-- for games ended by two passes: how many both engines scored the same (identical ``final_score``).
+- for games ended by two passes: how many both engines scored the same (identical ``final_score``), and of the
+  others, those whose two answers differ by exactly the eyes of groups in seki on the final board. miai plays the
+  match under KataGo's ``chinese`` rules, which count such an eye for its owner (Chinese rules do); GNU Go 3.8 does
+  not count it even with ``--chinese-rules`` (miai's own count with ``Tax.SEKI`` gives GNU Go's answer there).
 
 ``--until HH:MM`` (UTC) stops the match at that time: the game being played then is dropped, the finished ones
-count. Exits 1 if any check fails.
+count. ``--rescore`` recomputes the report from ``OUT/match.json`` and ``OUT/soak.json`` of a finished run. Exits 1
+if any check fails.
 """
 
 from __future__ import annotations
@@ -127,6 +131,7 @@ def _report(summary: dict[str, Any], rss: dict[int, int], engine_pids: list[int]
     passes = [g for g in games if g["method"] in ("final_score", "count")]
     same = sum(1 for g in passes if g["engine_scores"][0] is not None
                and g["engine_scores"][0] == g["engine_scores"][1])
+    seki = [g["number"] for g in passes if g["engine_scores"][0] != g["engine_scores"][1] and _seki_eyes_explain(g)]
     values = [rss[n] for n in sorted(rss)]
     window = min(20, len(values) // 2)
     first, last = _mean(values[:window]), _mean(values[-window:])
@@ -146,6 +151,7 @@ def _report(summary: dict[str, Any], rss: dict[int, int], engine_pids: list[int]
         "engine_processes": len(engine_pids),
         "ended_by_two_passes": len(passes),
         "scored_the_same_by_both": same,
+        "differ_only_by_eyes_in_seki": seki,
         "rss_first_mib": round(first / 1024, 1),
         "rss_last_mib": round(last / 1024, 1),
         "rss_window_games": window,
@@ -155,8 +161,40 @@ def _report(summary: dict[str, Any], rss: dict[int, int], engine_pids: list[int]
         "rss_mib": [round(v / 1024, 1) for v in values],
     }
     report["ok"] = bool(games) and time_losses == 0 and crashes == 0 and len(engine_pids) == 1 \
-        and abs(drift) <= 0.10 and same == len(passes)
+        and abs(drift) <= 0.10 and same + len(seki) == len(passes)
     return report
+
+
+def _signed(result: str | None) -> float | None:
+    """Black's margin in a ``final_score`` answer (``B+3.5`` 3.5, ``W+3.5`` -3.5, ``0`` 0), None if unreadable."""
+    if not result:
+        return None
+    text = result.strip().upper()
+    if text == "0":
+        return 0.0
+    try:
+        return float(text[2:]) * (1 if text[0] == "B" else -1) if text[1] == "+" else None
+    except (ValueError, IndexError):
+        return None
+
+
+def _seki_eyes_explain(game: dict[str, Any]) -> bool:
+    """Whether miai's and GNU Go's answers differ by exactly the eyes of groups in seki on the game's final board
+    (counted by miai's rules, ``chinese``, not by GNU Go's)."""
+    from miai.go.rules import Tax
+    from miai.go.scoring import area
+    from miai.go.sgf import load_sgf
+
+    miai_index = 0 if game["black"] == "A" else 1
+    mine, theirs = _signed(game["engine_scores"][miai_index]), _signed(game["engine_scores"][1 - miai_index])
+    if mine is None or theirs is None or not game.get("sgf_path"):
+        return False
+    state = load_sgf(Path(game["sgf_path"]).read_text(encoding="utf-8"), source=game["sgf_path"]).to_state(None)
+    colors = [int(c) for c in state.stones()]
+    black, white = area(colors, state.size)
+    black_seki, white_seki = area(colors, state.size, Tax.SEKI)
+    eyes = (black - white) - (black_seki - white_seki)  # Black's margin the seki eyes make
+    return eyes != 0 and mine - theirs == eyes
 
 
 def _mean(values: list[int]) -> float:
@@ -173,7 +211,21 @@ def main() -> int:
     parser.add_argument("--level", type=int, default=10, help="GNU Go's level")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="an option for the engine (miai gtp --set), e.g. net.cache_size=0")
-    return run(parser.parse_args())
+    parser.add_argument("--rescore", action="store_true", help="recompute the report of a finished run in --out")
+    args = parser.parse_args()
+    return rescore(Path(args.out)) if args.rescore else run(args)
+
+
+def rescore(out: Path) -> int:
+    """The report of a finished run, from its match summary and the memory readings its report kept."""
+    summary = json.loads((out / "match.json").read_text())
+    old = json.loads((out / "soak.json").read_text())
+    rss = {n + 1: round(mib * 1024) for n, mib in enumerate(old["rss_mib"])}
+    report = _report(summary, rss, pids(out / "engine.pids"))
+    report["command"] = old.get("command", "")
+    (out / "soak.json").write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps({k: v for k, v in report.items() if k != "rss_mib"}, indent=2))
+    return 0 if report["ok"] else 1
 
 
 if __name__ == "__main__":
