@@ -6,6 +6,7 @@ GNU Go plays simple ko and forbids suicide, so miai runs the "chinese" preset (s
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from dataclasses import replace
 
 import pytest
@@ -100,3 +101,27 @@ def test_rule_variants_agree_with_gnugo(flag: str, rules: Rules) -> None:
     assert total_moves > 500
     if rules.multi_stone_suicide:
         assert total_suicides > 0  # multi-stone suicides were actually played and compared
+
+
+SEKI_EYE = Path(__file__).parent / "data" / "seki_eye.sgf"  # game 52 of the server soak (docs/gtp.md, "Soak")
+
+
+def test_gnu_go_does_not_count_an_eye_in_seki_under_chinese_rules() -> None:
+    """The one way miai's and GNU Go's scores part under Chinese rules: on this final board a black group in seki
+    has one eye. miai counts it for Black (KataGo's chinese, as Chinese rules); GNU Go 3.8 does not, even with
+    --chinese-rules, and its answer is miai's count with the seki tax."""
+    from miai.go.rules import Tax
+    from miai.go.scoring import area
+    from miai.go.sgf import load_sgf
+
+    state = load_sgf(SEKI_EYE.read_text(encoding="utf-8"), source=str(SEKI_EYE)).to_state(None)
+    colors = [int(c) for c in state.stones()]
+    black, white = area(colors, state.size)
+    taxed_black, taxed_white = area(colors, state.size, Tax.SEKI)
+    assert (black - taxed_black, white - taxed_white) == (1, 0)  # one black eye in seki
+    assert state.result_string(state.score([])) == "W+32.5"
+    with gnugo() as engine:
+        engine.send(f"loadsgf {SEKI_EYE}")
+        assert engine.send("final_status_list dead") == ""
+        assert engine.send("final_status_list seki") != ""
+        assert engine.send("final_score") == "W+33.5"
