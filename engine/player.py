@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import dataclasses
+import functools
 import gc
 import logging
 import math
@@ -513,11 +513,19 @@ def _give_back_free_memory() -> None:
 
     numpy's arrays live on the C heap, and a search frees thousands of small ones amid long-lived allocations: glibc
     keeps the freed pages mapped, so a server bot's resident memory crept up game after game (docs/gtp.md, "Soak")."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim`` among the symbols the process has loaded, looked up once; None without glibc (musl,
+    macOS and Windows keep their own ways)."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        libc.malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc: musl, macOS and Windows keep their own ways
-        pass
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError, TypeError):
+        return None
 
 
 def _clock_from_reading(reading: ClockReading) -> TimeControl:

@@ -278,7 +278,7 @@ class CachedEvaluator:
                     continue
                 slot = self._slot_of(key)
                 store = self._stores[self._store_of[slot]]
-                if store is not None and self._keys[slot].tobytes() == key:
+                if store is not None and self._holds(slot, key):
                     values[key] = store.get(int(self._row[slot]))
                     self.hits += 1
                 else:
@@ -295,11 +295,15 @@ class CachedEvaluator:
     def _slot_of(self, key: bytes) -> int:
         return int.from_bytes(key[:8], "little") % self.capacity
 
+    def _holds(self, slot: int, key: bytes) -> bool:
+        """Whether ``slot``'s digest is ``key`` (whether it holds an entry at all is ``_store_of``'s to say)."""
+        return bool(self._keys[slot].tobytes() == key)
+
     def _store(self, key: bytes, evaluation: Evaluation) -> None:
         """``evaluation`` into ``key``'s slot, over the entry there (its row reused when it has the same shape)."""
         slot = self._slot_of(key)
         old_id = int(self._store_of[slot])
-        if old_id and self._keys[slot].tobytes() == key:
+        if old_id and self._holds(slot, key):
             return
         new_id = self._store_id_for(evaluation)
         store = self._stores[new_id]

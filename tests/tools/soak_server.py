@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from miai.go.clock import Clock, TimeControl
+from miai.match.summary import parse_score
 
 CLOCKS = "0+5x1,10+1f"  # byo-yomi: five periods of 1 s; Fischer: 10 s plus 1 s a move
 
@@ -165,19 +166,6 @@ def _report(summary: dict[str, Any], rss: dict[int, int], engine_pids: list[int]
     return report
 
 
-def _signed(result: str | None) -> float | None:
-    """Black's margin in a ``final_score`` answer (``B+3.5`` 3.5, ``W+3.5`` -3.5, ``0`` 0), None if unreadable."""
-    if not result:
-        return None
-    text = result.strip().upper()
-    if text == "0":
-        return 0.0
-    try:
-        return float(text[2:]) * (1 if text[0] == "B" else -1) if text[1] == "+" else None
-    except (ValueError, IndexError):
-        return None
-
-
 def _seki_eyes_explain(game: dict[str, Any]) -> bool:
     """Whether miai's and GNU Go's answers differ by exactly the eyes of groups in seki on the game's final board
     (counted by miai's rules, ``chinese``, not by GNU Go's)."""
@@ -186,7 +174,8 @@ def _seki_eyes_explain(game: dict[str, Any]) -> bool:
     from miai.go.sgf import load_sgf
 
     miai_index = 0 if game["black"] == "A" else 1
-    mine, theirs = _signed(game["engine_scores"][miai_index]), _signed(game["engine_scores"][1 - miai_index])
+    mine = parse_score(game["engine_scores"][miai_index])  # White's margins
+    theirs = parse_score(game["engine_scores"][1 - miai_index])
     if mine is None or theirs is None or not game.get("sgf_path"):
         return False
     state = load_sgf(Path(game["sgf_path"]).read_text(encoding="utf-8"), source=game["sgf_path"]).to_state(None)
@@ -194,7 +183,7 @@ def _seki_eyes_explain(game: dict[str, Any]) -> bool:
     black, white = area(colors, state.size)
     black_seki, white_seki = area(colors, state.size, Tax.SEKI)
     eyes = (black - white) - (black_seki - white_seki)  # Black's margin the seki eyes make
-    return eyes != 0 and mine - theirs == eyes
+    return eyes != 0 and theirs - mine == eyes
 
 
 def _mean(values: list[int]) -> float:
