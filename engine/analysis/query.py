@@ -16,7 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from miai.engine.analysis.settings import AnalysisSettings, SettingsError, apply_settings, warning_texts
+from miai.engine.analysis.settings import AnalysisSettings, apply_settings, warning_texts
+from miai.engine.katago_config import KatagoConfigError
 from miai.go.coords import MAX_SIZE, PASS, Color, parse_color, parse_gtp
 from miai.go.errors import GoError, IllegalReason, InvalidMoveError
 from miai.go.rules import Rules, Scoring
@@ -299,7 +300,7 @@ def _settings(data: dict[str, Any], base: AnalysisSettings, query_id: str,
             raise QueryError("overrideSettings", "must be an object")
         try:
             applied = apply_settings(settings, overrides, per_query=True)
-        except SettingsError as exc:
+        except KatagoConfigError as exc:
             raise QueryError("overrideSettings", f"cannot set settings: {exc}") from None
         settings = applied.settings
         warnings += [("overrideSettings", text) for text in warning_texts(applied)]

@@ -38,7 +38,8 @@ def analysis(model: str | None, config_path: str | None, overrides: tuple[str, .
              threads: int | None, quit_without_waiting: bool) -> None:
     """KataGo's JSON analysis engine: one query per line on stdin, one response per line on stdout."""
     from miai.engine.analysis.server import AnalysisServer
-    from miai.engine.analysis.settings import SettingsError, apply_settings, base_settings, parse_override_list
+    from miai.engine.analysis.settings import apply_settings, base_settings
+    from miai.engine.katago_config import KatagoConfigError, parse_override_list
 
     try:
         settings, pairs = base_settings(config_path)
@@ -46,10 +47,10 @@ def analysis(model: str | None, config_path: str | None, overrides: tuple[str, .
             pairs.update(parse_override_list(text))
         if threads is not None:
             if "numAnalysisThreads" in pairs:
-                raise SettingsError("give numAnalysisThreads in the config or -analysis-threads, not both")
+                raise KatagoConfigError("give numAnalysisThreads in the config or -analysis-threads, not both")
             pairs["numAnalysisThreads"] = str(threads)
         applied = apply_settings(settings, pairs)
-    except SettingsError as exc:
+    except KatagoConfigError as exc:
         raise click.ClickException(str(exc)) from exc
     ignored = sorted(applied.unknown + applied.unsupported)
     if ignored:

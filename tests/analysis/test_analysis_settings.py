@@ -2,34 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
-from miai.engine.analysis.settings import (
-    SettingsError,
-    apply_settings,
-    base_settings,
-    parse_override_list,
-    read_katago_config,
-)
-
-
-def test_katago_config_files_are_key_value_lines_with_comments(tmp_path: Path) -> None:
-    path = tmp_path / "a.cfg"
-    path.write_text("# comment\n\nmaxVisits = 400   # trailing\nlogDir=logs\nmaxVisits = 300\n")
-    assert read_katago_config(path) == {"maxVisits": "300", "logDir": "logs"}
-    path.write_text("maxVisits 400\n")
-    with pytest.raises(SettingsError, match="line 1"):
-        read_katago_config(path)
-    with pytest.raises(SettingsError, match="cannot read"):
-        read_katago_config(tmp_path / "missing.cfg")
-
-
-def test_override_lists() -> None:
-    assert parse_override_list("a=1, b = two,,c=") == {"a": "1", "b": "two", "c": ""}
-    with pytest.raises(SettingsError):
-        parse_override_list("a=1,b")
+from miai.engine.analysis.settings import apply_settings, base_settings
+from miai.engine.katago_config import KatagoConfigError
 
 
 def test_mapped_analysis_unsupported_and_unknown_keys() -> None:
@@ -68,5 +45,5 @@ def test_engine_wide_keys_do_nothing_per_query() -> None:
                                         ("cpuctExploration", -1), ("useLcbForSelection", "maybe")])
 def test_bad_values_name_the_key(key: str, value: object) -> None:
     base, _ = base_settings(None)
-    with pytest.raises(SettingsError, match=key):
+    with pytest.raises(KatagoConfigError, match=key):
         apply_settings(base, {key: value})
