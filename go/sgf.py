@@ -23,7 +23,10 @@ older programs and servers are repaired, and each repair is reported as an ``Sgf
 - text after the first game tree is ignored;
 - FF[1-3] long names with lower-case letters (``AddBlack``) are read by their capitals (``AB``);
 - a root without GM or FF is read as an FF[4] game of Go;
-- ``B[tt]`` is a pass on boards up to 19x19 (FF[3]'s pass; FF[4] writes ``B[]``).
+- ``B[tt]`` is a pass on boards up to 19x19 (FF[3]'s pass; FF[4] writes ``B[]``);
+- AB/AW/AE after moves are applied where they stand (``later_setup``), a PL after the last move says who plays
+  (``player_after_moves``), a missing final ``)`` is added, and a move that only superko forbids is played when
+  the position is set up (``to_state`` warns then): as GNU Go 3.8 loads such records.
 
 What cannot be understood raises ``miai.go.errors.SgfError`` with a message naming the problem and where.
 
@@ -43,8 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from miai.go.coords import MAX_SIZE, MIN_SIZE, PASS, Color, parse_sgf, to_sgf
-from miai.go.errors import GoError, InvalidMoveError, SgfError
+from miai.go.coords import MAX_SIZE, MIN_SIZE, PASS, Color, parse_sgf, to_gtp, to_sgf
+from miai.go.errors import GoError, IllegalMoveError, IllegalReason, InvalidMoveError, SgfError
 
 if TYPE_CHECKING:
     from miai.go.state import GameState
@@ -57,8 +60,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class SgfWarning:
-    """One repair the reader made to read a file as it is: where (1-based line and column), what it did, and the
-    file when the caller named it. ``str()`` gives the line to show: ``old.sgf: line 3, column 9: ...``."""
+    """One repair the reader made to read a file as it is: where (1-based line and column; 0 for a game not read
+    from text), what it did, and the file when the caller named it. ``str()`` gives the line to show: ``old.sgf: line 3, column 9: ...``."""
 
     line: int
     column: int
@@ -66,7 +69,7 @@ class SgfWarning:
     source: str | None = None
 
     def __str__(self) -> str:
-        where = f"line {self.line}, column {self.column}: {self.message}"
+        where = f"line {self.line}, column {self.column}: {self.message}" if self.line else self.message
         return f"{self.source}: {where}" if self.source else where
 
 
@@ -158,6 +161,7 @@ class _Parser:
         self.text = text
         self.pos = 0
         self.warn = warn
+        self.unclosed: list[int] = []  # where the trees closed at the end of the file were opened, innermost first
 
     def error(self, problem: str, offset: int | None = None) -> SgfError:
         return _malformed(self.text, problem, self.pos if offset is None else offset)
@@ -185,6 +189,13 @@ class _Parser:
                 self.warn(f"the game tree here is ignored: it cannot be read ({exc.problem} at line {exc.line}, "
                           f"column {exc.column})", start)
                 return trees
+        if self.unclosed:  # one warning for all the trees the end of the file left open
+            count, outer = len(self.unclosed), _where(self.text, self.unclosed[-1])
+            trees_left = "the game tree" if count == 1 else f"{count} game trees (the first"
+            opened = f"opened at {outer}" + ("" if count == 1 else ")")
+            added = "the missing ')' is added" if count == 1 else f"the {count} missing ')' are added"
+            self.warn(f"the file ends before {trees_left} {opened} {'is' if count == 1 else 'are'} closed: {added}",
+                      self.pos)
         if self.peek():
             rest = self.text[self.pos :].split("\n", 1)[0].strip()
             excerpt = rest if len(rest) <= 20 else rest[:20] + "..."
@@ -215,9 +226,11 @@ class _Parser:
         variations = []
         while self.peek() == "(":
             variations.append(self.game_tree())
+        if not self.peek():  # the file ends after a whole node: only the closing ')' is missing, as GNU Go reads it
+            self.unclosed.append(start)
+            return SgfTree(nodes, variations)
         if self.peek() != ")":
-            found = repr(self.peek()) if self.peek() else "end of file"
-            raise self.error(f"unexpected {found} in the game tree opened at {_where(self.text, start)}")
+            raise self.error(f"unexpected {self.peek()!r} in the game tree opened at {_where(self.text, start)}")
         self.pos += 1
         return SgfTree(nodes, variations)
 
@@ -318,6 +331,29 @@ def parse_collection(text: str, warnings: list[SgfWarning] | None = None, source
 # ---------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class LaterSetup:
+    """AB, AW or AE in a node after the first move: the points it sets (``Color.EMPTY`` for AE), in the order they
+    are applied, after ``after`` moves of the main line."""
+
+    after: int
+    points: tuple[tuple[int, Color], ...]
+
+
+@dataclass(frozen=True)
+class _Origin:
+    """The text a game was read from, the file's name, and the offset of each move's property: the warnings found
+    only when the moves are played (``SgfGame.to_state``) name where the move is, as the reader's do."""
+
+    text: str
+    source: str | None
+    move_offsets: list[int]
+
+    def warning(self, move_index: int, message: str) -> SgfWarning:
+        line, column = _line_column(self.text, self.move_offsets[move_index])
+        return SgfWarning(line, column, message, self.source)
+
+
 @dataclass
 class SgfGame:
     """A Go game read from (or to be written to) SGF. Points are flat moves, passes ``PASS``."""
@@ -336,19 +372,27 @@ class SgfGame:
     result: str | None = None
     date: str | None = None
     root_comment: str | None = None
-    later_setup: list[int] = field(default_factory=list)  # move counts at which AB/AW/AE appear mid-game
-    # The repairs made to read the record (load_sgf); not part of the game, so not compared.
+    later_setup: list[LaterSetup] = field(default_factory=list)  # AB/AW/AE after moves, in file order
+    player_after_moves: Color | None = None  # a PL after the last move: who plays then (GNU Go and Sabaki honour it)
+    # The repairs made to read the record (load_sgf, and to_state for what shows only when the moves are played);
+    # not part of the game, so not compared.
     warnings: list[SgfWarning] = field(default_factory=list, compare=False)
+    origin: _Origin | None = field(default=None, repr=False, compare=False)
 
     def to_state(self, move_number: int | None = None, rules: Any = None) -> GameState:
         """The position before move ``move_number`` (1-based; None = after the last move), as GTP
-        ``loadsgf`` does.
+        ``loadsgf`` does (and as GNU Go 3.8 loads it), with ``player_before(move_number)`` to move.
 
         ``rules`` overrides RU (a ``Rules`` or a preset name); an RU that names no known preset falls
         back to ``GameState``'s default rules.
 
+        Setup after moves (``later_setup``) is applied where it stands; the position after it starts the state's
+        history, as GNU Go's setup does (earlier moves cannot be undone). A move that only superko forbids is
+        played all the same, with a warning added to ``warnings`` naming the rule: the record's game was played
+        without superko (GNU Go's default), and it is what happened.
+
         Raises:
-            SgfError: when a move is illegal under the rules, or setup stones appear mid-game before it.
+            SgfError: when a move is illegal under the rules (other than by superko), or setup is impossible.
         """
         from miai.go.rules import Rules
         from miai.go.state import GameState
@@ -357,26 +401,54 @@ class SgfGame:
         state = GameState(size=self.size, rules=chosen, komi=self._komi(chosen, Rules))
         self._apply_setup(state)
         count = len(self.moves) if move_number is None else max(0, min(move_number - 1, len(self.moves)))
-        if any(index < count for index in self.later_setup):
-            raise SgfError(f"setup stones (AB/AW/AE) after move {min(self.later_setup)} are not supported")
         # Who moves first: the first move's colour, else PL (e.g. White after setup stones).
         first = self.moves[0][0] if self.moves else self.player_to_move
         if first is not None and first != state.to_play:
             state.set_to_play(first)
-        for number, (color, move) in enumerate(self.moves[:count], start=1):
-            try:
-                state.push(move, color)
-            except GoError as exc:
-                raise SgfError(f"illegal SGF move {number} ({color.name} {to_sgf(move, self.size)!r}): {exc}") from exc
+        later = [setup for setup in self.later_setup if setup.after <= count]
+        for index, (color, move) in enumerate(self.moves[:count]):
+            while later and later[0].after == index:
+                state = _set_up_after_moves(state, later.pop(0))
+            self._replay(state, index, color, move)
+        for setup in later:
+            state = _set_up_after_moves(state, setup)
+        player = self.player_before(move_number)
+        if self.moves and player != state.to_play:  # PL after the last move, or one colour twice in a row
+            state.give_turn(player)
         return state
+
+    def _replay(self, state: GameState, index: int, color: Color, move: int) -> None:
+        """Play move ``index`` (0-based) of the record; one that only superko forbids is played with a warning."""
+        try:
+            state.push(move, color)
+            return
+        except IllegalMoveError as exc:
+            if exc.reason is not IllegalReason.SUPERKO:
+                raise self._illegal(index, color, move, exc) from exc
+        except GoError as exc:
+            raise self._illegal(index, color, move, exc) from exc
+        state.push(move, color, superko=False)
+        rules = state.rules
+        message = (f"move {index + 1} ({color.name.capitalize()} {to_gtp(move, self.size)}) repeats an earlier "
+                   f"position, which {rules.ko.name.lower()} superko forbids under the {rules_text(rules)} rules: "
+                   "played all the same (the game was played without superko)")
+        warning = self.origin.warning(index, message) if self.origin is not None else SgfWarning(0, 0, message)
+        if warning not in self.warnings:  # once, however often the position is set up
+            self.warnings.append(warning)
+            self.warnings.sort(key=lambda w: (w.line, w.column))
+
+    def _illegal(self, index: int, color: Color, move: int, exc: GoError) -> SgfError:
+        return SgfError(f"illegal SGF move {index + 1} ({color.name} {to_sgf(move, self.size)!r}): {exc}")
 
     def player_before(self, move_number: int | None = None) -> Color:
         """Who is to move in the position ``to_state(move_number)`` according to the record: the colour of
-        move ``move_number`` when it exists (GNU Go's ``loadsgf`` answer), else the player after the last
-        move, else PL, else White after handicap stones and Black otherwise."""
+        move ``move_number`` when it exists (GNU Go's ``loadsgf`` answer), else a PL after the last move, else the
+        player after the last move, else PL, else White after handicap stones and Black otherwise."""
         count = len(self.moves) if move_number is None else max(0, min(move_number - 1, len(self.moves)))
         if count < len(self.moves):
             return self.moves[count][0]
+        if self.moves and self.player_after_moves is not None:
+            return self.player_after_moves
         if self.moves:
             return self.moves[-1][0].opponent
         if self.player_to_move is not None:
@@ -411,6 +483,29 @@ class SgfGame:
                 state.set_stones(list(self.setup_black), list(self.setup_white))
         except GoError as exc:
             raise SgfError(f"invalid SGF setup stones: {exc}") from exc
+
+
+def _set_up_after_moves(state: GameState, setup: LaterSetup) -> GameState:
+    """The position after setup placed after moves: the stones with the setup's points set, as the start of a
+    fresh history (as GNU Go's setup clears its move history), with the same player to move.
+
+    Raises:
+        SgfError: when the setup leaves a chain without liberties.
+    """
+    from miai.go.state import GameState
+
+    colors = state.stones().tolist()
+    for point, color in setup.points:
+        colors[point] = int(color)
+    fresh = GameState(state.size, state.rules, state.komi, state.rep_bound)
+    fresh.handicap = state.handicap
+    try:
+        fresh.set_stones([p for p, c in enumerate(colors) if c == Color.BLACK],
+                         [p for p, c in enumerate(colors) if c == Color.WHITE])
+    except GoError as exc:
+        raise SgfError(f"invalid SGF setup stones after move {setup.after}: {exc}") from exc
+    fresh.set_to_play(state.to_play)
+    return fresh
 
 
 # RU spellings seen in the wild that are not miai preset names.
@@ -463,6 +558,8 @@ def _value_error(text: str, prop: SgfProperty, problem: str) -> SgfError:
 _ROOT_ONLY = ("FF", "GM", "SZ", "CA", "AP", "ST")
 _GAME_INFO = ("KM", "HA", "RU", "PB", "PW", "RE", "DT")
 _FIRST_COUNTS = frozenset((*_ROOT_ONLY, *_GAME_INFO, "PL"))
+# The setup properties, in the order a node's are applied (FF[4] forbids one point in two of them in one node).
+_SETUP = (("AE", Color.EMPTY), ("AB", Color.BLACK), ("AW", Color.WHITE))
 # Properties whose repeats in one node are joined (other properties miai does not read are joined too).
 _JOINED = {"AB": "points", "AW": "points", "AE": "points", "C": "texts"}
 
@@ -482,6 +579,8 @@ class _GameReader:
         self.warn = warn
         self.seen: dict[str, SgfProperty] = {}  # game-info properties read so far, by identifier
         self.moves: dict[str, int] = {}  # SGF point -> move on the game's board, as miai writes them
+        self.move_offsets: list[int] = []  # where each move's property starts, in move order
+        self.later_players: list[tuple[int, Color, SgfProperty]] = []  # PL after moves: moves before it, player
 
     def read(self, nodes: list[SgfNode]) -> SgfGame:
         root = nodes[0]
@@ -501,6 +600,7 @@ class _GameReader:
             self.read_later_info(game, node)
             self.read_setup(game, node)
             self.read_moves(game, node)
+        self.read_later_players(game)
         return game
 
     # -- one node's repeats
@@ -602,12 +702,35 @@ class _GameReader:
                 self.warn(f"{ident}[{prop.values[0]}] repeated in a later node is ignored: the first, "
                           f"{ident}[{first.values[0]}] at {_where(self.text, first.start)}, counts", prop.start)
         self.read_info(game, node, fresh)
-        if "PL" in node.properties:
-            if game.moves:
-                self.warn(f"PL after move {len(game.moves)} is ignored (the moves' colours say who plays)",
-                          node.properties["PL"].start)
-            else:  # a setup node's PL: who plays after that setup
-                game.player_to_move = self.player(node.properties["PL"])
+        prop = node.properties.get("PL")
+        if prop is not None:
+            before_moves = not node.moves or prop.start < node.moves[0].start
+            if before_moves and not game.moves:  # a setup node's PL: who plays after that setup
+                game.player_to_move = self.player(prop)
+            else:  # placed by the number of moves before it (a node's moves count when written before the PL)
+                after = len(game.moves) + (0 if before_moves else self.node_move_count(node))
+                self.later_players.append((after, self.player(prop), prop))
+
+    @staticmethod
+    def node_move_count(node: SgfNode) -> int:
+        return sum(len(prop.values) for prop in node.moves)
+
+    def read_later_players(self, game: SgfGame) -> None:
+        """PL after moves, as GNU Go and Sabaki read it: a PL after the last move says who plays then; one followed
+        by a move of the other colour is overruled by that move. A warning each where it changes who plays."""
+        for after, player, prop in self.later_players:
+            if after < len(game.moves):
+                color = game.moves[after][0]
+                if color != player:
+                    self.warn(f"PL[{prop.values[0]}] after move {after} is overruled by move {after + 1} "
+                              f"({color.name.capitalize()}): the moves' colours say who plays", prop.start)
+                continue
+            natural = game.moves[-1][0].opponent
+            game.player_after_moves = player
+            if player != natural:
+                self.warn(f"PL[{prop.values[0]}] after the last move ({after}): {player.name.capitalize()} is to "
+                          f"play, as PL says (as GNU Go and Sabaki read it), not {natural.name.capitalize()}",
+                          prop.start)
 
     def number(self, prop: SgfProperty, kind: type) -> Any:
         try:
@@ -653,18 +776,22 @@ class _GameReader:
         return points
 
     def read_setup(self, game: SgfGame, node: SgfNode) -> None:
-        """Apply AB/AW/AE of one node; setup after the first move is only recorded."""
+        """Apply AB/AW/AE of one node (before its moves); setup after the first move is kept to be applied there,
+        with a warning (FF[4] means setup for diagrams and problems, but editors write it into games)."""
         props = node.properties
-        if "AB" not in props and "AW" not in props and "AE" not in props:
+        present = [(ident, color) for ident, color in _SETUP if ident in props]
+        if not present:
             return
+        changes = [(point, color) for ident, color in present for point in self.points(props[ident], game.size)]
         if game.moves:
-            game.later_setup.append(len(game.moves))
+            game.later_setup.append(LaterSetup(len(game.moves), tuple(changes)))
+            idents = " and ".join(ident for ident, _ in present)
+            self.warn(f"{idents} after move {len(game.moves)}: set there; the position after it starts the game's "
+                      "history, as GNU Go sets it up (the moves before it cannot be undone)",
+                      min(props[ident].start for ident, _ in present))
             return
         board = {p: Color.BLACK for p in game.setup_black} | {p: Color.WHITE for p in game.setup_white}
-        for ident, color in (("AE", Color.EMPTY), ("AB", Color.BLACK), ("AW", Color.WHITE)):
-            if ident in node.properties:
-                for point in self.points(node.properties[ident], game.size):
-                    board[point] = color
+        board.update(changes)
         game.setup_black = sorted(p for p, c in board.items() if c == Color.BLACK)
         game.setup_white = sorted(p for p, c in board.items() if c == Color.WHITE)
 
@@ -698,6 +825,7 @@ class _GameReader:
             if value.strip() == "tt" and move == PASS:
                 self.warn(f"{prop.ident}[tt] read as a pass (FF[3]'s pass; FF[4] writes {prop.ident}[])", prop.start)
         game.moves.append((Color.BLACK if prop.ident == "B" else Color.WHITE, move))
+        self.move_offsets.append(prop.start)
 
 
 _INFO_FIELDS = {"RU": "rules", "PB": "black_player", "PW": "white_player", "RE": "result", "DT": "date"}
@@ -715,8 +843,10 @@ def load_sgf(text: str, source: str | None = None) -> SgfGame:
     warnings: list[SgfWarning] = []
     warn = _Warner(text, warnings, source)
     trees = _Parser(text, warn).collection()
-    game = _GameReader(text, warn).read(trees[0].main_line())
+    reader = _GameReader(text, warn)
+    game = reader.read(trees[0].main_line())
     game.warnings = sorted(warnings, key=lambda w: (w.line, w.column))
+    game.origin = _Origin(text, source, reader.move_offsets)
     return game
 
 

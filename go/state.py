@@ -340,8 +340,11 @@ class GameState:
         return sorted(banned)
 
     # ----------------------------------------------------------------- play
-    def push(self, move: int, color: Color | int | None = None) -> None:
+    def push(self, move: int, color: Color | int | None = None, *, superko: bool = True) -> None:
         """Play ``move`` for ``color`` (default: the player to move) after checking legality.
+
+        ``superko=False`` plays a move that only superko forbids (a game record of a game played without
+        superko, as SGF readers replay it); simple ko, occupied points and suicide are still checked.
 
         Raises:
             IllegalMoveError: if the rules forbid the move (``reason`` says why).
@@ -350,9 +353,33 @@ class GameState:
         move = int(move)  # numpy integers would otherwise leak into ``moves``
         c = self._to_play if color is None else int(color)
         reason = self.legality(move, c)
+        if reason is IllegalReason.SUPERKO and not superko:
+            reason = None
         if reason is not None:
             raise IllegalMoveError(reason)
         self._play(move, c)
+
+    def give_turn(self, color: Color | int) -> None:
+        """Make ``color`` the player to move without a move (SGF PL after moves, or a record with one colour twice
+        in a row): the stones stay, the ko, superko bans and hashes become those of ``color`` to move. ``pop`` undoes
+        the last move as before; ``copy`` keeps the player to move.
+
+        Raises:
+            SetupError: for a colour other than black or white.
+        """
+        c = int(color)
+        if c not in (1, 2):
+            raise SetupError(f"bad colour {color!r}")
+        if c == self._to_play:
+            return
+        if self._superko:
+            self._forget_position()  # under situational superko the player to move is part of the key
+        self._to_play = c
+        if self._superko:
+            self._remember_position()
+            self._bans = self._superko_bans()
+        self._state_hash = self._compute_state_hash()
+        self._graph_hash = zobrist.chain_graph_hash(self._graph_hash, self._state_hash)
 
     def play_unchecked(self, move: int) -> None:
         """Play ``move`` for the player to move without checking legality (the search's hot path)."""
@@ -654,6 +681,8 @@ class GameState:
         other._reset_history()
         for color, move in self.moves:
             other._play(move, int(color))
+        if other._to_play != self._to_play:  # the turn was given (give_turn) after the last move
+            other.give_turn(self._to_play)
         return other
 
     # ----------------------------------------------------------------- scoring

@@ -142,11 +142,15 @@ def loadsgf(s: GtpSession, filename: str, move_number: int | None) -> str:
         raise GtpError(CANNOT_LOAD_FILE, describe(error, filename)) from error
     try:
         game = load_sgf(text, source=filename)
-        for warning in game.warnings:
-            s.log(f"warning: {warning}")
+    except (GoError, ValueError, IndexError, KeyError) as error:
+        raise GtpError(CANNOT_LOAD_FILE, str(error)) from error
+    try:
         state = game.to_state(move_number)
     except (GoError, ValueError, IndexError, KeyError) as error:
         raise GtpError(CANNOT_LOAD_FILE, str(error)) from error
+    finally:  # the reader's repairs and those found replaying the moves (a move only superko forbids)
+        for warning in game.warnings:
+            s.log(f"warning: {warning}")
     s.state = state
     return state.to_play.name.lower()
 

@@ -393,7 +393,7 @@ def _kifu_moves(path: Path, number: int, line: str, size: int, say: Callable[[st
         say(f"{path}: line {number}: game skipped: it has setup stones (AB/AW), a kifu line holds moves only")
         return []
     moves = []
-    for k, (color, move) in enumerate(game.moves[: min(game.later_setup, default=len(game.moves))]):
+    for k, (color, move) in enumerate(game.moves[: min((setup.after for setup in game.later_setup), default=len(game.moves))]):
         if color != (Color.BLACK if k % 2 == 0 else Color.WHITE):
             break
         moves.append(move)

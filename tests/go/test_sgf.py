@@ -137,11 +137,14 @@ def test_illegal_move_names_the_move() -> None:
         game.to_state()
 
 
-def test_setup_after_moves_is_refused_only_when_reached() -> None:
+def test_setup_after_moves_applies_where_it_stands() -> None:
+    """Setup after moves (as GNU Go loads it): the moves before it are the game until it is reached; from there the
+    position after it starts the history."""
     game = load_sgf("(;SZ[5];B[cc];W[dd];AB[aa];B[ee])")
-    assert len(game.to_state(move_number=3).moves) == 2
-    with pytest.raises(SgfError, match="after move 2"):
-        game.to_state()
+    assert len(game.to_state(move_number=2).moves) == 1
+    before_b = game.to_state(move_number=3)
+    assert before_b.moves == [] and before_b.color_at(0) == B and before_b.color_at(12) == B
+    assert game.to_state().moves == [(B, 24)]
 
 
 # --- writing and round trips ----------------------------------------------------------------------
@@ -213,7 +216,7 @@ def test_real_games_replay() -> None:
         ("", "no game tree"),
         ("   ", "no game tree"),
         ("garbage(;B[aa])", r"unexpected 'g' \(expected '\('\) at line 1, column 1"),
-        ("(;B[aa]", "unexpected end of file in the game tree opened at line 1, column 1"),
+        ("(;B[aa](;W[bb]]", r"unexpected '\]' in the game tree opened at line 1, column 8"),
         ("(;B[aa", r"unterminated property value \(missing '\]'\) at line 1, column 4"),
         ("(B[aa])", "a game tree must start with a node ';'"),
         ("(;SZ[9]\n;B)", "property B has no value at line 2, column 2"),
@@ -239,7 +242,7 @@ def test_malformed_sgf_raises_with_problem_and_position(text: str, message: str)
 
 def test_sgf_error_is_a_value_error() -> None:
     with pytest.raises(ValueError):
-        load_sgf("(;")
+        load_sgf("(;B[aa")
 
 
 def test_first_player_from_pl_or_the_first_move() -> None:

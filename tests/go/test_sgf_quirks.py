@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from miai.go.coords import PASS, Color, to_gtp, to_sgf
+from miai.go.coords import PASS, Color, parse_gtp, to_gtp, to_sgf
 from miai.go.errors import SetupError, SgfError
 from miai.go.rules import Rules
 from miai.go.sgf import SgfGame, game_from_state, load_sgf, read_sgf_file, write_sgf
@@ -84,6 +84,22 @@ EXPECTED = {
         "line 2, column 26: B[tt] read as a pass (FF[3]'s pass; FF[4] writes B[])",
         "line 2, column 32: W[tt] read as a pass (FF[3]'s pass; FF[4] writes W[])",
     )),
+    "setup-after-moves.sgf": Expected("E5 G3 G5 G7", "C3 C7 D6 E7", Color.WHITE, 7.0, (
+        "line 3, column 2: AB and AW after move 4: set there; the position after it starts the game's history, as "
+        "GNU Go sets it up (the moves before it cannot be undone)",
+    )),
+    "superko-repeat.sgf": Expected("A7 B7 C7 C8 E5", "A8 B8 C9", Color.WHITE, 6.5, (
+        "line 3, column 2: move 12 (White B8) repeats an earlier position, which positional superko forbids under "
+        "the tromp-taylor rules: played all the same (the game was played without superko)",
+    )),
+    "missing-paren.sgf": Expected("E5 E7 G3", "C3 C7 G5", Color.BLACK, 7.0, (
+        "line 4, column 1: the file ends before the game tree opened at line 1, column 1 is closed: the missing ')' "
+        "is added",
+    )),
+    "pl-after-move.sgf": Expected("E5 G3", "C7", Color.BLACK, 7.0, (
+        "line 3, column 2: PL[B] after the last move (3): Black is to play, as PL says (as GNU Go and Sabaki read "
+        "it), not White",
+    )),
     "old-server.sgf": Expected("D16 D4 Q16 R14", "P3 Q4 R4", Color.BLACK, 0.5, (
         "line 1, column 31: GM repeated in one node with the same value",
         "line 1, column 71: AB repeated in one node: the points are joined",
@@ -106,8 +122,8 @@ def test_every_quirk_file_has_its_expectation() -> None:
 def test_quirky_file_gives_its_position_and_warnings(name: str) -> None:
     expected, path = EXPECTED[name], QUIRKS / name
     game = read_sgf_file(path)
+    state = game.to_state()  # a move only superko forbids is found (and warned about) when the moves are played
     assert [str(w) for w in game.warnings] == [f"{path}: {w}" for w in expected.warnings]
-    state = game.to_state()
     assert (stones(state, Color.BLACK), stones(state, Color.WHITE)) == (expected.black, expected.white)
     assert game.player_before() == expected.to_play == state.to_play
     assert game.komi == expected.komi
@@ -129,13 +145,106 @@ def test_quirky_file_gives_gnu_gos_position(name: str) -> None:
         assert float(engine.send("get_komi")) == game.komi
 
 
+# The four irregular records of issue 72 that GNU Go 3.8 loads: loadsgf FILE MOVE at every move number must give
+# GNU Go's stones and colour to move.
+IRREGULAR = ["setup-after-moves.sgf", "superko-repeat.sgf", "missing-paren.sgf", "pl-after-move.sgf"]
+
+
+@pytest.mark.slow
+@pytest.mark.gnugo
+@pytest.mark.skipif(not GNUGO.exists(), reason=f"GNU Go not installed at {GNUGO} (apt-get install gnugo)")
+@pytest.mark.parametrize("name", IRREGULAR)
+def test_irregular_record_loads_as_gnu_go_loads_it_at_every_move(name: str) -> None:
+    path = QUIRKS / name
+    game = read_sgf_file(path)
+    with gnugo() as engine:
+        for number in [*range(1, len(game.moves) + 3), None]:
+            where = f"{name} before move {number}"
+            state = game.to_state(number)
+            command = f"loadsgf {path}" + ("" if number is None else f" {number}")
+            assert engine.send(command) == state.to_play.name.lower() == game.player_before(number).name.lower(), where
+            for color in (Color.BLACK, Color.WHITE):
+                theirs = " ".join(sorted(engine.send(f"list_stones {color.name.lower()}").split()))
+                assert theirs == stones(state, color), f"{color.name} stones of {where}"
+
+
+def test_setup_after_moves_is_applied_in_order_where_it_stands() -> None:
+    """AE empties, AB and AW set (over whatever stood there, as FF[4] says); a later setup node applies after an
+    earlier one; the moves after it are played on the new position, and the history starts there."""
+    text = "(;GM[1]FF[4]SZ[9];B[ee];W[cc];AE[ee]AB[cc][gg];W[ec];AW[gg];B[ge])"
+    game = load_sgf(text, source="edit.sgf")
+    assert [w.message.split(":")[0] for w in game.warnings] == ["AE and AB after move 2", "AW after move 3"]
+    state = game.to_state()
+    assert (stones(state, Color.BLACK), stones(state, Color.WHITE)) == ("C7 G5", "E7 G3")
+    assert state.moves == [(Color.BLACK, game.moves[-1][1])] and state.to_play == Color.WHITE
+    before = game.to_state(3)  # before W E7: the first setup is applied, the second not yet
+    assert (stones(before, Color.BLACK), stones(before, Color.WHITE), before.to_play) == ("C7 G3", "", Color.WHITE)
+    assert game.to_state(2).moves == [(Color.BLACK, game.moves[0][1])]  # before the setup: the game as played
+
+
+def test_setup_after_moves_that_leaves_a_chain_without_liberties_is_refused() -> None:
+    game = load_sgf("(;GM[1]FF[4]SZ[9];B[aa];W[ee];AW[ba][ab])")
+    with pytest.raises(SgfError, match="invalid SGF setup stones after move 2"):
+        game.to_state()
+    assert game.to_state(2).moves  # the position before it still loads
+
+
+def test_a_move_only_superko_forbids_is_played_once_warned_and_keeps_the_history() -> None:
+    game = read_sgf_file(QUIRKS / "superko-repeat.sgf")
+    for number in (13, 13, None):  # set up several times: one warning
+        state = game.to_state(number)
+    assert len(game.warnings) == 1 and "move 12 (White B8)" in str(game.warnings[0])
+    assert len(state.moves) == 13
+    state.pop()
+    assert len(state.moves) == 12  # the replayed move can be undone like any other
+    assert game.to_state(12).is_legal(game.moves[11][1]) is False  # the rules of the state still forbid it
+    simple = read_sgf_file(QUIRKS / "superko-repeat.sgf")
+    simple.to_state(rules="japanese")  # under simple ko the move is legal: nothing to say
+    assert simple.warnings == []
+
+
+def test_other_illegal_moves_are_still_refused() -> None:
+    with pytest.raises(SgfError, match=r"illegal SGF move 3 \(BLACK 'ee'\)"):
+        load_sgf("(;GM[1]FF[4]SZ[9];B[ee];W[cc];B[ee])").to_state()
+
+
+def test_pl_after_the_last_move_gives_the_turn_and_the_state_keeps_it() -> None:
+    state = read_sgf_file(QUIRKS / "pl-after-move.sgf").to_state()
+    assert state.to_play == Color.BLACK and len(state.moves) == 3
+    assert state.copy().to_play == Color.BLACK and state.copy().situation_hash == state.situation_hash
+    state.push(parse_gtp("C3", state.size))  # Black plays on
+    assert state.to_play == Color.WHITE
+    state.pop()
+    assert state.to_play == Color.BLACK and len(state.moves) == 3  # back to the given turn
+    state.pop()  # undo Black G3: Black's turn before it, as in the game
+    assert state.to_play == Color.BLACK and len(state.moves) == 2
+
+
+def test_pl_after_a_move_followed_by_a_move_is_overruled_by_it_with_a_warning() -> None:
+    game = load_sgf("(;GM[1]FF[4]SZ[9];B[ee];PL[B];W[cc])")
+    assert game.player_before() == Color.BLACK and game.to_state().to_play == Color.BLACK
+    assert [w.message for w in game.warnings] == [
+        "PL[B] after move 1 is overruled by move 2 (White): the moves' colours say who plays"]
+    same = load_sgf("(;GM[1]FF[4]SZ[9];B[ee];PL[W];W[cc];PL[B])")  # PLs that agree with the moves: nothing to say
+    assert same.warnings == [] and same.to_state().to_play == Color.BLACK
+
+
+def test_a_missing_final_parenthesis_closes_every_open_tree_with_one_warning() -> None:
+    game = load_sgf("(;GM[1]FF[4]SZ[9];B[ee](;W[cc];B[gg](;W[cg]", source="cut.sgf")
+    assert [str(w) for w in game.warnings] == [
+        "cut.sgf: line 1, column 44: the file ends before 3 game trees (the first opened at line 1, column 1) are "
+        "closed: the 3 missing ')' are added"]
+    assert len(game.moves) == 4
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ("(;GM[1]FF[4]SZ[9];B[ee];SZ[13];W[cc])", r"SZ after the root gives another board size \(13, not 9\) "
                                              r"at line 1, column 27"),
     ("(;GM[1]FF[4]sz[9])", "property identifier 'sz' has no upper-case letter"),
     ("(;GM[1]FF[4]SZ[9];B[ee]W[zz])", "W is not a move .*off the 9x9 board"),
     ("(;GM[1]FF[4]SZ[9];B[ee]B[ee])", None),  # read (two moves), then refused when played: the point is taken
-    ("(;GM[1]FF[4]SZ[9];B[ee]", "unexpected end of file in the game tree"),
+    ("(;GM[1]FF[4]SZ[9];B[ee", r"unterminated property value \(missing '\]'\)"),  # cut inside a value
+    ("(;GM[1]FF[4]SZ[9];B[ee]]", r"unexpected '\]' in the game tree"),
     ("Game record\n(;GM[1]FF[4]SZ[9];B[ee])", r"unexpected 'G' \(expected '\('\) at line 1, column 1"),
     ("(;GM[1]GM[2]SZ[9])", None),  # the first GM counts: read as Go, with a warning
     ("(;GM[2]GM[1]SZ[9])", r"GM is '2', not 1 \(Go\)"),
@@ -171,7 +280,8 @@ def test_a_node_comment_goes_to_its_last_move_and_repeats_are_joined() -> None:
 def test_setup_pl_after_the_root_and_pl_after_moves() -> None:
     game = load_sgf("(;GM[1]FF[4]SZ[9];AB[cc]PL[W];W[ee];PL[W];B[gg])")
     assert game.player_to_move == Color.WHITE and len(game.moves) == 2
-    assert [w.message for w in game.warnings] == ["PL after move 1 is ignored (the moves' colours say who plays)"]
+    assert [w.message for w in game.warnings] == [
+        "PL[W] after move 1 is overruled by move 2 (Black): the moves' colours say who plays"]
 
 
 # --- round trips ----------------------------------------------------------------------------------------

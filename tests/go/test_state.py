@@ -313,3 +313,40 @@ def test_local_pattern_marks_stones_in_atari_and_the_edge() -> None:
     assert after.count(1 + 4) == 1 and 1 not in after[:25]
     corner = state.local_pattern(parse_gtp("A1", 9))
     assert corner[:25].count(3) == 16  # 25 points minus the 3x3 on the board
+
+
+@pytest.mark.parametrize("preset", ["tromp-taylor", "new-zealand", "japanese"])
+def test_give_turn_keeps_stones_and_undo_and_copy_agree(preset: str) -> None:
+    """give_turn (an SGF PL after moves): the other player moves on the same stones; copy keeps it, pop undoes the
+    last move as before, and the hashes are those of a position with that player to move."""
+    state = GameState(9, Rules.preset(preset))
+    play(state, "E5", "C3", "G7")
+    before = (state.position_hash, state.situation_hash, state.graph_hash)
+    state.give_turn(B)
+    assert state.to_play == B and state.position_hash == before[0] and state.situation_hash != before[1]
+    copy = state.copy()
+    assert (copy.to_play, copy.situation_hash, copy.graph_hash) == (B, state.situation_hash, state.graph_hash)
+    play(state, "D4")
+    state.pop()
+    assert (state.to_play, state.situation_hash) == (B, copy.situation_hash)
+    state.pop()
+    assert state.to_play == B and len(state.moves) == 2 and state.color_at(parse_gtp("G7", 9)) == Color.EMPTY
+    with pytest.raises(SetupError):
+        state.give_turn(Color.EMPTY)
+
+
+def test_push_without_superko_plays_only_what_superko_alone_forbids() -> None:
+    """A record of a game played without superko (SGF readers replay it): superko is waived, simple ko is not."""
+    state = GameState(9, Rules.preset("tromp-taylor"))
+    for vertex in "C8 C9 C7 B8 A7 A8 B7 A9 B9 A8 A9".split():
+        play(state, vertex)
+    banned = parse_gtp("B8", 9)
+    assert state.legality(banned) == IllegalReason.SUPERKO
+    state.push(banned, superko=False)
+    assert state.color_at(banned) == W and len(state.moves) == 12
+    play(state, "E5")
+    state.push(parse_gtp("D5", 9), superko=False)  # a legal move is played as usual
+    state.pop()
+    state.pop()
+    state.pop()
+    assert len(state.moves) == 11 and state.legality(banned) == IllegalReason.SUPERKO
