@@ -191,14 +191,13 @@ class GtpSession:
             self._write(format_response(True, command.id, text))
 
     def _finish_failed(self, command: Command, error: GtpError) -> None:
-        if error.detail:
-            self.log(f"{command}: {error.detail}")
         if self._stream_open:  # too late for '?': end the open response cleanly
-            self.log(f"{command}: {error.message}")
+            self.log(f"{command}: {error.reply}")
             self._write("\n")
             return
-        message = " ".join(error.message.split()) or "failed"  # one line, whatever the exception said
-        self._write(format_response(False, command.id, message))
+        if not error.reason_in_reply:
+            self.log(f"{command}: {error.detail}")
+        self._write(format_response(False, command.id, error.reply))
 
     def open_stream(self) -> None:
         """Write the head of a streamed response (``=id``); the handler then emits lines and returns the last."""

@@ -48,6 +48,12 @@ def komi(s: GtpSession, value: float) -> str:
     return ""
 
 
+@table.command("get_komi")
+def get_komi(s: GtpSession) -> str:
+    """The komi in force (KataGo's extension), as ``komi`` takes it."""
+    return f"{s.state.komi:g}"
+
+
 @table.command("play", COLOR, VERTEX, mutates=True)
 def play(s: GtpSession, color: Color, move: int) -> str:
     """Play a move for either colour (the same colour twice in a row is allowed, as handicap needs)."""

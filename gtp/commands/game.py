@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, SupportsIndex
 
 from miai.go.coords import PASS, Color, to_gtp
-from miai.go.errors import GoError
+from miai.go.errors import GoError, SgfError
+from miai.go.rules import Rules
 from miai.go.state import GameState
 from miai.go.oserrors import describe
 
@@ -18,6 +19,8 @@ from ..player import RESIGN, AnalyzeRequest, Emit
 from ..table import CommandTable
 
 if TYPE_CHECKING:
+    from miai.go.sgf import SgfGame
+
     from ..session import GtpSession
 
 table = CommandTable()
@@ -133,26 +136,52 @@ def _chains(state: GameState) -> list[list[int]]:
 def loadsgf(s: GtpSession, filename: str, move_number: int | None) -> str:
     """Load a game: the position before ``move_number`` (the whole game without it). Answers the colour to move.
 
+    Rules as KataGo takes them: the file's RU where it names rules miai knows, else the rules in force (one warning
+    line for an RU it cannot read); komi from KM, else the default komi of the RU's rules, else the komi in force.
     The quirks of old files are repaired, each with a warning line on stderr naming the file, line and column."""
     from miai.go.sgf import load_sgf  # late: the SGF module is optional for everything else
 
     try:
         text = _read_sgf_file(Path(filename))
-    except OSError as error:  # the log line already names the file: say only what is wrong with it
-        raise GtpError(CANNOT_LOAD_FILE, describe(error, filename)) from error
+    except OSError as error:
+        raise GtpError(CANNOT_LOAD_FILE, f"{filename}: {describe(error, filename)}") from error
     try:
         game = load_sgf(text, source=filename)
     except (GoError, ValueError, IndexError, KeyError) as error:
-        raise GtpError(CANNOT_LOAD_FILE, str(error)) from error
+        raise GtpError(CANNOT_LOAD_FILE, _sgf_problem(error, filename)) from error
+    rules = _sgf_rules(s, game, filename)
     try:
-        state = game.to_state(move_number)
+        state = game.to_state(move_number, rules=rules)
     except (GoError, ValueError, IndexError, KeyError) as error:
-        raise GtpError(CANNOT_LOAD_FILE, str(error)) from error
+        raise GtpError(CANNOT_LOAD_FILE, _sgf_problem(error, filename)) from error
     finally:  # the reader's repairs and those found replaying the moves (a move only superko forbids)
         for warning in game.warnings:
             s.log(f"warning: {warning}")
+    if rules is not None and game.komi is None:
+        state.komi = s.state.komi  # neither RU nor KM: the game keeps the komi in force, as KataGo does
     s.state = state
     return state.to_play.name.lower()
+
+
+def _sgf_rules(s: GtpSession, game: SgfGame, filename: str) -> Rules | None:
+    """The rules to load ``game`` under when its RU does not name rules miai knows: the rules in force (None: the
+    file's own)."""
+    from miai.go.sgf import parse_rules_text
+
+    if game.rules and parse_rules_text(game.rules) is not None:
+        return None
+    if game.rules:
+        s.log(f"warning: {filename}: cannot read the rules RU[{game.rules}]; keeping the rules in force "
+              f"({s.state.rules.name})")
+    return s.state.rules
+
+
+def _sgf_problem(error: Exception, filename: str) -> str:
+    """What is wrong with an SGF file in a user's words: the file, and the line and column where the text is
+    malformed."""
+    if isinstance(error, SgfError) and error.line is not None:
+        return f"{filename}: line {error.line}, column {error.column}: {error.problem}"
+    return f"{filename}: {error}"
 
 
 MAX_SGF_BYTES = 10_000_000  # a game record is kilobytes; a bigger "file" is a mistake (or /dev/zero)

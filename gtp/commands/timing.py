@@ -109,7 +109,9 @@ def _parse_or_refuse(s: GtpSession, tokens: list[str], allowed: tuple[TimeSystem
         return parse_time_system(tokens, allowed)
     except GtpError as error:
         s.player.set_time_control(TimeControl())
-        raise GtpError(error.message, f"{error.detail or error.message}; the clock now follows time_left") from error
+        if error.detail:
+            raise GtpError(error.message, f"{error.detail}; the clock now follows time_left") from error
+        raise GtpError(f"{error.message}; the clock now follows time_left") from error
 
 
 @table.command("kgs-time_settings", many(named(STRING, "arg")))

@@ -98,7 +98,7 @@ def test_kgs_game_over_and_chat() -> None:
     assert session.run() == 0
     answers = out.getvalue().split("\n\n")
     assert answers[0].startswith("= Hello alice") and "\n" not in answers[0]
-    assert answers[1] == "? syntax error" and answers[2] == "= " and answers[3] == "= miai"
+    assert answers[1].startswith("? syntax error: ") and answers[2] == "= " and answers[3] == "= miai"
 
     out = io.StringIO()
     session = GtpSession(_player(), io.StringIO("kgs-game_over\nname\n"), out, io.StringIO(),

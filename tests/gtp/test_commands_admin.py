@@ -26,7 +26,7 @@ def test_identity_comes_from_config() -> None:
 
 def test_ids_are_echoed_on_success_and_failure(driver: Driver) -> None:
     assert driver.raw("12 name") == "=12 miai\n\n"
-    assert driver.raw("13 undo") == "?13 cannot undo\n\n"
+    assert driver.raw("13 undo") == "?13 cannot undo: no move to undo\n\n"
     assert driver.raw("14 frobnicate") == "?14 unknown command\n\n"
     assert driver.raw("15") == "?15 unknown command\n\n"
 
@@ -40,12 +40,12 @@ def test_list_commands_matches_known_command_exactly(driver: Driver) -> None:
         assert driver.raw(f"{name} ") != "? unknown command\n\n" or name == "quit"
     for name in ("frobnicate", "lz", "genmov", "play2", "gogui-analyze_commands"):
         assert driver.ok(f"known_command {name}") == "false"
-        assert driver.fail(name) == "unknown command"
+        assert driver.fail(name).startswith("unknown command")
 
 
 def test_unknown_command_is_never_prefix_matched(driver: Driver) -> None:
-    assert driver.fail("gen") == "unknown command"
-    assert driver.fail("genmovex b") == "unknown command"
+    assert driver.fail("gen").startswith("unknown command")
+    assert driver.fail("genmovex b").startswith("unknown command")
 
 
 def test_command_names_are_case_insensitive(driver: Driver) -> None:
@@ -68,9 +68,9 @@ def test_params_are_forwarded(driver: Driver, player: FakePlayer) -> None:
     assert driver.ok("kata-set-param maxVisits 50") == ""
     assert player.params["maxVisits"] == "50"
     assert driver.ok("kata-get-param maxVisits") == "50"
-    assert driver.fail("kata-get-param nope") == "unknown parameter 'nope'"
-    assert driver.fail("kata-set-param nope 1") == "unknown parameter 'nope'"
-    assert driver.fail("kata-set-param maxVisits lots") == "invalid value 'lots' for parameter 'maxVisits'"
+    assert driver.fail("kata-get-param nope").startswith("unknown parameter 'nope'")
+    assert driver.fail("kata-set-param nope 1").startswith("unknown parameter 'nope'")
+    assert driver.fail("kata-set-param maxVisits lots").startswith("invalid value 'lots' for parameter 'maxVisits'")
     assert player.params["maxVisits"] == "50"
 
 

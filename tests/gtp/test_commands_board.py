@@ -27,13 +27,13 @@ def test_boardsize_accepts_2_to_25_and_clears(driver: Driver) -> None:
 def test_boardsize_unacceptable(driver: Driver, size: str) -> None:
     driver.ok("boardsize 9")
     driver.ok("play b e5")
-    assert driver.fail(f"boardsize {size}") == "unacceptable size"
+    assert driver.fail(f"boardsize {size}").startswith("unacceptable size")
     assert driver.session.state.size == 9 and stones(driver, "b") == ["E5"]
 
 
 @pytest.mark.parametrize("size", ["x", "-9", "9.0", ""])
 def test_boardsize_syntax_error(driver: Driver, size: str) -> None:
-    assert driver.fail(f"boardsize {size}") == "syntax error"
+    assert driver.fail(f"boardsize {size}").startswith("syntax error")
 
 
 def test_clear_board_keeps_size_komi_and_rules(driver: Driver) -> None:
@@ -50,8 +50,8 @@ def test_komi(driver: Driver) -> None:
     assert driver.session.state.komi == 6.5
     assert len(driver.session.state.moves) == 1  # komi keeps the game
     assert driver.ok("komi -3") == "" and driver.session.state.komi == -3
-    assert driver.fail("komi seven") == "syntax error"
-    assert driver.fail("komi nan") == "syntax error"
+    assert driver.fail("komi seven").startswith("syntax error")
+    assert driver.fail("komi nan").startswith("syntax error")
     assert driver.session.state.komi == -3
 
 
@@ -73,11 +73,11 @@ def test_same_color_twice_is_allowed(driver: Driver) -> None:
 def test_illegal_moves_answer_the_standard_text(driver: Driver) -> None:
     driver.ok("boardsize 9")
     driver.ok("play b e5")
-    assert driver.fail("play w e5") == "illegal move"  # occupied
+    assert driver.fail("play w e5").startswith("illegal move")  # occupied
     # Suicide of a single stone (illegal in every preset): White at A1 surrounded by Black.
     driver.ok("play b a2")
     driver.ok("play b b1")
-    assert driver.fail("play w a1") == "illegal move"
+    assert driver.fail("play w a1").startswith("illegal move")
     assert "suicide" in driver.err.getvalue()
     assert len(driver.session.state.moves) == 3
 
@@ -88,28 +88,28 @@ def test_ko_recapture_is_illegal(driver: Driver) -> None:
                  "play b f5"):  # Black captures E5 -> White may not retake at once
         assert driver.ok(line) == ""
     assert stones(driver, "w") == ["F6", "G5", "F4"]
-    assert driver.fail("play w e5") == "illegal move"
+    assert driver.fail("play w e5").startswith("illegal move")
 
 
 @pytest.mark.parametrize("line", ["play", "play b", "play b d4 d5", "play x d4", "play b i5", "play b z9",
                                   "play b resign", "play b d0", "play pass b"])
 def test_play_syntax_errors_change_nothing(driver: Driver, line: str) -> None:
-    assert driver.fail(line) == "syntax error"
+    assert driver.fail(line).startswith("syntax error")
     assert driver.session.state.moves == []
 
 
 def test_undo(driver: Driver) -> None:
-    assert driver.fail("undo") == "cannot undo"
+    assert driver.fail("undo").startswith("cannot undo")
     driver.ok("play b d4")
     driver.ok("play w pass")
     assert driver.ok("undo") == "" and driver.ok("undo") == ""
     assert driver.session.state.moves == [] and stones(driver, "b") == []
-    assert driver.fail("undo") == "cannot undo"
+    assert driver.fail("undo").startswith("cannot undo")
 
 
 def test_undo_does_not_remove_handicap_stones(driver: Driver) -> None:
     driver.ok("fixed_handicap 2")
-    assert driver.fail("undo") == "cannot undo"
+    assert driver.fail("undo").startswith("cannot undo")
     driver.ok("play w c3")
     driver.ok("undo")
     assert sorted(stones(driver, "b")) == ["D4", "Q16"]
@@ -208,10 +208,10 @@ def test_button_rules_over_gtp(driver: Driver) -> None:
 
 def test_bad_rules_change_nothing(driver: Driver) -> None:
     driver.ok("kata-set-rules chinese")
-    assert driver.fail("kata-set-rules martian") == "unknown rules 'martian'"
-    assert driver.fail("kgs-rules chinese-ogs") == "unknown rules 'chinese-ogs'"
+    assert driver.fail("kata-set-rules martian").startswith("unknown rules 'martian'")
+    assert driver.fail("kgs-rules chinese-ogs").startswith("unknown rules 'chinese-ogs'")
     assert driver.fail("kata-set-rules {\"ko\": 3") .startswith("invalid rules")
-    assert driver.fail("kata-set-rules") == "syntax error"
+    assert driver.fail("kata-set-rules").startswith("syntax error")
     assert driver.fail('kata-set-rules {"komi": 7}').startswith("invalid rules")  # komi is set by `komi`
     assert driver.fail("kata-set-rules koSIMPLEkomi7.5").startswith("unknown rules")
     assert driver.fail('kata-set-rules {"ko": "SPIGHT"}').startswith("invalid rules")
@@ -242,5 +242,5 @@ def test_queries(driver: Driver) -> None:
     assert driver.ok("captures black") == "1"
     assert driver.ok("captures white") == "0"
     assert driver.ok("list_stones w") == ""
-    assert driver.fail("is_legal b d4") == "syntax error"  # off a 3x3 board
+    assert driver.fail("is_legal b d4").startswith("syntax error")  # off a 3x3 board
     assert parse_gtp("A1", 3) not in driver.session.state.legal_moves(Color.WHITE)  # suicide for White

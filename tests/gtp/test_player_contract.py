@@ -33,9 +33,9 @@ def test_player_is_abstract() -> None:
 
 def test_a_minimal_player_serves_every_command() -> None:
     driver = Driver(MinimalPlayer())
-    assert driver.fail("kata-raw-nn 0") == "no neural net available"
-    assert driver.fail("kata-get-param x") == "unknown parameter 'x'"
-    assert driver.fail("kata-set-param x 1") == "unknown parameter 'x'"
+    assert driver.fail("kata-raw-nn 0").startswith("no neural net available")
+    assert driver.fail("kata-get-param x").startswith("unknown parameter 'x'")
+    assert driver.fail("kata-set-param x 1").startswith("unknown parameter 'x'")
     assert driver.ok("miai-search_stats") == "{}"
     assert driver.ok("time_settings 10 5 1") == "" and driver.ok("time_left b 10 0") == ""
     assert driver.ok("kgs-time_settings byoyomi 10 5 3") == ""

@@ -87,7 +87,8 @@ def test_default_table_has_every_required_and_promised_command() -> None:
     assert required | promised <= names
     # Private extensions carry a dash (spec section 2.14); the rest are GTP or GNU Go names.
     gnugo_names = {"is_legal", "all_legal", "list_stones", "captures", "cputime", "stop", "clear_cache", "help"}
-    for name in names - required - gnugo_names - {"undo", "showboard", "fixed_handicap", "place_free_handicap",
+    katago_names = {"get_komi", "rectangular_boardsize", "set_position", "genmove_debug"}  # KataGo's, undashed
+    for name in names - required - gnugo_names - katago_names - {"undo", "showboard", "fixed_handicap", "place_free_handicap",
                                                   "set_free_handicap", "time_settings", "time_left",
                                                   "final_score", "final_status_list", "loadsgf", "printsgf",
                                                   "reg_genmove"}:
