@@ -41,6 +41,7 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
+from miai.go import compiled
 from miai.go.coords import Color
 from miai.go.geometry import BORDER, board_geometry
 
@@ -641,7 +642,28 @@ def ladder_planes(
     memo: LadderMemo | None = None,
     previous: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """KataGo planes 14 and 17 for a board: (laddered stones, working ladder moves).
+    """KataGo planes 14 and 17 for a board: (laddered stones, working ladder moves), read by the compiled kernel
+    (``miai.go.compiled``) when it runs and no ``memo`` is given, else by :func:`ladder_planes_python`, whose
+    arguments and results these are."""
+    if memo is None and compiled.ENABLED:
+        flat = np.asarray(stones, dtype=np.int8)
+        if flat.shape != (size * size,):
+            raise ValueError(f"stones has {flat.size} points, expected {size * size} for size {size}")
+        return compiled.ladder_planes(flat, size, to_play, ko_point, max_moves=max_moves)
+    return ladder_planes_python(stones, size, to_play, ko_point, max_moves=max_moves, memo=memo, previous=previous)
+
+
+def ladder_planes_python(
+    stones: Sequence[int] | np.ndarray,
+    size: int,
+    to_play: int,
+    ko_point: int | None = None,
+    *,
+    max_moves: int = MAX_SEARCH_MOVES,
+    memo: LadderMemo | None = None,
+    previous: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """KataGo planes 14 and 17 for a board, read in Python: (laddered stones, working ladder moves).
 
     ``to_play`` is the player to move (1 Black, 2 White): plane 17 holds the working moves against the
     *opponent's* two-liberty chains. ``ko_point`` is the simple-ko point banned for ``to_play`` if any.

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from miai.go import compiled
 from miai.go.coords import PASS, Color
 from miai.go.rules import KoRule, Rules, Scoring, Tax
 
@@ -313,7 +314,9 @@ class _LadderPlanesCache:
                 return found
         # Read outside the lock: two threads may read the same board, with the same result.
         ko = None if previous is None else ladders.simple_ko_point(previous, stones, move, size)
-        laddered, working = ladders.ladder_planes(stones, size, int(to_play), ko, memo=self.memo, previous=previous)
+        # Compiled, a whole board is read faster than the per-chain memo is consulted in Python.
+        memo = None if compiled.ENABLED else self.memo
+        laddered, working = ladders.ladder_planes(stones, size, int(to_play), ko, memo=memo, previous=previous)
         laddered.setflags(write=False)
         working.setflags(write=False)
         with self._lock:

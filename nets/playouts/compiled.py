@@ -27,23 +27,16 @@ from typing import Any, Callable, TypeVar
 
 import numpy as np
 
+from miai.go.compiled import load_numba
 from miai.nets.playouts.knowledge import LOCALITY_FAR, LOCALITY_VALUES, Knowledge
 from miai.nets.playouts.patterns import pattern_tables
 from miai.nets.playouts.simulate import PlayoutPosition, PlayoutStats
 
 
 
-def _load_numba() -> Any:
-    try:
-        import numba
-    except ImportError:  # the optional extra is not installed: the Python playouts are used
-        return None
-    return numba
-
-
-_NUMBA = _load_numba()
+_NUMBA = load_numba()  # None without numba or with MIAI_PURE_PYTHON=1: the Python playouts are used
 AVAILABLE = _NUMBA is not None
-"""True when numba is installed and the compiled playouts can run."""
+"""True when numba is installed (and not switched off) and the compiled playouts can run."""
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
