@@ -301,10 +301,11 @@ class GtpSection:
     """What ``miai gtp`` starts with; its command-line flags (``--size``, ``--komi``, ...) override these."""
 
     name: str = option(_GTP.name, "engine name answered to GTP `name` (one word)")
-    board_size: int = option(_GTP.board_size, "board size at start (--size)", min=MIN_SIZE, max=MAX_SIZE)
+    board_size: int = option(_GTP.board_size, "board size at start (--size)", min=MIN_SIZE, max=MAX_SIZE,
+                             katago="defaultBoardSize")
     komi: float = option(_GTP.komi, "komi at start (--komi)")
     rules: str = option(_GTP.rules, "rules at start: a preset, or JSON or a compact string as for kata-set-rules "
-                        "(--rules); controllers may change them later")
+                        "(--rules); controllers may change them later", katago="rules")
     analysis_interval_cs: int = option(_GTP.analysis_interval_cs, "interval of analysis output when the command "
                                        "gives none (centiseconds)", min=0)
     exit_on_game_over: bool = option(_GTP.exit_on_game_over, "end the session after answering kgs-game_over "
@@ -473,20 +474,16 @@ def load_config(path: str | Path | None = None, overrides: Iterable[str] = ()) -
     return apply_overrides(config, overrides)
 
 
-def chosen_keys(path: str | Path | None = None, overrides: Iterable[str] = ()) -> frozenset[str]:
-    """The ``section.key`` names the user set, in the config file or as overrides (not comments or values), so
-    that defaults for a mode (e.g. classic Monte-Carlo settings) apply only where the user said nothing.
+def toml_options(path: str | Path) -> dict[str, Any]:
+    """A TOML config's options as ``{"section.key": value}`` (a file, or a bundled config by name), checked as
+    :func:`load_config` checks them, to apply over other configs in order.
 
     Raises:
         ConfigError: as :func:`load_config`.
     """
-    keys: set[str] = set()
-    if path is not None:
-        for section, table in _read_toml(path).items():
-            if isinstance(table, Mapping):
-                keys.update(f"{section}.{name}" for name in table)
-    keys.update(item.partition("=")[0].strip() for item in overrides)
-    return frozenset(keys)
+    data = _read_toml(path)
+    Config.from_dict(data)  # unknown keys and bad values, named as in a single config
+    return {f"{section}.{name}": value for section, table in data.items() for name, value in table.items()}
 
 
 def _read_toml(path: str | Path) -> dict[str, Any]:

@@ -26,26 +26,40 @@ themselves is theirs, whatever :func:`kind` says.
 from __future__ import annotations
 
 import difflib
+import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from miai.engine.config import Config, ConfigError, katago_names, parse_value, set_option
+from miai.engine.config import (
+    Config, ConfigError, apply_overrides, katago_names, parse_value, set_option, toml_options,
+)
+from miai.go.rules import Rules
 
 __all__ = ["KatagoConfigError", "read_katago_config", "read_katago_configs", "parse_override_list", "MAPPED",
-           "KATAGO_ONLY", "SILENT", "Kind", "kind", "miai_key", "apply_katago", "closest_key", "number"]
+           "KATAGO_ONLY", "SILENT", "Kind", "kind", "miai_key", "apply_katago", "closest_key", "number",
+           "LoadedConfig", "load_configs", "is_toml"]
 
 
 class KatagoConfigError(ValueError):
     """A KataGo config file, override or value miai cannot use (the message names the file or the key)."""
 
 
+# KataGo's rules given key by key (a config without ``rules``): each changes one part of gtp.rules, as the
+# rules JSON keys of kata-set-rules do.
+_RULE_PARTS = {"koRule": "ko", "scoringRule": "scoring", "taxRule": "tax", "multiStoneSuicideLegal": "suicide",
+               "hasButton": "hasButton", "whiteHandicapBonus": "whiteHandicapBonus",
+               "friendlyPassOk": "friendlyPassOk"}
+
 # KataGo name -> miai config key: the names declared on miai's options (config.katago_names), plus the KataGo
 # settings whose miai counterpart is not the same knob under another name (their values are converted in
 # apply_katago).
 MAPPED: Mapping[str, str] = {
     **katago_names(),
+    **{name: "gtp.rules" for name in _RULE_PARTS},
+    "allowResignation": "player.resign_threshold",  # false: a threshold of 0, which never resigns
     # KataGo's search threads are playouts in flight; miai's closest equivalent is the leaves per net batch.
     "numSearchThreads": "search.batch_size",
     "numSearchThreadsPerAnalysisThread": "search.batch_size",
@@ -55,7 +69,7 @@ MAPPED: Mapping[str, str] = {
 _POWER_OF_TWO = frozenset({"nnCacheSizePowerOfTwo"})
 # Accepted without a word: they only steer KataGo's logging and files.
 SILENT = frozenset({"homeDataDir", "logDir", "logFile", "logToStderr", "logToStdout", "logAllRequests",
-                    "logAllResponses", "logSearchInfo", "logErrorsAndWarnings", "logTimeStamp", "logConfigContents",
+                    "logAllResponses", "logSearchInfo", "logAllGTPCommunication", "logErrorsAndWarnings", "logTimeStamp", "logConfigContents",
                     "warnUnusedFields"})
 # KataGo parameters (cpp/program/setup.cpp and the example configs, v1.17.2) that miai has no equivalent for.
 KATAGO_ONLY = frozenset("""
@@ -82,7 +96,15 @@ subtreeValueBiasFactor subtreeValueBiasFreeProp subtreeValueBiasWeightExponent t
 uncertaintyCoeff uncertaintyExponent uncertaintyMaxWeight useEvalCache useFP16 useNoisePruning useNonBuggyLcb
 useUncertainty valueWeightExponent forDeterministicTesting assumeMultipleStartingBlackMovesAreHandicap
 preventCleanupPhase quitWithoutWaiting
+avoidMYTDaggerHack searchFactorWhenWinning searchFactorWhenWinningThreshold ignoreGTPAndForceKomi genmoveAntiMirror
+delayMoveScale delayMoveMax avoidSgfPatternUtility avoidSgfPatternLambda avoidSgfPatternMinTurnNumber
+avoidSgfPatternMaxFiles avoidSgfPatternAllowedNames avoidSgfPatternDirs logSearchInfoForChosenMove
+startupPrintMessageToStderr ogsChatToStderr reportAnalysisWinratesAs rootPolicyTemperature rootPolicyTemperatureEarly
+numAnalysisThreads fpuUseParentAverage mutexPoolSize useNHWC
 """.split()) - set(MAPPED)
+# Settings of KataGo's GPU and CPU backends (cudaDeviceToUseThread0, openclReTunePerBoardSize, ...): miai's nets run
+# on onnxruntime or OpenVINO, set up by net.backend and net.providers.
+_BACKEND_PREFIXES = ("cuda", "opencl", "trt", "metal", "coreml", "eigen")
 
 Kind = Literal["mapped", "miai", "silent", "katago-only", "unknown"]
 
@@ -148,7 +170,7 @@ def kind(name: str) -> Kind:
         return "miai"
     if name in SILENT:
         return "silent"
-    if name in KATAGO_ONLY:
+    if name in KATAGO_ONLY or name.startswith(_BACKEND_PREFIXES):
         return "katago-only"
     return "unknown"
 
@@ -210,6 +232,26 @@ def _apply(config: Config, name: str, key: str, value: Any) -> Config:
         return set_option(config, key, 0.0 if seconds >= 1e9 else seconds)
     if name == "nnRandomize":
         return set_option(config, key, "random" if parse_value(_text(value), bool) else "fixed")
+    if name == "resignThreshold":
+        # KataGo's threshold is a win-loss utility from -1 to 1; miai's a winrate: (1 + utility) / 2.
+        utility = number(value)
+        if not -1.0 <= utility <= 0.0:
+            raise KatagoConfigError(f"must be a number from -1 to 0 (a win-loss utility), got {value!r}")
+        return set_option(config, key, (1.0 + utility) / 2.0)
+    if name == "allowResignation":
+        allowed = parse_value(_text(value), bool)
+        return config if allowed else set_option(config, key, 0.0)
+    if name == "rules":
+        try:
+            Rules.parse(_text(value))  # named with the file and key here, not when the GTP session starts
+        except ValueError as exc:
+            raise KatagoConfigError(str(exc)) from None
+    if name in _RULE_PARTS:
+        try:
+            rules = Rules.parse(config.gtp.rules).updated(_RULE_PARTS[name], _text(value))
+        except ValueError as exc:
+            raise KatagoConfigError(str(exc)) from None
+        return set_option(config, key, rules.matching_preset() or json.dumps(rules.to_json()))
     return set_option(config, key, _text(value))
 
 
@@ -235,3 +277,87 @@ def number(value: Any) -> float:
     if not math.isfinite(result):
         raise KatagoConfigError(f"expected a finite number, got {value!r}")
     return result
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    """miai's config from config files and overrides, with what the user set and what had no effect."""
+
+    config: Config
+    chosen: frozenset[str]  # miai keys a file or an override set (so that mode defaults leave them alone)
+    unsupported: tuple[str, ...] = ()  # KataGo's keys miai has no equivalent for: no effect
+    unknown: tuple[tuple[str, str | None], ...] = ()  # (key, the known key it is probably a typo of)
+
+    def warnings(self) -> list[str]:
+        """One line for the keys with no effect, one per unknown key (naming the probable typo), as KataGo warns."""
+        lines = []
+        if self.unsupported:
+            lines.append("config keys miai does not use (no effect): " + ", ".join(self.unsupported))
+        for key, close in self.unknown:
+            lines.append(f"unknown config key {key}" + (f", probably a typo of {close}" if close else ""))
+        return lines
+
+
+def is_toml(path: str | Path) -> bool:
+    """True if ``--config`` names a miai TOML config: a ``*.toml`` file, or a bundled config's name (a name that is
+    not a file); any other file is read in KataGo's ``key = value`` format."""
+    return str(path).endswith(".toml") or not Path(path).is_file()
+
+
+def load_configs(paths: Iterable[str | Path] = (), overrides: Iterable[str] = (),
+                 sets: Sequence[str] = ()) -> LoadedConfig:
+    """miai's defaults, then each config file in order (miai TOML or KataGo's format, see :func:`is_toml`), then
+    ``overrides`` (``-override-config``: ``k=v,k=v`` with KataGo's or miai's names), then ``sets`` (``--set
+    section.key=value``). A key set twice keeps its last value, as when KataGo merges several ``-config`` files.
+
+    Raises:
+        KatagoConfigError: a file cannot be read or parsed, or a key or value is invalid (naming the file or the
+            option and the key).
+    """
+    config, chosen = Config(), set[str]()
+    unsupported: dict[str, None] = {}
+    unknown: dict[str, str | None] = {}
+    resign: tuple[str, str] | None = None  # allowResignation applies after resignThreshold, wherever it is written
+
+    def katago(pairs: Mapping[str, str], where: str) -> None:
+        nonlocal config, resign
+        for name, value in pairs.items():
+            what = kind(name)
+            if what == "katago-only":
+                unsupported[name] = None
+            elif what == "unknown":
+                unknown[name] = closest_key(name)
+            elif name == "allowResignation":
+                resign = (value, where)
+            elif what != "silent":
+                try:
+                    config = apply_katago(config, name, value)
+                except KatagoConfigError as exc:
+                    raise KatagoConfigError(f"{where}: {name}: {exc}") from None
+                chosen.add(MAPPED.get(name, name))
+
+    for path in paths:
+        if is_toml(path):
+            try:
+                for key, value in toml_options(path).items():
+                    config = set_option(config, key, value)
+                    chosen.add(key)
+            except ConfigError as exc:
+                raise KatagoConfigError(str(exc)) from None
+        else:
+            katago(read_katago_config(path), f"config {path}")
+    for text in overrides:
+        katago(parse_override_list(text), "-override-config")
+    if resign is not None:
+        value, where = resign
+        try:
+            config = apply_katago(config, "allowResignation", value)
+        except KatagoConfigError as exc:
+            raise KatagoConfigError(f"{where}: allowResignation: {exc}") from None
+        chosen.add(MAPPED["allowResignation"])
+    try:
+        config = apply_overrides(config, sets)
+    except ConfigError as exc:
+        raise KatagoConfigError(str(exc)) from None
+    chosen.update(item.partition("=")[0].strip() for item in sets)
+    return LoadedConfig(config, frozenset(chosen), tuple(unsupported), tuple(unknown.items()))

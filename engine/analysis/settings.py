@@ -86,10 +86,13 @@ def apply_settings(settings: AnalysisSettings, values: Mapping[str, Any], *, per
 def _apply_one(applied: Applied, key: str, value: Any, per_query: bool) -> None:
     settings = applied.settings
     kind_ = kind(key)
-    if per_query and (key == "numAnalysisThreads" or (miai_key(key) or "").startswith("net.")):
+    target = miai_key(key) or ""
+    if per_query and (key == "numAnalysisThreads" or target.startswith("net.")):
         applied.unsupported.append(key)  # the net and the worker threads are set up once, for every query
     elif key in _ANALYSIS:
         applied.settings = _apply_analysis(settings, key, value)
+    elif kind_ == "mapped" and target.startswith(("gtp.", "player.")):
+        applied.unsupported.append(key)  # a game's rules, board and resignation: queries carry or need none
     elif kind_ in ("mapped", "miai"):
         applied.settings = dataclasses.replace(settings, config=apply_katago(settings.config, key, value))
     elif kind_ == "katago-only":

@@ -80,8 +80,8 @@ def _json_option(command: F) -> F:
                    "search.stale_update=path,parents,ancestors; a net.* option loads the net once per value), "
                    "interleaved, as ratios to the first value.")
 @click.pass_context
-def bench(ctx: click.Context, model: str | None, sizes: str, seconds: float, config_path: str | None,
-          sets: tuple[str, ...], json_path: str | None, skip: tuple[str, ...], versus: str | None, visits: int,
+def bench(ctx: click.Context, model: str | None, sizes: str, seconds: float, config_paths: tuple[str, ...],
+          overrides: tuple[str, ...], sets: tuple[str, ...], json_path: str | None, skip: tuple[str, ...], versus: str | None, visits: int,
           threads: int, positions: int, batches: str, repeats: int, compare: str | None) -> None:
     """Measure rules, playout, net and search speed; print a table (and JSON with --json).
 
@@ -97,7 +97,8 @@ def bench(ctx: click.Context, model: str | None, sizes: str, seconds: float, con
     from miai.nets.evaluator import innermost
     from miai.nets.playouts import benchmark_playouts
 
-    config = load_config_or_fail(config_path, sets)
+    loaded = load_config_or_fail(config_paths, sets, overrides)
+    config = loaded.config
     results: list[BenchResult]
     if versus is not None:
         results = _bench_versus(versus, model, config, _sizes(sizes), visits, threads, positions,
@@ -106,7 +107,7 @@ def bench(ctx: click.Context, model: str | None, sizes: str, seconds: float, con
         return
     evaluator = build_evaluator(model, config) if model else None
     if evaluator is not None:  # the search `miai gtp --model playouts` runs, not the net's
-        config = playout_defaults(config, evaluator, config_path, sets)
+        config = playout_defaults(config, evaluator, loaded.chosen)
     if compare is not None:
         if evaluator is None or model is None:
             raise click.UsageError("--compare needs --model (a net, or 'playouts')")

@@ -1,9 +1,13 @@
-"""What every ``miai`` subcommand shares: the ``--config``/``--set`` options, loading configs, building the
-evaluator a model names, the progress bar.
+"""What every ``miai`` subcommand shares: the ``--config``/``--override-config``/``--set`` options, loading configs,
+building the evaluator a model names, the progress bar.
 
 The subcommands (``main``, ``tools``, ``bench``, ``train``, ``analysis``) import this module; it imports none of
-them. ``config_options`` declares ``--config`` and ``--set`` once for ``gtp``, ``match`` and ``bench`` (``analysis``
-takes KataGo's ``-config``/``-override-config`` instead, as KaTrain passes them).
+them. ``config_options`` declares the config options once for ``gtp``, ``match`` and ``bench`` (``analysis`` has its
+own ``-config``, which also takes the analysis engine's own keys).
+
+KataGo's single-dash spellings (``-model``, ``-config``, ``-override-config``) are declared beside the double-dash
+ones: click reads an option name of more than one letter after a single dash as a long option, so ``-config`` is
+never taken for ``-c -o -n ...``.
 """
 
 from __future__ import annotations
@@ -17,9 +21,8 @@ from typing import Any, TypeVar
 
 import click
 
-from miai.engine.config import (
-    Config, ConfigError, apply_overrides, bundled_config_names, chosen_keys, load_config,
-)
+from miai.engine.config import Config, apply_overrides, bundled_config_names
+from miai.engine.katago_config import KatagoConfigError, LoadedConfig, load_configs
 from miai.go.rules import Rules
 from miai.go.oserrors import describe
 
@@ -105,7 +108,7 @@ def net_threads(config: Config) -> int:
     return config.net.threads or max(1, min(os.cpu_count() or 1, 4))
 
 
-def playout_defaults(config: Config, evaluator: Any, config_path: str | None, sets: tuple[str, ...]) -> Config:
+def playout_defaults(config: Config, evaluator: Any, chosen: frozenset[str]) -> Config:
     """Classic Monte-Carlo settings when the evaluator is random playouts, unless the user chose otherwise.
 
     PUCT trusts the policy, and a playout evaluator's policy is uniform: with noisy one-playout values PUCT then
@@ -122,10 +125,6 @@ def playout_defaults(config: Config, evaluator: Any, config_path: str | None, se
 
     if not isinstance(evaluator, PlayoutEvaluator):
         return config
-    try:
-        chosen = chosen_keys(config_path, sets)
-    except ConfigError as exc:
-        raise click.ClickException(str(exc)) from exc
     defaults = [("search.selection", "ucb1-tuned"), ("search.use_lcb", "false"), ("search.rave_equivalence", "1000"),
                 ("search.forbid_eye_filling", "true")]
     if evaluator.workers == 1:
@@ -182,29 +181,38 @@ MODEL_HELP = ("The net that plays: a KataGo model file (.bin.gz, .bin, .txt.gz; 
               "KataGo's nets are published at https://katagotraining.org/networks/.")
 RULES_HELP = (f"Rules: a preset ({', '.join(Rules.preset_names())}), or a JSON object or compact string as "
               "for kata-set-rules.")
-CONFIG_HELP = ("TOML config: a file, or the name of a config installed with miai "
-               f"({', '.join(bundled_config_names())}); 'default' lists every option.")
-
-
-SET_HELP = "Override a config key, e.g. search.max_visits=800 (repeatable; applied after --config)."
+CONFIG_HELP = ("Config file: miai's TOML (*.toml, or the name of a config installed with miai: "
+               f"{', '.join(bundled_config_names())}; 'default' lists every option) or KataGo's key = value "
+               "format (gtp_example.cfg's keys mapped onto miai's). Repeatable: later files override earlier ones.")
+OVERRIDE_HELP = ("KataGo's -override-config: keys to set after the config files, KataGo's names or miai's "
+                 "(maxVisits=400,search.batch_size=8). Repeatable.")
+SET_HELP = "Override a config key, e.g. search.max_visits=800 (repeatable; applied last)."
 
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 
 
 def config_options(command: _Command) -> _Command:
-    """Give a command ``--config`` (as ``config_path``) and ``--set`` (as ``sets``), declared here once."""
+    """Give a command ``-config``/``--config`` (as ``config_paths``), ``-override-config``/``--override-config``
+    (as ``overrides``) and ``--set`` (as ``sets``), declared here once."""
     command = click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help=SET_HELP)(command)
-    return click.option("--config", "config_path", default=None, type=click.Path(dir_okay=False),
+    command = click.option("-override-config", "--override-config", "overrides", multiple=True, metavar="K=V,K=V",
+                           help=OVERRIDE_HELP)(command)
+    return click.option("-config", "--config", "config_paths", multiple=True, type=click.Path(dir_okay=False),
                         help=CONFIG_HELP)(command)
 
 
-def load_config_or_fail(config_path: str | None, sets: tuple[str, ...]) -> Config:
-    """The config ``--config`` and ``--set`` name.
+def load_config_or_fail(config_paths: tuple[str, ...] = (), sets: tuple[str, ...] = (),
+                        overrides: tuple[str, ...] = (), *, warn: bool = True) -> LoadedConfig:
+    """The config the config options name (KataGo's keys with no effect in miai named once on stderr).
 
     Raises:
         click.ClickException: it cannot be read, or a key or value is invalid (the message says which).
     """
     try:
-        return load_config(config_path, sets)
-    except ConfigError as exc:
+        loaded = load_configs(config_paths, overrides, sets)
+    except KatagoConfigError as exc:
         raise click.ClickException(str(exc)) from exc
+    if warn:
+        for line in loaded.warnings():
+            click.echo(f"miai: {line}", err=True)
+    return loaded

@@ -45,7 +45,7 @@ def main(log_level: str) -> None:
 
 
 @main.command()
-@click.option("--model", default=None, help=MODEL_HELP)
+@click.option("-model", "--model", default=None, help=MODEL_HELP)
 @config_options
 @click.option("--size", default=None, type=click.IntRange(2, 25),
               help="Board size at start. [default: gtp.board_size of the config]")
@@ -54,16 +54,19 @@ def main(log_level: str) -> None:
               help=RULES_HELP + " Controllers may change it later (kata-set-rules, SGF RU). "
                    "[default: gtp.rules of the config]")
 @click.option("--name", default=None, help="Engine name reported by GTP `name`. [default: gtp.name of the config]")
-def gtp(model: str | None, config_path: str | None, sets: tuple[str, ...], size: int | None, komi: float | None,
-        rules: str | None, name: str | None) -> None:
+def gtp(model: str | None, config_paths: tuple[str, ...], overrides: tuple[str, ...], sets: tuple[str, ...],
+        size: int | None, komi: float | None, rules: str | None, name: str | None) -> None:
     """Speak GTP on stdin/stdout (for Sabaki, Lizzie, KaTrain, gtp2ogs, kgsGtp, twogtp, ...).
 
-    The [gtp] section of the config sets the start position and the name; the flags override it.
+    KataGo's command line works as it is: miai gtp -model NET -config gtp.cfg [-override-config k=v,k=v]. The
+    [gtp] section of the config (KataGo's rules, defaultBoardSize) sets the start position and the name; the flags
+    override it.
     """
     from miai.engine.player import EnginePlayer
     from miai.gtp.session import GtpSession
 
-    config = load_config_or_fail(config_path, sets)
+    loaded = load_config_or_fail(config_paths, sets, overrides)
+    config = loaded.config
     flags: _GtpFlags = {}
     if size is not None:
         flags["board_size"] = size
@@ -79,7 +82,7 @@ def gtp(model: str | None, config_path: str | None, sets: tuple[str, ...], size:
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from exc
     evaluator = build_evaluator(model or config.net.model, config)
-    config = playout_defaults(config, evaluator, config_path, sets)
+    config = playout_defaults(config, evaluator, loaded.chosen)
     player = EnginePlayer(evaluator, config)
     session = GtpSession(player, sys.stdin, sys.stdout, sys.stderr, gtp_config)
     player.warm_up(session.state)  # the net's first run on the start size, before any clock runs

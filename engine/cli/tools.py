@@ -11,6 +11,7 @@ import click
 from miai.engine.cli.compose import RULES_HELP, build_evaluator, config_options, load_config_or_fail
 
 if TYPE_CHECKING:
+    from miai.engine.config import Config
     from miai.match.elo import SprtConfig
     from miai.match.runner import DeadStones
 
@@ -59,7 +60,8 @@ if TYPE_CHECKING:
 def match(black_cmd: str, white_cmd: str, games: int, first_game: int, size: int, komi: float, handicap: int, max_moves: int | None,
           sprt: str | None, rules: str, time_spec: str | None,
           visits: int | None, openings: str | None, sgf_dir: str | None, alternate: bool, move_timeout: float,
-          start_timeout: float, dead_model: str | None, config_path: str | None, sets: tuple[str, ...],
+          start_timeout: float, dead_model: str | None, config_paths: tuple[str, ...], overrides: tuple[str, ...],
+          sets: tuple[str, ...],
           json_path: str | None, log_dir: str | None, concurrency: int, cluster: str | None) -> None:
     """Play GTP engines against each other and report wins, Elo with a 95% interval and how games ended.
 
@@ -84,8 +86,9 @@ def match(black_cmd: str, white_cmd: str, games: int, first_game: int, size: int
     if cluster and concurrency != 1:
         raise click.ClickException("--concurrency is for games on this machine; with --cluster, each worker thread "
                                    "plays one game at a time (start workers with --nthreads)")
-    load_config_or_fail(config_path, sets)  # bad --config/--set fail before any game starts
-    judge = functools.partial(dead_stone_judge, dead_model, config_path, sets) if dead_model else None
+    # Bad --config/--set fail before any game starts.
+    judge_config = load_config_or_fail(config_paths, sets, overrides).config
+    judge = functools.partial(dead_stone_judge, dead_model, judge_config) if dead_model else None
     printer = ProgressPrinter(total=games - first_game + 1)
 
     def progress(record: GameRecord, summary: MatchSummary) -> None:
@@ -133,8 +136,8 @@ def _parse_sprt(text: str) -> SprtConfig:
     return SprtConfig(*numbers)
 
 
-def dead_stone_judge(model: str, config_path: str | None, sets: tuple[str, ...]) -> DeadStones:
+def dead_stone_judge(model: str, config: Config) -> DeadStones:
     """The referee's dead-stone judge from a net (built where the games are counted: here, or on each worker)."""
     from miai.match.runner import ownership_dead_stones
 
-    return ownership_dead_stones(build_evaluator(model, load_config_or_fail(config_path, sets)))
+    return ownership_dead_stones(build_evaluator(model, config))

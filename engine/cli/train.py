@@ -556,7 +556,7 @@ def _searched_self_play(labeler: Any, config: Any, model: str, budget: SearchBud
 
     def searcher(net: str, visits: int) -> Search:
         sets = ("search.max_time=0", f"search.max_visits={visits}", f"net.threads={threads}")
-        engine_config = load_config_or_fail(None, sets)
+        engine_config = load_config_or_fail((), sets).config
         return Search(build_evaluator(net, engine_config, progress=False), engine_config.search)  # bad file named
 
     player = searcher(model, budget.visits)

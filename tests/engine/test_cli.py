@@ -96,36 +96,42 @@ def test_playout_model_defaults_to_ucb1_tuned_unless_the_user_chose() -> None:
     from miai.nets.playouts import PlayoutEvaluator
 
     playouts = PlayoutEvaluator.from_spec("playouts")
-    chosen = playout_defaults(Config(), playouts, None, ())
+    chosen = playout_defaults(Config(), playouts, frozenset())
     assert chosen.search.selection == "ucb1-tuned" and chosen.search.use_lcb is False
     assert chosen.search.rave_equivalence == 1000 and playouts.amaf  # RAVE on, and the evaluator feeds it
     assert chosen.search.batch_size == 1  # sequential: one process gains nothing from a batch under virtual loss
     assert chosen.search.forbid_eye_filling and not Config().search.forbid_eye_filling  # net mode: as KataGo
-    assert playout_defaults(Config(), PlayoutEvaluator.from_spec("playouts", workers=2), None,
-                            ()).search.batch_size == Config().search.batch_size  # the workers share a batch
-    plain = playout_defaults(apply_overrides(Config(), ["search.rave_equivalence=0"]), playouts, None,
-                             ("search.rave_equivalence=0",))
+    assert playout_defaults(Config(), PlayoutEvaluator.from_spec("playouts", workers=2),
+                            frozenset()).search.batch_size == Config().search.batch_size  # the workers share a batch
+    plain = playout_defaults(apply_overrides(Config(), ["search.rave_equivalence=0"]), playouts,
+                             frozenset({"search.rave_equivalence"}))
     assert plain.search.rave_equivalence == 0 and not playouts.amaf  # the user's choice stands
     mine = apply_overrides(Config(), ["search.selection=ucb1"])
-    assert playout_defaults(mine, playouts, None, ("search.selection=ucb1",)).search.selection == "ucb1"
-    assert playout_defaults(Config(), UniformEvaluator(), None, ()).search.selection == "puct"
+    assert playout_defaults(mine, playouts, frozenset({"search.selection"})).search.selection == "ucb1"
+    assert playout_defaults(Config(), UniformEvaluator(), frozenset()).search.selection == "puct"
 
 
 def test_playout_defaults_read_the_keys_not_the_text(tmp_path: Path) -> None:
     """A comment or a value mentioning "selection" is no choice of it; a key in the file is."""
     from miai.engine.cli.compose import playout_defaults
-    from miai.engine.config import load_config
+    from miai.engine.katago_config import load_configs
     from miai.nets.playouts import PlayoutEvaluator
 
     playouts = PlayoutEvaluator.from_spec("playouts")
     commented = tmp_path / "commented.toml"
     commented.write_text('# selection = "puct" was tried\n[search]\nmax_visits = 50\n', encoding="utf-8")
-    config = playout_defaults(load_config(commented), playouts, str(commented), ("gtp.name=selection",))
+    loaded = load_configs([commented], sets=["gtp.name=selection"])
+    config = playout_defaults(loaded.config, playouts, loaded.chosen)
     assert config.search.selection == "ucb1-tuned" and config.search.max_visits == 50
     chosen = tmp_path / "chosen.toml"
     chosen.write_text('[search]\nselection = "puct"\nuse_lcb = true\n', encoding="utf-8")
-    config = playout_defaults(load_config(chosen), playouts, str(chosen), ())
+    loaded = load_configs([chosen])
+    config = playout_defaults(loaded.config, playouts, loaded.chosen)
     assert config.search.selection == "puct" and config.search.use_lcb is True
+    katago = tmp_path / "katago.cfg"  # KataGo's names count as the user's choice of the options they set
+    katago.write_text("useLcbForSelection = true\n", encoding="utf-8")
+    loaded = load_configs([katago])
+    assert playout_defaults(loaded.config, playouts, loaded.chosen).search.use_lcb is True
 
 
 @pytest.mark.parametrize("sets, expected", [((), None), (("net.threads=1",), 1), (("net.threads=3",), 3)])
@@ -248,3 +254,77 @@ def test_train_gen_has_no_machine_defaults_and_says_what_it_needs(tmp_path: Path
     assert absent.exit_code != 0
     expected = f"Error: cannot load the teacher: {tmp_path / 'net.bin.gz'}: no such file"
     assert absent.output.strip().splitlines()[-1] == expected
+
+
+def _gtp(args: list[str], commands: str) -> tuple[list[str], str]:
+    """``miai gtp`` run with ``args``: its GTP answers (but quit's), and its stderr."""
+    done = _miai(["gtp", *args], commands + "quit\n", timeout=120)
+    assert done.returncode == 0, done.stderr
+    return _responses(done.stdout)[:-1], done.stderr
+
+
+KATAGO_GTP_CFG = """# as KataGo's gtp_example.cfg writes them
+logAllGTPCommunication = false
+rules = japanese
+allowResignation = true
+resignThreshold = -0.90
+maxVisits = 400
+ponderingEnabled = false
+numSearchThreads = 2
+defaultBoardSize = 13
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("flags", [("-model", "-config", "-override-config"),
+                                   ("--model", "--config", "--override-config")])
+def test_gtp_takes_katagos_command_line(tmp_path: Path, flags: tuple[str, str, str]) -> None:
+    model, config, override = flags
+    cfg = tmp_path / "gtp.cfg"
+    cfg.write_text(KATAGO_GTP_CFG, encoding="utf-8")
+    answers, stderr = _gtp([model, "playouts", config, str(cfg), override, "maxVisits=77,lagBuffer=2"],
+                           "kata-get-param maxVisits\nkata-get-param search.batch_size\nkata-get-rules\n"
+                           "kata-get-param player.resign_threshold\nkata-get-param lagBuffer\n")
+    assert answers[0] == "= 77"  # -override-config over the file
+    assert answers[1] == "= 2"  # numSearchThreads: leaves per batch
+    assert '"scoring": "TERRITORY"' in answers[2]  # rules = japanese
+    assert float(answers[3][2:]) == pytest.approx(0.05)  # KataGo's utility -0.90 is a winrate of 5%
+    assert answers[4] == "= 2.0"
+    assert stderr == ""  # every key of the file is used
+
+
+@pytest.mark.slow
+def test_several_configs_merge_in_order_and_unused_keys_are_named(tmp_path: Path) -> None:
+    first, second, toml = tmp_path / "a.cfg", tmp_path / "b.cfg", tmp_path / "c.toml"
+    first.write_text("maxVisits = 400\nlagBuffer = 3\nplayoutDoublingAdvantage = 1\nmaxVisit = 5\n")
+    second.write_text("maxVisits = 50\nsearchFactorAfterOnePass = 0.5\nfooBar = 1\n")
+    toml.write_text("[player]\nlag_buffer = 4.0\n")
+    answers, stderr = _gtp(["-model", "playouts", "-config", str(first), "-config", str(second)],
+                           "kata-get-param maxVisits\nkata-get-param lagBuffer\n")
+    assert answers == ["= 50", "= 3.0"]
+    lines = stderr.splitlines()
+    assert "miai: config keys miai does not use (no effect): playoutDoublingAdvantage, searchFactorAfterOnePass" \
+        in lines
+    assert "miai: unknown config key maxVisit, probably a typo of maxVisits" in lines
+    assert "miai: unknown config key fooBar" in lines and len(lines) == 3
+    answers, _ = _gtp(["--model", "playouts", "--config", str(first), "--config", str(toml),
+                       "--set", "search.max_visits=9"], "kata-get-param lagBuffer\nkata-get-param maxVisits\n")
+    assert answers == ["= 4.0", "= 9"]  # a TOML file after a KataGo one; --set last
+
+
+def test_bad_katago_config_values_name_the_file_and_key(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from miai.engine.cli.main import main
+
+    cfg = tmp_path / "gtp.cfg"
+    for text, message in [("maxVisits = lots\n", f"config {cfg}: maxVisits: expected a number"),
+                          ("rules = nonsense\n", f"config {cfg}: rules:"),
+                          ("maxVisits 400\n", f"config {cfg} line 1: expected key = value")]:
+        cfg.write_text(text)
+        result = CliRunner().invoke(main, ["gtp", "-model", "playouts", "-config", str(cfg)],
+                                                    input="quit\n")
+        assert result.exit_code == 1 and message in result.stderr, result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+    result = CliRunner().invoke(main, ["gtp", "-override-config", "maxVisits"], input="quit\n")
+    assert result.exit_code == 1 and "-override-config: expected key=value, got 'maxVisits'" in result.stderr
