@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from miai.nets.cachedir import UnsafeCacheError, cache_root, private_dir
 from miai.nets.katago import ModelDesc, load_model
 from miai.nets.onnx_export import CONVERTER_VERSION, build_onnx
 from miai.go.oserrors import describe
@@ -116,10 +117,9 @@ def _umask() -> int:
 
 
 def default_cache_dir() -> Path:
-    """miai's cache directory for converted nets: $MIAI_CACHE_DIR, else ~/.cache/miai/nets."""
-    env = os.environ.get("MIAI_CACHE_DIR")
-    base = Path(env) if env else Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "miai"
-    return base / "nets"
+    """miai's cache directory for converted nets: $MIAI_CACHE_DIR/nets, else ~/.cache/miai/nets
+    (``miai.nets.cachedir``: created private to the user, refused when others can write to it)."""
+    return cache_root() / "nets"
 
 
 def _file_digest(path: Path) -> str:
@@ -141,11 +141,12 @@ def convert_cached(
     The cache key is the SHA-256 of the file's bytes plus the board size and
     `CONVERTER_VERSION`, so a changed file or a newer converter converts again.
 
-    Raises: as `convert_model`.
+    Raises: as `convert_model`; UnsafeCacheError: others can write to the cache folder
+    (``miai.nets.cachedir.private_dir``).
     """
     dst = cached_name(src, board_size, cache_dir)
+    private_dir(dst.parent)
     if not dst.exists():
-        dst.parent.mkdir(parents=True, exist_ok=True)
         convert_model(src, dst, board_size=board_size, progress=progress)
     return dst
 
@@ -166,17 +167,27 @@ def convert_cached_or_in_memory(
     progress: ProgressCallback | None = None,
 ) -> Path | bytes:
     """Like `convert_cached`, but when the cache cannot be written the ONNX model is returned as bytes (with a
-    warning) instead of failing: a read-only home must not stop a net from playing.
+    warning) instead of failing: a read-only home must not stop a net from playing. A cache folder that others can
+    write to is not read at all (one warning line naming it and the fix, as ssh ignores a key file others can read):
+    the net is converted in memory.
 
-    Raises: as `convert_model`, except for the cache's own write errors.
+    Raises: as `convert_model`, except for the cache's own errors.
     """
     dst = cached_name(src, board_size, cache_dir)
+    report = progress or _noop
+    try:
+        private_dir(dst.parent)
+    except UnsafeCacheError as exc:
+        log.warning("%s; the net is converted in memory meanwhile", exc)
+        data, _desc = _convert_to_bytes(src, board_size, report)
+        report(1.0, "done")
+        return data
+    except OSError:
+        pass  # the folder cannot be made: the write below fails too and says so
     if dst.exists():
         return dst
-    report = progress or _noop
     data, _desc = _convert_to_bytes(src, board_size, report)
     try:
-        dst.parent.mkdir(parents=True, exist_ok=True)
         _write_atomically(dst, data)
     except OSError as exc:
         log.warning("cannot write the net cache %s (%s); converted in memory, so every start converts again "

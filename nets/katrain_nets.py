@@ -22,6 +22,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from miai.nets.cachedir import UnsafeCacheError, cache_root, private_dir
+
 __all__ = ["KATRAIN_NETS", "KatrainNetError", "fetch_katrain_net", "model_path", "cache_root"]
 
 # Known nets, so a fresh cache can be checked without opening the wheel.
@@ -39,14 +41,6 @@ class KatrainNetError(RuntimeError):
     """The net could not be fetched (no network, no pip, unknown version, odd wheel)."""
 
 
-def cache_root() -> Path:
-    """$MIAI_CACHE_DIR, else $XDG_CACHE_HOME/miai, else ~/.cache/miai."""
-    env = os.environ.get("MIAI_CACHE_DIR")
-    if env:
-        return Path(env)
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "miai"
-
-
 def model_path(name: str) -> Path:
     """``name`` as a model file, or, when it is a known KaTrain version, that wheel's net (fetched once).
 
@@ -62,7 +56,11 @@ def fetch_katrain_net(version: str) -> Path:
     Raises:
         KatrainNetError: the wheel cannot be downloaded or holds no model.
     """
-    target_dir = cache_root() / "katrain" / version
+    try:  # never read a net another user could have planted (nets.cachedir)
+        target_dir = private_dir(cache_root() / "katrain" / version)
+        private_dir(_downloads())
+    except UnsafeCacheError as exc:
+        raise KatrainNetError(str(exc)) from exc
     known = KATRAIN_NETS.get(version)
     if known is not None and (target_dir / known).is_file():
         return target_dir / known
@@ -87,7 +85,6 @@ def _find_wheel(version: str) -> Path | None:
 
 def _download_wheel(version: str) -> Path:
     folder = _downloads()
-    folder.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
     command += [f"katrain=={version}", "-d", str(folder)]
     try:
@@ -111,7 +108,6 @@ def _extract_model(wheel: Path, target_dir: Path) -> Path:
             if not models:
                 raise KatrainNetError(f"{wheel.name} holds no model under {_MODEL_DIR}")
             info = max(models, key=lambda i: i.file_size)
-            target_dir.mkdir(parents=True, exist_ok=True)
             target = target_dir / Path(info.filename).name
             # A private temporary name: concurrent test processes may extract at the same time.
             fd, partial = tempfile.mkstemp(prefix=target.name + ".", suffix=".part", dir=target_dir)

@@ -9,11 +9,13 @@ converter's version, so a second start with the same model is immediate.
 from __future__ import annotations
 
 import hashlib
+import logging
 from pathlib import Path
 from typing import Any, Callable
 
 from miai.nets import backends, features
 from miai.nets.cache import CachedEvaluator
+from miai.nets.cachedir import UnsafeCacheError, private_dir
 from miai.nets.evaluator import Evaluator, EvaluatorError, OnnxConfig, OnnxEvaluator, UniformEvaluator
 from miai.go.oserrors import describe
 
@@ -119,7 +121,16 @@ def _auto(path: Path, model_bytes: bytes | None, backend: str, precision: str, d
     digest = (hashlib.sha256(model_bytes).hexdigest() if model_bytes is not None else convert._file_digest(path))
     threads = int(options.get("intra_op_threads", 1))
     where = backends.choice_path(digest, threads, Path(directory) if directory else convert.default_cache_dir())
-    choice = backends.read_choice(where)
+    keep = True
+    try:
+        private_dir(where.parent)
+        choice = backends.read_choice(where)
+    except UnsafeCacheError as exc:  # a planted answer must not choose the backend: measure, keep nothing
+        if model_bytes is None:  # (else the conversion has just refused the same cache, in one line)
+            logging.getLogger("miai").warning("%s; net.backend=auto measures again at every start", exc)
+        choice, keep = None, False
+    except OSError:
+        choice = None  # the folder cannot be made: measured, and write_choice says it cannot keep it
     if choice is None or (choice.backend, choice.precision) not in pairs:
         measuring = {**options, "symmetry_mode": "fixed", "symmetry": 0, "max_batch": 16}
 
@@ -127,7 +138,8 @@ def _auto(path: Path, model_bytes: bytes | None, backend: str, precision: str, d
             return OnnxEvaluator(str(path), OnnxConfig(backend=b, precision=p, **measuring), model_bytes=model_bytes)
 
         choice = backends.choose(pairs, rejected, open_pair)
-        backends.write_choice(where, choice)
+        if keep:
+            backends.write_choice(where, choice)
     if report is not None:
         report(choice.describe())
     return choice.backend, choice.precision

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import json
 import math
+import pickle
+import re
 import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -37,7 +39,7 @@ from miai.nets.train.model import ModelConfig, StudentNet
 
 __all__ = [
     "TrainConfig", "LossWeights", "compute_losses", "train", "start_from_net", "load_checkpoint", "holdout_metrics",
-    "kept_checkpoint", "kept_steps", "CHECKPOINT",
+    "kept_checkpoint", "kept_steps", "CHECKPOINT", "read_checkpoint",
 ]
 
 CHECKPOINT = "checkpoint.pt"
@@ -200,11 +202,36 @@ class Checkpoint(TypedDict):
     origin: dict[str, Any]  # the net a run started from (`start_from_net`), or {} for a run from scratch
 
 
+def read_checkpoint(path: Path) -> Checkpoint:
+    """A checkpoint's fields, read with torch's weights-only unpickler: tensors, numbers, strings and the containers
+    of those (all a checkpoint holds), so a file carrying code is refused instead of run.
+
+    Raises:
+        TrainError: the file is not a checkpoint, or holds more than a checkpoint's types (named in one line).
+    """
+    try:
+        data: Checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as exc:
+        raise TrainError(f"{path}: refused: it holds {_unsafe_part(str(exc))}, which a miai checkpoint never does "
+                         "(a pickle can run code when it is read); load only checkpoints written by miai train") \
+            from None
+    except (OSError, RuntimeError, EOFError) as exc:
+        raise TrainError(f"{path}: not a readable checkpoint ({str(exc).splitlines()[0] if str(exc) else exc!r})") \
+            from exc
+    return data
+
+
+def _unsafe_part(message: str) -> str:
+    """What torch's weights-only unpickler refused, from its message: the global it names, when it names one."""
+    found = re.search(r"(?:unsupported GLOBAL|Unsupported global: GLOBAL) ([\w.]+)", message)
+    return f"a reference to {found.group(1)}" if found else "objects other than tensors and plain data"
+
+
 def load_checkpoint(path: Path) -> tuple[StudentNet, Checkpoint]:
-    """The student stored in a checkpoint (in eval mode) and the checkpoint's other fields."""
+    """The student stored in a checkpoint (in eval mode) and the checkpoint's other fields (``read_checkpoint``)."""
     if not Path(path).is_file():
         raise TrainError(f"no checkpoint at {path}")
-    data: Checkpoint = torch.load(path, map_location="cpu", weights_only=False)
+    data = read_checkpoint(path)
     net = StudentNet(ModelConfig.from_json(data["model_config"]))
     net.load_state_dict(data["model"])
     net.eval()
@@ -278,7 +305,7 @@ def train(
     step, elapsed = 0, 0.0
     origin: dict[str, Any] = {}
     if ckpt_path.is_file():
-        data: Checkpoint = torch.load(ckpt_path, map_location="cpu", weights_only=False)
+        data = read_checkpoint(ckpt_path)
         net = StudentNet(ModelConfig.from_json(data["model_config"]))
         net.load_state_dict(data["model"])
         optimizer = torch.optim.AdamW(net.parameters(), lr=config.lr, weight_decay=config.weight_decay)
