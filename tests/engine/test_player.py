@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import threading
 
 import pytest
 
 from miai.engine.config import Config, apply_overrides
 from miai.engine.player import EnginePlayer
-from miai.go.coords import PASS, Color, parse_gtp
+from miai.go.coords import PASS, Color, parse_gtp, to_gtp
 from miai.go.rules import Rules
 from miai.go.state import GameState
 from miai.go.clock import TimeControl, TimeSystem
@@ -228,3 +229,48 @@ def test_one_visit_plays_the_policy_top_move() -> None:
 
     player = EnginePlayer(Prefers(), _config("search.max_visits=1"))
     assert player.genmove(_state(7), Color.BLACK) == parse_gtp("C3", 7)
+
+
+class _CountingEvaluator(UniformEvaluator):
+    """A uniform evaluator that counts the positions it is asked to evaluate."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.positions = 0
+
+    def evaluate(self, states):  # type: ignore[no-untyped-def]
+        self.positions += len(states)
+        return super().evaluate(states)
+
+
+def test_the_next_genmove_keeps_the_whole_subgraph_of_the_two_moves_played_as_katago_does() -> None:
+    # KataGo's makeMove promotes the child and keeps its whole subgraph; so must the GTP flow of a real game: genmove,
+    # the opponent's play, komi sent again unchanged, time_left, genmove. The new root then holds exactly the visits
+    # the old search gave that node, every node of its subgraph is the same object, and only the new playouts are
+    # evaluated (plus the root once more, as a root).
+    from miai.engine.graph import reachable_ids
+    from miai.gtp.session import GtpConfig, GtpSession
+
+    evaluator = _CountingEvaluator()
+    player = EnginePlayer(evaluator, _config("search.max_visits=300", "search.max_time=0"))
+    out = io.StringIO()
+    session = GtpSession(player, io.StringIO(), out, io.StringIO(), GtpConfig(board_size=9))
+    for line in ("komi 7", "play b E5", "genmove w"):
+        session.handle_line(line)
+    own = parse_gtp(out.getvalue().split("=")[-1].strip(), 9)
+    chosen = player.search.root.edge_for(own).child  # type: ignore[union-attr]
+    reply = max((e for e in chosen.edges if e.child is not None), key=lambda e: e.visits)
+    kept, kept_visits = reply.child, reply.child.visits
+    subgraph = reachable_ids(kept)
+    assert kept_visits > 10 and len(subgraph) > 10  # a real subtree, not a leaf
+    evaluated, created = evaluator.positions, player.search.stats()["nodes_created"]
+    added = 50
+    player.set_param("maxVisits", str(kept_visits + added))  # KataGo's maxVisits counts the visits carried over
+    for line in (f"play b {to_gtp(reply.move, 9)}", "komi 7", "time_left w 600 0", "genmove w"):
+        session.handle_line(line)
+    assert player.search.root is kept
+    assert kept.visits == kept_visits + added
+    assert player.search.stats()["last_run"]["playouts"] == added
+    assert subgraph <= reachable_ids(kept)  # nothing of the old subgraph was dropped or rebuilt
+    assert evaluator.positions - evaluated <= added + 1
+    assert player.search.stats()["nodes_created"] - created <= added
