@@ -207,6 +207,17 @@ def test_max_time_is_kept_even_with_slow_batches() -> None:
     assert all(0.6 <= t < 1.0 for t in times), times
 
 
+def test_max_time_is_the_search_time_as_katagos_max_time() -> None:
+    """Without a clock, max_time is the search's own time, as KataGo's maxTime: no share of it and no answer time is
+    kept back (the clock's reserve took 0.08 s of every second, and equal-time matches against KataGo were not)."""
+    player = EnginePlayer(SlowEvaluator(0.01), _config("search.max_visits=0", "search.max_time=1.0"))
+    gtp = Gtp(player)
+    for color in "bw":
+        elapsed, _ = gtp.timed(f"genmove {color}")
+        searched = player.search_stats()["last_run"]["seconds"]
+        assert 0.94 <= searched <= elapsed < 1.1, (searched, elapsed)
+
+
 # ------------------------------------------------------------------------------------------- warm-up
 
 
