@@ -31,6 +31,7 @@ from miai.go.coords import PASS
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from miai.engine.run import Run
     from miai.nets.evaluator import Evaluation
 
 __all__ = ["Playouts", "Leaf", "ExceedRule", "COLLISION"]
@@ -83,17 +84,18 @@ class Playouts:
         self.exceed = ExceedRule(config.child_visits_exceed_edge)
         self.hacks = config.more_passing_hacks and selector.rule is SelectionRule.PUCT  # (KataGo's PUCT only)
         # Set by begin() for each run.
+        self.run: Run | None = None
         self.root: Node | None = None
         self.permitted: Callable[[int], bool] | None = None
         self.superko = False
         self.trans = Transpositions()
         self._met = False  # the current playout met a transposition
 
-    def begin(self, root: Node, permitted: Callable[[int], bool] | None, superko: bool,
+    def begin(self, run: Run, permitted: Callable[[int], bool] | None, superko: bool,
               trans: Transpositions) -> None:
-        """Start a run from ``root``: its root move filter, whether superko can make a known edge illegal on
+        """Start ``run`` (from its root): its root move filter, whether superko can make a known edge illegal on
         another path, and where its transposition statistics go."""
-        self.root, self.permitted, self.superko, self.trans = root, permitted, superko, trans
+        self.run, self.root, self.permitted, self.superko, self.trans = run, run.root, permitted, superko, trans
 
     def collect(self, states: list[Any]) -> tuple[int, list[Leaf]]:
         """Run one playout per scratch state; returns (playouts finished without the net, leaves to evaluate)."""
@@ -146,7 +148,8 @@ class Playouts:
         hacks = self.hacks and self.permitted is None
         count = self.count
         node = root = self.root
-        assert node is not None
+        run = self.run
+        assert node is not None and run is not None
         path = [node]
         edges: list[Edge] = []
         on_path = {id(node)}
@@ -173,6 +176,7 @@ class Playouts:
                 if forced is not None:
                     edge, weightless, cut = forced, True, len(edges)
                     count.passing_hack_playouts += 1
+                    run.hack_playouts += 1
             if edge is None:  # no playable move (impossible in Go, where pass is always an edge)
                 return self._dead_end(state, path, edges, cut)
             move = edge.move

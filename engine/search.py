@@ -34,6 +34,7 @@ from miai.engine.graph import Node, NodeTable, StaleUpdate, Stats, Weighting, re
 from miai.engine.leaves import Valuation, candidate_moves, own_eye_mask
 from miai.engine.movechoice import best_move, block_root_moves, move_filter, symmetric_duplicates, without
 from miai.engine.playout import Leaf, Playouts
+from miai.engine.run import Limits, Run
 from miai.engine.searchstate import GoPosition, SearchState
 from miai.engine.searchstats import Counters, Transpositions, counter_stats, graph_dump, transposition_stats
 from miai.engine.selection import Selector
@@ -210,21 +211,25 @@ class Search:
         playouts_cap = cfg.max_playouts if max_playouts is None else max_playouts
         time_cap = cfg.max_time if max_time is None else max_time
         with self._lock:
-            start = time.monotonic()
+            start = time.monotonic()  # (the root's evaluation counts against the time cap)
             if self._root_state.is_over() and not self._expansion.go:
                 return self._snapshot(0, 0.0)  # a toy game's end has no moves (a finished Go game is searched on)
             root = self._prepare_root()
             self._trans = Transpositions()
             self._permitted = move_filter(avoid, allow)
             blocked = block_root_moves(root, without(self._permitted, self._symmetric_duplicates()))
-            self._playouts.begin(root, self._permitted, self._superko, self._trans)
+            run = Run(root, Limits(visits_cap, playouts_cap, time_cap, cfg.max_nodes), start=start, stop=stop,
+                      batch=lambda visits: leaves_per_batch(cfg, self.evaluator.max_batch, visits),
+                      graph_size=self.table.__len__, snapshot=self._snapshot, on_progress=on_progress,
+                      interval=progress_interval, step_seconds=step_seconds)
+            self._playouts.begin(run, self._permitted, self._superko, self._trans)
             try:
-                playouts = self._loop(start, stop, on_progress, visits_cap, playouts_cap, time_cap,
-                                      progress_interval, step_seconds)
+                self._loop(run)
             finally:
                 for edge in blocked:
                     edge.illegal = False
-            elapsed = time.monotonic() - start
+            elapsed = run.elapsed
+            playouts = run.playouts
             self._count.last_run = {"playouts": playouts, "seconds": round(elapsed, 4),
                                     "playouts_per_second": round(playouts / elapsed, 1) if elapsed > 0 else 0.0}
             snapshot = self._snapshot(playouts, elapsed)
@@ -242,74 +247,34 @@ class Search:
             return frozenset()
         return symmetric_duplicates(state.size, state.to_play, symmetries, self._permitted)
 
-    def _loop(self, start: float, stop: threading.Event | None, on_progress: Callable[[Snapshot], None] | None,
-              visits_cap: int, playouts_cap: int, time_cap: float, interval: float, step_seconds: float) -> int:
+    def _loop(self, run: Run) -> None:
+        """Search until ``run``'s budget is spent: one batch at a time, or overlapped where the evaluator can."""
         batch = leaves_per_batch(self.config, self.evaluator.max_batch)
         slots = 2 * batch if self.config.overlap else batch
         while len(self._scratch) < slots:
             self._scratch.append(self._root_state.copy())
-        root = self.root
-        assert root is not None
-        playouts = 0
-        next_report = start + interval
-        hack_start = self._count.passing_hack_playouts
-
-        last_call: float | None = None  # when budget() was called last: a step is the time between two calls
-        step = step_seconds
-
-        def budget(in_flight: int = 0) -> int:
-            nonlocal last_call, step
-            if stop is not None and stop.is_set():
-                return 0
-            # Hand the GIL to any thread waiting for it, once a step. Without this, the GTP reader (stamping a
-            # command's arrival, which starts the clock) and the main thread (stopping a ponder) were measured
-            # waiting up to 0.5 s behind a pondering search in a young engine process; with it, under 10 ms.
-            time.sleep(0)
-            now = time.monotonic()
-            # A step that would end past the time cap is not begun: the last step's length (the search's Python as
-            # well as the net) predicts the next one's, so a run overshoots its cap by jitter, not by a whole step.
-            # With a batch in flight (overlap), stopping still waits for that batch: one more step.
-            if last_call is not None:
-                step = now - last_call
-            last_call = now
-            ahead = 2 * step if in_flight else step
-            if (time_cap and now + ahead - start >= time_cap) or len(self.table) >= self.config.max_nodes:
-                return 0
-            left = leaves_per_batch(self.config, self.evaluator.max_batch, root.visits)
-            if visits_cap:
-                left = min(left, visits_cap - root.visits - in_flight)
-            if playouts_cap:  # (the passing hack's playouts do not count, as in KataGo)
-                left = min(left, playouts_cap - playouts + self._count.passing_hack_playouts - hack_start)
-            return max(0, left)
-
-        def report() -> None:
-            nonlocal next_report
-            if on_progress is not None and time.monotonic() >= next_report:
-                next_report = time.monotonic() + interval
-                on_progress(self._snapshot(playouts, time.monotonic() - start))
-
         # Only where the evaluator under the caches and routers can split a batch: one that cannot (random playouts)
         # would give staler batches with nothing running beside them.
         if self.config.overlap and isinstance(innermost(self.evaluator, self._root_state.size), StagedEvaluator):
-            return self._loop_overlapped(batch, budget, report)
+            self._loop_overlapped(run, batch)
+            return
         collect, apply = self._playouts.collect, self._playouts.apply
-        while (n := budget()) > 0:
+        while (n := run.budget()) > 0:
             done, leaves = collect(self._scratch[:n])
             if not done and not leaves:
                 break  # no playout can make progress (every root move is illegal or forbidden)
-            playouts += done + len(leaves)
+            run.collected(done, len(leaves))
             if leaves:
                 apply(leaves, self._evaluate(leaves))
-            report()
-        return playouts
+                run.applied(len(leaves))
+            run.report()
 
-    def _loop_overlapped(self, batch: int, budget: Callable[[int], int], report: Callable[[], None]) -> int:
+    def _loop_overlapped(self, run: Run, batch: int) -> None:
         """Collect one batch while the net runs the previous one (``search.overlap``); the two batches use separate
         scratch states. The evaluator's ``start`` encodes a batch in this thread and runs the net in its own, which
         holds no GIL (``miai.nets.evaluator.StagedEvaluator``): the search's Python and the net share the cores
         instead of taking turns. An evaluator that cannot split a batch evaluates it whole when it is started."""
         halves = [self._scratch[:batch], self._scratch[batch:2 * batch]]
-        playouts = 0
         flight: deque[tuple[list[Leaf], Finish]] = deque()  # started batches, oldest first (two at most)
         leaves: list[Leaf] = []  # the batch just collected, not yet started
         collect, apply = self._playouts.collect, self._playouts.apply
@@ -320,20 +285,22 @@ class Search:
         sys.setswitchinterval(min(interval, _OVERLAP_SWITCH_INTERVAL))
         try:
             while True:
-                n = budget(sum(len(f[0]) for f in flight))
+                n = run.budget()
                 done, leaves = collect(halves[turn][:n]) if n > 0 else (0, [])
-                playouts += done + len(leaves)
+                run.collected(done, len(leaves))
                 started = bool(leaves)
                 if started:
                     flight.append((leaves, start_evaluation(self.evaluator, [x.state for x in leaves])))
                     leaves = []
                 if flight and (len(flight) == 2 or not started):
                     evaluations = flight[0][1]()
-                    apply(flight.popleft()[0], evaluations)
+                    finished = flight.popleft()[0]
+                    apply(finished, evaluations)
+                    run.applied(len(finished))
                 elif not started and (n <= 0 or not done):
                     break  # a limit was reached, or no playout can make progress
                 turn ^= 1
-                report()
+                run.report()
         except BaseException:
             # Wait for the net before touching its states, then undo every playout still in flight.
             for batch_leaves, finish in flight:
@@ -346,7 +313,6 @@ class Search:
             raise
         finally:
             sys.setswitchinterval(interval)
-        return playouts
 
     def _evaluate(self, leaves: list[Leaf]) -> list[Evaluation]:
         try:

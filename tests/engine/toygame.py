@@ -7,7 +7,10 @@ writes. ``terminal[position]`` is the final score from White's view. Black moves
 
 from __future__ import annotations
 
+import threading
+import time
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -166,6 +169,45 @@ class Deferred:
             return self.inner.evaluate(started)
 
         return finish
+
+
+class Overlapping:
+    """An evaluator that overlaps as the net does (``StagedEvaluator``): ``start`` hands the batch to a thread of its
+    own, which takes ``seconds`` per batch without the GIL (onnxruntime's run releases it; here a sleep) and then
+    evaluates it with ``inner``, while the search collects its next batch. ``evaluate`` takes as long in the
+    caller's thread. ``starts`` counts the batches started, so a test knows which loop ran."""
+
+    def __init__(self, inner: Any, seconds: float = 0.002) -> None:
+        self.inner = inner
+        self.max_batch = inner.max_batch
+        self.seconds = seconds
+        self.starts = 0
+        self._lock = threading.Lock()  # one batch at a time, as one net session
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="test-net")
+
+    def evaluate(self, states: Any) -> Any:
+        return self._run(list(states))
+
+    def _run(self, states: list[Any]) -> Any:
+        with self._lock:
+            time.sleep(self.seconds)
+            return self.inner.evaluate(states)
+
+    def start(self, states: Any) -> Any:
+        self.starts += 1
+        started = list(states)
+        hashes = [s.graph_hash for s in started]
+        future = self._pool.submit(self._run, started)
+
+        def finish() -> Any:
+            result = future.result()
+            assert [s.graph_hash for s in started] == hashes, "a started state moved before it was finished"
+            return result
+
+        return finish
+
+    def close(self) -> None:
+        self._pool.shutdown()
 
 
 def set_game(points: int = 4, depth: int = 3, weights: tuple[float, ...] = (3.0, -1.0, 2.0, 0.5, 1.5, -2.0)) -> ToyGame:

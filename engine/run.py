@@ -1,0 +1,112 @@
+"""One run of the search: its limits, its counters, and the two questions every loop asks them.
+
+A :class:`Run` is made by ``Search.run`` and lives until that call returns. Both of the search's loops (one batch at
+a time, and the overlapped loop that collects a batch while the net evaluates the one before) ask the same run how
+many playouts the next batch may begin (:meth:`Run.budget`) and hand it the same counts, so every limit is read
+against what the run actually did, whichever loop did it; progress reports (:meth:`Run.report`) read the same counts.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from miai.engine.graph import Node
+
+if TYPE_CHECKING:
+    from miai.engine.snapshot import Snapshot
+
+__all__ = ["Limits", "Run"]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """When a run stops (0 = no such limit), as KataGo's maxVisits, maxPlayouts and maxTime."""
+
+    visits: int = 0  # root visits, those kept from earlier searches included (KataGo's maxVisits)
+    playouts: int = 0  # playouts begun by this run, the passing hack's not counted (KataGo's maxPlayouts)
+    seconds: float = 0.0  # from the run's start; no step is begun that would end past it
+    nodes: int = 0  # the graph's size (search.max_nodes)
+
+
+class Run:
+    """The state of one search run that its loop, its budget and its progress reports share.
+
+    ``playouts``: playouts begun (a leaf collected counts at once, before its evaluation comes back);
+    ``in_flight``: the leaves among them waiting for the net. ``hack_playouts``: the playouts of the passing hack
+    (search.more_passing_hacks), which no limit counts, as in KataGo."""
+
+    def __init__(self, root: Node, limits: Limits, *, start: float, stop: threading.Event | None,
+                 batch: Callable[[int], int], graph_size: Callable[[], int],
+                 snapshot: Callable[[int, float], Snapshot], on_progress: Callable[[Snapshot], None] | None = None,
+                 interval: float = 1.0, step_seconds: float = 0.0) -> None:
+        self.root = root
+        self.limits = limits
+        self.stop = stop
+        self.start = start  # (time.monotonic())
+        self.playouts = 0
+        self.in_flight = 0
+        self.hack_playouts = 0
+        self._batch = batch  # leaves a batch may collect at a given number of root visits
+        self._graph_size = graph_size
+        self._snapshot = snapshot
+        self._on_progress = on_progress
+        self._interval = interval
+        self._next_report = self.start + interval
+        self._last_call: float | None = None  # when budget() was called last: a step is the time between two calls
+        self._step = self._previous_step = step_seconds  # the last two steps' lengths
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds since the run began."""
+        return time.monotonic() - self.start
+
+    @property
+    def finished(self) -> int:
+        """Playouts whose results are in the graph (begun and not waiting for the net)."""
+        return self.playouts - self.in_flight
+
+    def budget(self) -> int:
+        """How many playouts the next batch may begin: 0 once ``stop`` is set or a limit is reached."""
+        if self.stop is not None and self.stop.is_set():
+            return 0
+        # Hand the GIL to any thread waiting for it, once a step. Without this, the GTP reader (stamping a command's
+        # arrival, which starts the clock) and the main thread (stopping a ponder) were measured waiting up to
+        # 0.5 s behind a pondering search in a young engine process; with it, under 10 ms.
+        time.sleep(0)
+        now = time.monotonic()
+        # A step that would end past the time cap is not begun: the last step's length (the search's Python as well
+        # as the net) predicts the next one's, so a run overshoots its cap by jitter, not by a whole step. With a
+        # batch in flight (overlap), stopping still waits for that batch: two steps, predicted by the last two (in
+        # that loop one interval between calls can be much shorter than the net's batch, the next one longer).
+        if self._last_call is not None:
+            self._previous_step, self._step = self._step, now - self._last_call
+        self._last_call = now
+        limits = self.limits
+        ahead = self._previous_step + self._step if self.in_flight else self._step
+        if (limits.seconds and now + ahead - self.start >= limits.seconds) or self._graph_size() >= limits.nodes:
+            return 0
+        left = self._batch(self.root.visits)
+        if limits.visits:
+            left = min(left, limits.visits - self.root.visits - self.in_flight)
+        if limits.playouts:
+            left = min(left, limits.playouts - self.playouts + self.hack_playouts)
+        return max(0, left)
+
+    def collected(self, done: int, leaves: int) -> None:
+        """A batch was collected: ``done`` playouts finished without the net, ``leaves`` wait for it."""
+        self.playouts += done + leaves
+        self.in_flight += leaves
+
+    def applied(self, leaves: int) -> None:
+        """``leaves`` evaluations came back and were backed up (or abandoned)."""
+        self.in_flight -= leaves
+
+    def report(self) -> None:
+        """Send a progress snapshot if one is due: the playouts whose results it shows."""
+        if self._on_progress is not None and time.monotonic() >= self._next_report:
+            self._next_report = time.monotonic() + self._interval
+            self._on_progress(self._snapshot(self.finished, self.elapsed))
