@@ -310,6 +310,9 @@ class GtpSection:
                                        "gives none (centiseconds)", min=0)
     exit_on_game_over: bool = option(_GTP.exit_on_game_over, "end the session after answering kgs-game_over "
                                      "(for a kgsGtp that starts the engine for every game)")
+    ogs_chat_to_stderr: bool = option(_GTP.ogs_chat_to_stderr, "after every genmove write KataGo's MALKOVICH: line "
+                                      "(visits, winrate, score lead, PV) on stderr, which gtp2ogs posts to OGS's "
+                                      "chat", katago="ogsChatToStderr")
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -323,7 +326,7 @@ class GtpSection:
         try:
             return GtpConfig(name=self.name, board_size=self.board_size, komi=self.komi, rules=self.rules,
                              ponder=ponder, analysis_interval_cs=self.analysis_interval_cs,
-                             exit_on_game_over=self.exit_on_game_over)
+                             exit_on_game_over=self.exit_on_game_over, ogs_chat_to_stderr=self.ogs_chat_to_stderr)
         except ValueError as exc:
             raise ConfigError(f"gtp: {exc}") from exc
 

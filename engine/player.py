@@ -33,12 +33,14 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from miai.engine.config import Config, ConfigError, PlayerConfig, SearchConfig, get_option, katago_names, set_option
+from miai.engine.config import Config, ConfigError, PlayerConfig, SearchConfig, get_option, list_options
+from miai.engine.katago_config import MAPPED, KatagoConfigError, apply_katago, closest_key, kind, miai_key
 from miai.engine.handicap import dynamic_pda_for_white
 from miai.engine.resign import should_resign
 from miai.engine.search import Search, leaves_per_batch
@@ -50,11 +52,12 @@ from miai.go.coords import PASS, Color, to_gtp
 from miai.go.geometry import neighbor_table
 from miai.go.scoring import dead_chains
 from miai.go.state import GameState
-from miai.nets.evaluator import CachingEvaluator, Evaluator, onnx_net, same_advantage, set_playout_advantage
+from miai.nets.evaluator import CachingEvaluator, Evaluator, EvaluatorError, onnx_net, same_advantage, set_playout_advantage
 from miai.gtp.player import (
     RESIGN,
     AnalysisSnapshot,
     AnalyzeRequest,
+    BenchmarkResult,
     ClockReading,
     Emit,
     GenmoveResult,
@@ -64,8 +67,10 @@ from miai.gtp.player import (
 
 log = logging.getLogger(__name__)
 
-# KataGo's kata-set-param names (``maxVisits``, ...), derived from the ``katago=`` of each option's declaration.
-_KATAGO_PARAMS = katago_names()
+# The config sections a running player reads at every search: kata-set-param may change their options.
+_RUNTIME_SECTIONS = ("search.", "player.")
+# Options of those sections read once at start: the GTP session ponders only when player.ponder was on then.
+_START_ONLY = frozenset({"player.ponder"})
 
 # A chain is dead when its mean ownership from its own colour's view is below minus this: stones the search gives
 # to neither side (seki, unsettled fights) stay on the board.
@@ -427,28 +432,87 @@ class EnginePlayer(Player):
 
     # ---------------------------------------------------------------------------------------- parameters
     def get_param(self, name: str) -> str:
-        """kata-get-param: a config key (``search.max_visits`` or ``max_visits``) or a KataGo name."""
-        try:
-            value = get_option(self.config, _KATAGO_PARAMS.get(name, name))
-        except ConfigError as exc:
-            raise KeyError(name) from exc
+        """kata-get-param: a KataGo name (``maxVisits``) or a config key (``search.max_visits`` or ``max_visits``)."""
+        value = get_option(self.config, self._param_key(name))
         return str(value).lower() if isinstance(value, bool) else str(value)
 
     def set_param(self, name: str, value: str) -> None:
-        """kata-set-param: change one option for the rest of the session."""
-        key = _KATAGO_PARAMS.get(name, name)
+        """kata-set-param: change one option for the rest of the session, through KataGo's name mapping
+        (engine/katago_config.py). Options read only at start (the net's, the GTP session's) are refused."""
+        key = self._param_key(name)
+        if not key.startswith(_RUNTIME_SECTIONS) or key in _START_ONLY:
+            # The net, and the GTP session's own settings, are fixed at start; changing the config here would
+            # change nothing.
+            when = "when the net loads" if key.startswith("net.") else "when miai gtp starts"
+            raise ValueError(f"{name} applies {when}: set {key} in the config file or with --set")
         try:
-            get_option(self.config, key)
-        except ConfigError as exc:
-            raise KeyError(name) from exc
-        if key.startswith("net."):
-            # The net and its options are fixed when it loads; changing the config here would change nothing.
-            raise ValueError(f"{name} applies when the net loads: set {key} in the config file or with --set")
-        try:
-            self.config = set_option(self.config, key, value)
-        except ConfigError as exc:
+            self.config = apply_katago(self.config, name if miai_key(name) else key, value)
+        except KatagoConfigError as exc:
             raise ValueError(str(exc)) from exc
         self.search.set_config(self.config.search)
+
+    def list_params(self) -> list[str]:
+        """The KataGo names ``set_param`` honours (those of the options a running search reads)."""
+        return sorted(name for name, key in MAPPED.items()
+                      if key.startswith(_RUNTIME_SECTIONS) and key not in _START_ONLY)
+
+    def _param_key(self, name: str) -> str:
+        """The dotted config key a parameter name means.
+
+        Raises:
+            KeyError: ``(name, reason)``: a KataGo parameter miai has no equivalent for, or a name nobody has.
+        """
+        if kind(name) == "katago-only":
+            raise KeyError(name, "a KataGo parameter miai has no equivalent for")
+        key = miai_key(name)
+        if key is None:  # a bare option name that one section has (max_visits)
+            owners = [info.key for info in list_options(self.config) if info.key.split(".", 1)[1] == name]
+            key = owners[0] if len(owners) == 1 else None
+        try:
+            if key is None:
+                raise ConfigError(name)
+            get_option(self.config, key)
+        except ConfigError as exc:
+            close = closest_key(name)
+            raise KeyError(name, f"did you mean {close}?" if close else "not a KataGo or miai parameter") from exc
+        return key
+
+    def models(self, size: int) -> list[dict[str, Any]]:
+        """kata-get-models: the net that evaluates this board size (none for playouts or a uniform evaluator)."""
+        try:
+            net = onnx_net(self.evaluator, size)
+        except EvaluatorError:
+            return []
+        if net is None:
+            return []
+        name = Path(net.path).name
+        return [{"name": net.path, "internalName": net.info.metadata.get("name", name.split(".")[0]),
+                 "version": net.info.model_version, "maxBatchSize": net.max_batch, "usesHumanSLProfile": False,
+                 "usingFP16": "true" if net.config.precision == "fp16" else "false",
+                 "backend": net.config.backend, "precision": net.config.precision}]
+
+    def benchmark(self, states: Sequence[GameState], visits: int) -> BenchmarkResult:
+        """kata-benchmark: each position searched from an empty graph with ``visits`` visits, timed together
+        (the net's warm-up for the board size is done before the clock starts)."""
+        self.stop_pondering()
+        if states:
+            self.warm_up(states[0])
+        total_visits = net_evals = batches = 0
+        seconds = 0.0
+        for state in states:
+            self.search.clear()
+            root = _root_for(state, state.to_play)
+            before = self.search.stats()
+            start = time.monotonic()
+            self.search.set_root(root)
+            snapshot = self.search.run(None, None, max_visits=visits, max_playouts=0, max_time=0.0)
+            seconds += time.monotonic() - start
+            after = self.search.stats()
+            total_visits += snapshot.root.visits
+            net_evals += after.get("net_evals", 0) - before.get("net_evals", 0)
+            batches += after.get("eval_batches", 0) - before.get("eval_batches", 0)
+        self.search.clear()
+        return BenchmarkResult(len(states), total_visits, net_evals, batches, seconds, self.config.search.batch_size)
 
     def clear_cache(self) -> None:
         """Forget the search graph and the evaluation cache."""

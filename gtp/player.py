@@ -127,6 +127,19 @@ Emit = Callable[[AnalysisSnapshot], None]
 
 
 @dataclass(frozen=True)
+class BenchmarkResult:
+    """What kata-benchmark reports: positions searched, their visits, net evaluations and batches, and the wall
+    time they took; ``threads`` is what stands for KataGo's numSearchThreads (miai's leaves per batch)."""
+
+    positions: int
+    visits: int
+    net_evals: int
+    batches: int
+    seconds: float
+    threads: int
+
+
+@dataclass(frozen=True)
 class ClockReading:
     """``time_left``: seconds left and stones (Canadian) or periods (byo-yomi) left; 0 while in main time."""
 
@@ -201,6 +214,19 @@ class Player(ABC):
     def set_param(self, name: str, value: str) -> None:
         """kata-set-param. Raises ``KeyError`` for an unknown name, ``ValueError`` for a bad value."""
         raise KeyError(name)
+
+    def list_params(self) -> list[str]:
+        """kata-list-params: the KataGo parameter names :meth:`set_param` honours."""
+        return []
+
+    def models(self, size: int) -> list[dict[str, Any]]:
+        """kata-get-models: the nets that evaluate ``size`` x ``size`` positions, KataGo's fields where they apply
+        (``name``, ``internalName``, ``version``, ``maxBatchSize``, ``usesHumanSLProfile``, ``usingFP16``)."""
+        return []
+
+    def benchmark(self, states: Sequence[GameState], visits: int) -> BenchmarkResult:
+        """kata-benchmark: search each of ``states`` afresh with ``visits`` visits (moves are not played)."""
+        raise NotImplementedError("this player has no search to benchmark")
 
     def clear_cache(self) -> None:
         """Forget cached evaluations and search trees."""

@@ -9,11 +9,12 @@ Reading order: ``protocol`` (framing) -> ``args`` and ``table`` (schemas) -> thi
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 import traceback
 from importlib.metadata import version
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -49,6 +50,7 @@ class GtpConfig:
     ponder: bool = False  # let the player think while waiting for input
     analysis_interval_cs: int = 100  # analysis interval when the command gives none (centiseconds)
     exit_on_game_over: bool = False  # end the session after answering kgs-game_over (kgsGtp then starts a new one)
+    ogs_chat_to_stderr: bool = False  # KataGo's ogsChatToStderr: a MALKOVICH: line on stderr after every genmove
 
     def __post_init__(self) -> None:
         if not MIN_SIZE <= self.board_size <= MAX_SIZE:
@@ -243,11 +245,28 @@ class GtpSession:
 
     def log(self, message: str) -> None:
         """A diagnostic line on stderr (never stdout)."""
+        self.write_stderr(f"miai: {message}")
+
+    def write_stderr(self, line: str) -> None:
+        """One line on stderr as it is, for the bridges that read stderr (gtp2ogs's chat lines)."""
         try:
-            self._stderr.write(f"miai: {message}\n")
+            self._stderr.write(line + "\n")
             self._stderr.flush()
         except (OSError, ValueError):  # a closed stderr must not take the engine down
             pass
+
+    @contextlib.contextmanager
+    def input_interrupts(self) -> Iterator[None]:
+        """While it lasts, any input line (not only ``quit``) stops the player's search (kata-search_cancellable).
+        Without the reader thread (``handle_line``) nothing can arrive, and nothing changes."""
+        if self._reader is None:
+            yield
+            return
+        self.player.set_interrupt(self._reader.pending)
+        try:
+            yield
+        finally:
+            self.player.set_interrupt(self._reader.quit_seen)
 
     # --------------------------------------------------------------------------------------------- game
 

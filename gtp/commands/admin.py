@@ -99,23 +99,42 @@ def clear_cache(s: GtpSession) -> str:
 
 @table.command("kata-get-param", named(STRING, "name"))
 def kata_get_param(s: GtpSession, param: str) -> str:
-    """The current value of a player parameter."""
+    """The current value of a player parameter (a KataGo name such as ``maxVisits``, or miai's option key)."""
     try:
         return s.player.get_param(param)
     except KeyError as error:
-        raise GtpError(f"unknown parameter '{param}'") from error
+        raise GtpError(f"unknown parameter '{param}'", _reason(error)) from error
 
 
 @table.command("kata-set-param", named(STRING, "name"), named(STRING, "value"))
 def kata_set_param(s: GtpSession, param: str, value: str) -> str:
-    """Change a player parameter (search settings: visits, threads, ...)."""
+    """Change a player parameter for the rest of the session: every KataGo name ``kata-list-params`` lists, and
+    miai's own option keys. A KataGo parameter miai has no equivalent for, or one fixed when the net loads, is
+    refused by name with the reason (never accepted without an effect)."""
     try:
         s.player.set_param(param, value)
     except KeyError as error:
-        raise GtpError(f"unknown parameter '{param}'") from error
+        raise GtpError(f"unknown parameter '{param}'", _reason(error)) from error
     except ValueError as error:
-        raise GtpError(f"invalid value '{value}' for parameter '{param}'", str(error)) from error
+        raise GtpError(f"cannot set parameter '{param}' to '{value}'", str(error)) from error
     return ""
+
+
+def _reason(error: KeyError) -> str | None:
+    """The reason a player gave with a KeyError (``KeyError(name, reason)``), if any."""
+    return str(error.args[1]) if len(error.args) > 1 else None
+
+
+@table.command("kata-list-params")
+def kata_list_params(s: GtpSession) -> str:
+    """The KataGo parameter names kata-set-param honours, on one line as KataGo lists them."""
+    return " ".join(s.player.list_params())
+
+
+@table.command("kata-get-models")
+def kata_get_models(s: GtpSession) -> str:
+    """The loaded net(s) for the current board size as KataGo's JSON list (``[]`` when no net plays)."""
+    return json.dumps(s.player.models(s.state.size), separators=(",", ":"))
 
 
 @table.command("miai-graph_dump", named(STRING, "file"))

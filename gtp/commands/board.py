@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from miai.go.coords import MAX_SIZE, MIN_SIZE, PASS, Color, to_gtp
-from miai.go.errors import IllegalMoveError
+from miai.go.coords import MAX_SIZE, MIN_SIZE, PASS, Color, parse_color, parse_gtp, to_gtp
+from miai.go.errors import GoError, IllegalMoveError
 from miai.go.rules import Rules
+from miai.go.state import GameState
 
 from ..args import COLOR, FLOAT, STRING, UINT, VERTEX, many, named, optional
 from ..errors import CANNOT_UNDO, ILLEGAL_MOVE, UNACCEPTABLE_SIZE, GtpError, GtpSyntaxError
@@ -26,10 +27,19 @@ KGS_RULES = {"chinese": "chinese-kgs", "aga": "aga", "japanese": "japanese", "ne
 @table.command("boardsize", named(UINT, "size"), optional(named(UINT, "height")), mutates=True)
 def boardsize(s: GtpSession, size: int, height: int | None) -> str:
     """Empty board of the new size (``boardsize W H`` from gtp2ogs works when W = H)."""
-    if not MIN_SIZE <= size <= MAX_SIZE or (height is not None and height != size):
+    if height is not None and height != size:
+        raise GtpError(UNACCEPTABLE_SIZE, f"{size}x{height}: miai's boards are square (sizes {MIN_SIZE}..{MAX_SIZE})")
+    if not MIN_SIZE <= size <= MAX_SIZE:
         raise GtpError(UNACCEPTABLE_SIZE, f"sizes {MIN_SIZE}..{MAX_SIZE}, square boards only")
     s.new_game(size=size)
     return ""
+
+
+@table.command("rectangular_boardsize", named(UINT, "width"), optional(named(UINT, "height")), mutates=True)
+def rectangular_boardsize(s: GtpSession, width: int, height: int | None) -> str:
+    """KataGo's name for ``boardsize W H``: square sizes only here (miai's rules core is square), a rectangle is
+    refused with that reason."""
+    return boardsize(s, width, height)
 
 
 @table.command("clear_board", mutates=True)
@@ -62,6 +72,50 @@ def play(s: GtpSession, color: Color, move: int) -> str:
     except IllegalMoveError as error:
         raise GtpError(ILLEGAL_MOVE, f"{to_gtp(move, s.state.size)}: {error.reason.name.lower()}") from error
     return ""
+
+
+@table.command("set_position", many(named(STRING, "color_vertex")), mutates=True)
+def set_position(s: GtpSession, tokens: list[str]) -> str:
+    """KataGo's ``set_position B D4 W Q16 ...``: an empty board with these stones and no history (size, komi and
+    rules stay; Black to move). Nothing changes when a pair is bad or stones overlap or have no liberty."""
+    size = s.state.size
+    black, white = _stone_pairs(tokens, size)
+    points = black + white
+    twice = sorted({point for point in points if points.count(point) > 1})
+    if twice:
+        raise GtpError("illegal stone placements", "two stones on " + ", ".join(to_gtp(p, size) for p in twice))
+    placed = GameState(size, s.state.rules, s.state.komi)
+    try:
+        placed.set_stones(black, white)
+    except GoError as error:
+        raise GtpError("illegal stone placements", "a chain would have no liberty") from error
+    s.state = placed
+    return ""
+
+
+def _stone_pairs(tokens: list[str], size: int) -> tuple[list[int], list[int]]:
+    """The black and the white points of ``COLOR VERTEX`` pairs.
+
+    Raises:
+        GtpSyntaxError: an odd number of tokens, or a colour or vertex (a pass too) that does not parse.
+    """
+    expected = f"expected COLOR VERTEX pairs, got '{' '.join(tokens)}'"
+    if len(tokens) % 2:
+        raise GtpSyntaxError(expected)
+    stones: dict[Color, list[int]] = {Color.BLACK: [], Color.WHITE: []}
+    for color_text, vertex_text in zip(tokens[::2], tokens[1::2]):
+        try:
+            color = parse_color(color_text)
+        except ValueError as error:
+            raise GtpSyntaxError(f"{expected}: invalid color '{color_text}'") from error
+        try:
+            point = parse_gtp(vertex_text, size)
+        except ValueError as error:
+            raise GtpSyntaxError(f"{expected}: invalid vertex '{vertex_text}'") from error
+        if point == PASS:
+            raise GtpSyntaxError(f"{expected}: a pass is not a stone")
+        stones[color].append(point)
+    return stones[Color.BLACK], stones[Color.WHITE]
 
 
 @table.command("undo", mutates=True)

@@ -15,7 +15,7 @@ from miai.go.oserrors import describe
 
 from ..args import COLOR, FLOAT, STRING, UINT, named, optional
 from ..errors import CANNOT_LOAD_FILE, CANNOT_SCORE, GtpError, GtpSyntaxError
-from ..player import RESIGN, AnalyzeRequest, Emit
+from ..player import RESIGN, AnalysisSnapshot, AnalyzeRequest, Emit, MoveInfo
 from ..table import CommandTable
 
 if TYPE_CHECKING:
@@ -68,10 +68,106 @@ def move_text(move: int | str, size: int) -> str:
     return RESIGN if move == RESIGN else to_gtp(int(move), size)
 
 
+# An analysis interval no search reaches: the player then emits only its final snapshot (what the chat and the
+# debug lines report).
+_FINAL_ONLY = AnalyzeRequest(interval_cs=10**9, root_info=True)
+# Moves of the PV in the chat line and the debug lines (KataGo's analysisPVLen is 15 after the first move).
+_PV_MOVES = 16
+# Searched moves genmove_debug lists, best first.
+_DEBUG_MOVES = 10
+
+
 @table.command("genmove", COLOR, mutates=True)
 def genmove(s: GtpSession, color: Color) -> str:
-    """Generate and play a move."""
-    return move_text(generate(s, color), s.state.size)
+    """Generate and play a move; with ``gtp.ogs_chat_to_stderr`` KataGo's ``MALKOVICH:`` line follows on stderr."""
+    return _searched(s, color, play=True, debug=False)
+
+
+@table.command("genmove_debug", COLOR, mutates=True)
+def genmove_debug(s: GtpSession, color: Color) -> str:
+    """KataGo's genmove that also writes the search's figures to stderr: the root, then each searched move."""
+    return _searched(s, color, play=True, debug=True)
+
+
+@table.command("kata-search", COLOR)
+def kata_search(s: GtpSession, color: Color) -> str:
+    """KataGo's search as for genmove (same limits and clock), answering the move without playing it."""
+    return _searched(s, color, play=False, debug=False)
+
+
+@table.command("kata-search_debug", COLOR)
+def kata_search_debug(s: GtpSession, color: Color) -> str:
+    """kata-search that also writes the search's figures to stderr, as genmove_debug."""
+    return _searched(s, color, play=False, debug=True)
+
+
+@table.command("kata-search_cancellable", COLOR)
+def kata_search_cancellable(s: GtpSession, color: Color) -> str:
+    """kata-search that stops at the next input line (any command, or an empty line) and answers its best move
+    so far; that line is then executed."""
+    with s.input_interrupts():
+        return _searched(s, color, play=False, debug=False)
+
+
+def _searched(s: GtpSession, color: Color, *, play: bool, debug: bool) -> str:
+    """A genmove-like search for ``color``, played or not, with the chat line and the debug lines on stderr when
+    asked (the player's final snapshot is taken only then, so a plain genmove is unchanged)."""
+    report = debug or s.config.ogs_chat_to_stderr
+    finals: list[AnalysisSnapshot] = []
+    move = generate(s, color, play=play, analysis=_FINAL_ONLY if report else None,
+                    emit=finals.append if report else None)
+    size = s.state.size
+    if finals and s.config.ogs_chat_to_stderr:
+        s.write_stderr(malkovich_line(finals[-1], move, size))
+    if finals and debug:
+        for line in debug_lines(finals[-1], move, size):
+            s.log(line)
+    return move_text(move, size)
+
+
+def _chosen(snapshot: AnalysisSnapshot, move: int | str) -> MoveInfo | None:
+    """The snapshot's record of the chosen move, else its best move (a resignation reports the best move)."""
+    for info in snapshot.moves:
+        if info.move == move:
+            return info
+    return snapshot.moves[0] if snapshot.moves else None
+
+
+def _pv_text(info: MoveInfo | None, size: int, move: int | str | None = None) -> str:
+    """The move's PV in GTP vertices; a move the search chose without visiting it (a search of one visit) is its
+    own PV, as KataGo prints it."""
+    pv: tuple[int, ...] = info.pv[:_PV_MOVES] if info is not None else ()
+    if isinstance(move, int) and (not pv or pv[0] != move):
+        pv = (move,)
+    return " ".join(to_gtp(point, size) for point in pv)
+
+
+def malkovich_line(snapshot: AnalysisSnapshot, move: int | str, size: int) -> str:
+    """KataGo's ``ogsChatToStderr`` line (cpp/command/gtp.cpp, v1.17.2): ``MALKOVICH:Visits N Winrate W% ScoreLead L
+    ScoreStdev D PV ...``, from the view of the player who moved; gtp2ogs posts what follows ``MALKOVICH:`` to
+    the game's Malkovich chat (src/Bot.ts), and its KataGo PV parser reads the same fields."""
+    info = _chosen(snapshot, move)
+    root = snapshot.root
+    visits = root.visits if root is not None else sum(m.visits for m in snapshot.moves)
+    winrate = root.winrate if root is not None else (info.winrate if info is not None else 0.5)
+    lead = root.score_lead if root is not None else 0.0
+    stdev = root.score_stdev if root is not None and root.score_stdev is not None else 0.0
+    return (f"MALKOVICH:Visits {visits} Winrate {100 * winrate:.2f}% ScoreLead {lead:.1f} ScoreStdev {stdev:.1f} "
+            f"PV {_pv_text(info, size, move)}").rstrip()
+
+
+def debug_lines(snapshot: AnalysisSnapshot, move: int | str, size: int) -> list[str]:
+    """genmove_debug's report: the chosen move and the root's figures, then a line for each of the best searched
+    moves."""
+    root = snapshot.root
+    lines = [f"chose {move_text(move, size)}"
+             + (f"; root visits {root.visits} winrate {100 * root.winrate:.2f}% scoreLead {root.score_lead:.1f}"
+                if root is not None else "")]
+    for info in snapshot.moves[:_DEBUG_MOVES]:
+        lead = f" scoreLead {info.score_lead:.1f}" if info.score_lead is not None else ""
+        lines.append(f"{to_gtp(info.move, size):>4} visits {info.visits} winrate {100 * info.winrate:.2f}%{lead} "
+                     f"prior {100 * info.prior:.2f}% pv {_pv_text(info, size)}")
+    return lines
 
 
 @table.command("kgs-genmove_cleanup", COLOR, mutates=True)
@@ -237,3 +333,29 @@ def kata_raw_nn(s: GtpSession, symmetry_text: str, optimism: float | None) -> st
         return s.player.raw_nn(s.state.copy(), symmetry, 0.0 if optimism is None else optimism)
     except NotImplementedError as error:
         raise GtpError("no neural net available", str(error)) from error
+
+
+# Positions kata-benchmark searches, as KataGo's 10 positions of its benchmark game.
+BENCHMARK_POSITIONS = 10
+
+
+@table.command("kata-benchmark", named(UINT, "visits"))
+def kata_benchmark(s: GtpSession, visits: int) -> str:
+    """KataGo's quick benchmark: up to 10 positions of the current game (the latest, each searched afresh with
+    ``visits`` visits; the game is unchanged), reported on one line in KataGo's words."""
+    if visits < 1:
+        raise GtpSyntaxError(f"invalid number of visits {visits} (expected 1 or more)")
+    states = [s.state.copy()]
+    replay = s.state.copy()
+    while replay.moves and len(states) < BENCHMARK_POSITIONS:
+        replay.pop()
+        states.append(replay.copy())
+    try:
+        result = s.player.benchmark(states, visits)
+    except NotImplementedError as error:
+        raise GtpError("cannot benchmark", str(error)) from error
+    seconds = max(result.seconds, 1e-9)
+    batch = result.net_evals / result.batches if result.batches else 0.0
+    return (f"\nnumSearchThreads = {result.threads:2d}: {result.positions} / {result.positions} positions, "
+            f"visits/s = {result.visits / seconds:.2f} nnEvals/s = {result.net_evals / seconds:.2f} "
+            f"nnBatches/s = {result.batches / seconds:.2f} avgBatchSize = {batch:.2f} ({result.seconds:.1f} secs)")

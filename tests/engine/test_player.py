@@ -143,11 +143,14 @@ def test_resigns_only_after_consecutive_hopeless_moves() -> None:
     assert player.genmove(state, Color.BLACK) == RESIGN
 
 
-@pytest.mark.parametrize("name", ["resignThreshold", "player.resign_threshold", "resign_threshold"])
-def test_kata_set_param_takes_katago_dotted_and_bare_names(name: str) -> None:
+@pytest.mark.parametrize(("name", "value"), [("resignThreshold", "-0.6"), ("player.resign_threshold", "0.2"),
+                                             ("resign_threshold", "0.2")])
+def test_kata_set_param_takes_katago_dotted_and_bare_names(name: str, value: str) -> None:
+    """KataGo's name takes KataGo's value (resignThreshold is a win-loss utility: -0.6 is a 20% winrate)."""
     player = EnginePlayer(UniformEvaluator(), _config())
-    player.set_param(name, "0.2")
-    assert player.config.player.resign_threshold == 0.2 and player.get_param(name) == "0.2"
+    player.set_param(name, value)
+    assert player.config.player.resign_threshold == pytest.approx(0.2)
+    assert player.get_param("player.resign_threshold") == player.get_param("resign_threshold") == "0.2"
 
 
 def test_a_clock_limits_the_search_time() -> None:
