@@ -104,7 +104,7 @@ class EnginePlayer(Player):
         self._batch_seconds: dict[int, float] = {}  # board size -> seconds one search batch takes (measured)
         self._warned_unlimited = False
         self._game = _GameValues()
-        self._arrival: float | None = None  # when the line of the command being run arrived (command_arrived)
+        self._arrival: float | None = None  # when the command being run could start (command_arrived)
         self._last_ownership: tuple[bytes, np.ndarray] | None = None  # the last genmove's stones, Black's ownership
 
     # ------------------------------------------------------------------------------------------ decisions
@@ -118,8 +118,8 @@ class EnginePlayer(Player):
         emit: Emit | None = None,
     ) -> GenmoveResult:
         """Search from ``state`` with ``color`` to move and choose a move (see the module docstring)."""
-        # The controller's clock runs since the line arrived (before the commands pipelined ahead of it were
-        # answered): everything from then on is charged to the move.
+        # The controller's clock runs since the command could start (its line's arrival, or the answer to the
+        # command before it when it was queued behind one): everything from then on is charged to the move.
         start = min(time.monotonic(), self._arrival or math.inf)
         self._arrival = None
         with _no_collection_pauses():
@@ -412,7 +412,7 @@ class EnginePlayer(Player):
         return budget(self._clock(color), state.size, len(state.moves), self.config.player.lag_buffer)
 
     def command_arrived(self, when: float) -> None:
-        """A genmove's clock starts when its line arrived (the session says so before running each line)."""
+        """A genmove's clock starts when its command could start (the session says so before running each line)."""
         self._arrival = when
 
     def set_time_control(self, control: TimeControl) -> None:

@@ -204,8 +204,8 @@ class Player(ABC):
         """A clock reading for one colour, typically sent just before ``genmove``."""
 
     def command_arrived(self, when: float) -> None:
-        """The next command's line was read at ``when`` (``time.monotonic()``), perhaps a while ago behind
-        pipelined commands: a ``genmove``'s clock runs from then."""
+        """The next command could start at ``when`` (``time.monotonic()``): the later of its line's arrival and
+        the answer to the command before it. A ``genmove``'s clock runs from then."""
 
     def get_param(self, name: str) -> str:
         """kata-get-param. Raises ``KeyError`` for an unknown name."""

@@ -28,7 +28,7 @@ class InputReader:
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
         self._queue: queue.Queue[tuple[str, float] | None] = queue.Queue()
-        self.arrival = 0.0  # time.monotonic() when the line get() returned last was read
+        self.ready = 0.0  # time.monotonic() when the line get() returned last could start (see get())
         self.pending = threading.Event()
         self.quit_seen = threading.Event()
         self._at_eof = False
@@ -41,16 +41,24 @@ class InputReader:
     def get(self, timeout: float | None = None) -> str | None:
         """The next raw line (without its newline), or ``None`` at end of input (repeatedly, once reached).
 
+        ``ready`` then says when the line's command could start: the later of the line's arrival and this call
+        (the session asks for a line once it has answered the one before). A line that arrives while the engine
+        is idle starts at its arrival, stamped by the reader thread however late the main thread wakes (a server's
+        clock runs from then); one queued behind a command still running starts when that command is answered, so a
+        genmove piped behind another gets its own time, as when sent after the answer.
+
         Raises:
             queue.Empty: ``timeout`` elapsed with no input.
         """
         if self._at_eof:
             return _EOF
+        asked = time.monotonic()
         item = self._queue.get(timeout=timeout)
         if item is _EOF:
             self._at_eof = True
             return _EOF
-        line, self.arrival = item
+        line, arrival = item
+        self.ready = max(arrival, asked)
         self._refresh_pending()
         return line
 

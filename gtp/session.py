@@ -116,7 +116,7 @@ class GtpSession:
                 # A quit already queued behind this command waits its turn (scripts pipe "genmove b" and "quit"
                 # together); only a quit that arrives while this command runs interrupts its search.
                 self._reader.quit_seen.clear()
-                self.player.command_arrived(self._reader.arrival)
+                self.player.command_arrived(self._reader.ready)
                 self.handle_line(line)
         except OutputClosedError:
             self.log("stdout closed by the controller; exiting")

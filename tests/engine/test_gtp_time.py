@@ -8,6 +8,7 @@ timings mean the same on a busy test machine as on a quiet one.
 from __future__ import annotations
 
 import io
+import json
 import logging
 import subprocess
 import sys
@@ -328,3 +329,31 @@ def test_kata_analyze_prints_every_key_it_accepts_and_aliases_work() -> None:
     assert lines[4].splitlines()[1].startswith("info move ")  # analyze: kata-analyze under KataGo's plain name
     assert lines[5].splitlines()[-1].split()[0] == "play"  # genmove_analyze ends with play <move>
     assert lines[6] == "="
+
+
+def _search_runs(responses: Sequence[str]) -> list[dict[str, float]]:
+    """The ``last_run`` of every miai-search_stats answer among ``responses``."""
+    return [json.loads(r[2:])["last_run"] for r in responses if r.startswith("= {")]
+
+
+def test_a_game_piped_at_once_searches_each_genmove_as_commands_sent_one_by_one() -> None:
+    """Scripts and regression runners pipe whole files of commands. A genmove queued behind another starts when the
+    engine answers the one before, not when its line arrived: each gets its own time, as when sent one by one."""
+    lines = ["boardsize 9", "komi 7"]
+    for turn in range(4):
+        lines += [f"genmove {'bw'[turn % 2]}", "miai-search_stats"]
+    config = ("search.max_visits=0", "search.max_time=0.3")
+
+    out = io.StringIO()
+    session = GtpSession(EnginePlayer(SlowEvaluator(0.01), _config(*config)), io.StringIO("\n".join(lines) + "\n"),
+                         out, io.StringIO())
+    assert session.run() == 0
+    piped = _search_runs(out.getvalue().split("\n\n"))
+
+    gtp = Gtp(EnginePlayer(SlowEvaluator(0.01), _config(*config)))
+    one_by_one = _search_runs([gtp.timed(line)[1] for line in lines])
+
+    assert len(piped) == len(one_by_one) == 4
+    for run, alone in zip(piped, one_by_one):
+        assert run["seconds"] >= 0.2, piped  # the move's own 0.3 s, less what the search keeps for its answer
+        assert run["playouts"] >= alone["playouts"] / 2, (piped, one_by_one)
