@@ -13,12 +13,20 @@ whose workers keep dying (Dask gives up after ``distributed.scheduler.allowed-fa
 anew up to ``RESUBMITS`` times before the match stops with an error. An engine that crashes loses its game on any
 worker, as on one machine.
 
+Security: Dask runs the functions it is sent, pickled, so whoever can talk to the scheduler runs code on every
+worker, and this driver unpickles what comes back. The driver therefore talks only to a ``tls://`` scheduler, with
+certificates signed by the cluster's own authority (mutual TLS: Dask refuses a peer without one), named by
+``--cluster-security CA,CERT,KEY`` or by Dask's configuration (``distributed.comm.tls``); a plain ``tcp://``
+scheduler is refused unless the user says ``--cluster-insecure``. ``auto`` uses only a scheduler named in Dask's
+configuration.
+
 Dask distributed is the optional ``[cluster]`` extra; this module imports it only when a match runs.
 """
 
 from __future__ import annotations
 
 import atexit
+import os
 import socket
 import sys
 import threading
@@ -43,11 +51,10 @@ from miai.match.runner import (
 )
 from miai.match.summary import EngineInfo, GameRecord, MatchSummary, ProgressPrinter
 
-__all__ = ["AUTO", "DEFAULT_PORT", "RESUBMITS", "ClusterStats", "GameTask", "TaskResult", "resolve_address",
+__all__ = ["AUTO", "RESUBMITS", "ClusterSecurity", "ClusterStats", "GameTask", "TaskResult", "resolve_address",
            "run_cluster_match", "play_task", "release_engines"]
 
 AUTO = "auto"
-DEFAULT_PORT = 8786  # where `dask scheduler` listens unless told otherwise
 RESUBMITS = 3  # times a game whose workers keep dying is submitted again before the match gives up
 _POLL = 0.5  # seconds between looks at the cluster while games run (progress, lost workers)
 
@@ -230,15 +237,77 @@ class ClusterStats:
                 f"({100 * self.overhead(True):.1f}% with engine starts)")
 
 
+@dataclass(frozen=True)
+class ClusterSecurity:
+    """The driver's TLS files (`--cluster-security CA,CERT,KEY`): the cluster's certificate authority, and this
+    driver's certificate and key signed by it (KEY may be left out when CERT holds the key too)."""
+
+    ca_file: str
+    cert_file: str
+    key_file: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> ClusterSecurity:
+        """``CA,CERT[,KEY]`` as files that exist.
+
+        Raises:
+            MatchError: not two or three file names, or a file that is not there.
+        """
+        names = [name.strip() for name in text.split(",")]
+        if len(names) not in (2, 3) or not all(names):
+            raise MatchError(f"--cluster-security {text!r}: expected CA,CERT,KEY (the cluster's certificate "
+                             "authority, then this driver's certificate and key, PEM files)")
+        for name in names:
+            if not os.path.isfile(os.path.expanduser(name)):
+                raise MatchError(f"--cluster-security: no such file {name}")
+        paths = [os.path.expanduser(name) for name in names]
+        return cls(paths[0], paths[1], paths[2] if len(paths) == 3 else None)
+
+
 def resolve_address(address: str) -> str:
-    """The scheduler address for `--cluster`: as given, or for `auto` the one in Dask's config (`scheduler-address`,
-    e.g. from $DASK_SCHEDULER_ADDRESS), else a scheduler on this machine's default port."""
+    """The scheduler address for `--cluster`: as given, or for `auto` the one Dask's configuration names
+    (`scheduler-address`, e.g. from $DASK_SCHEDULER_ADDRESS) and no other: a guessed local port could be a scheduler
+    another user started.
+
+    Raises:
+        MatchError: `auto` with no scheduler in Dask's configuration.
+    """
     if address != AUTO:
         return address
     import dask.config
 
     configured = dask.config.get("scheduler-address", None)
-    return str(configured) if configured else f"tcp://127.0.0.1:{DEFAULT_PORT}"
+    if not configured:
+        raise MatchError("--cluster auto: Dask's configuration names no scheduler; set DASK_SCHEDULER_ADDRESS="
+                         "tls://HOST:8786 (or scheduler-address in ~/.config/dask/), or give the address")
+    return str(configured)
+
+
+def _security(where: str, files: ClusterSecurity | None, insecure: bool) -> Any:
+    """The `distributed.Security` to reach `where` with: TLS from `files` or from Dask's configuration.
+
+    Raises:
+        MatchError: an unencrypted scheduler without `insecure`, or a tls:// one without this driver's certificates.
+    """
+    from distributed import Security
+
+    scheme = where.split("://", 1)[0] if "://" in where else "tcp"
+    if scheme != "tls":
+        if not insecure:
+            raise MatchError(f"refusing the unencrypted scheduler {where}: anyone who can reach it runs code on every "
+                             "worker, and this driver unpickles what comes back; use a tls:// scheduler and its "
+                             "certificates (docs/match.md, \"On a cluster\"), or --cluster-insecure on a machine and "
+                             "network only you can reach")
+        return Security()
+    if files is not None:
+        return Security(tls_ca_file=files.ca_file, tls_client_cert=files.cert_file, tls_client_key=files.key_file,
+                        require_encryption=True)
+    configured = Security()  # distributed.comm.tls.* of Dask's configuration
+    if not (configured.tls_ca_file and configured.tls_client_cert):
+        raise MatchError(f"{where}: a tls:// scheduler needs this driver's certificates: --cluster-security "
+                         "CA,CERT,KEY, or distributed.comm.tls.ca-file and distributed.comm.tls.client.cert (and "
+                         ".key) in Dask's configuration")
+    return configured
 
 
 def run_cluster_match(
@@ -252,16 +321,20 @@ def run_cluster_match(
     on_running: Callable[[dict[str, int]], None] | None = None,
     stats: ClusterStats | None = None,
     connect_timeout: float = 30.0,
+    security: ClusterSecurity | None = None,
+    insecure: bool = False,
 ) -> MatchSummary:
     """Play the match's games as tasks on the Dask cluster at `address` (or `auto`) and summarise them.
 
     The schedule, the results file and the summary are `run_match`'s (`config.concurrency` is ignored: a game runs
     on each worker thread). `dead_stones` is a picklable factory of the referee's dead-stone judge, called once
     on each worker. `on_running(games running per node)` is called as that changes; `stats` collects the timings.
+    The scheduler must be a tls:// one, reached with `security` (else Dask's TLS configuration), unless `insecure`.
 
     Raises:
-        MatchError: Dask distributed is not installed, the scheduler cannot be reached, an engine does not start
-            on a worker, a game's workers keep dying, or the openings or results file are bad.
+        MatchError: Dask distributed is not installed, the scheduler is unencrypted (without `insecure`) or cannot
+            be reached, an engine does not start on a worker, a game's workers keep dying, or the openings or
+            results file are bad.
     """
     try:
         import distributed  # noqa: F401
@@ -272,7 +345,7 @@ def run_cluster_match(
     try:
         return _run(black_cmd, white_cmd, config, address, openings, dead_stones, progress or own_printer,
                     on_running or (own_printer.running if own_printer else None), stats or ClusterStats(),
-                    connect_timeout)
+                    connect_timeout, security, insecure)
     finally:
         if own_printer is not None:
             own_printer.close()
@@ -281,19 +354,21 @@ def run_cluster_match(
 def _run(black_cmd: str, white_cmd: str, config: MatchConfig, address: str, openings: list[list[int]],
          dead_stones: Callable[[], DeadStones] | None, progress: Callable[[GameRecord, MatchSummary], None] | None,
          on_running: Callable[[dict[str, int]], None] | None, stats: ClusterStats,
-         connect_timeout: float) -> MatchSummary:
+         connect_timeout: float, files: ClusterSecurity | None, insecure: bool) -> MatchSummary:
     from distributed import Client
 
     assert progress is not None
+    where = resolve_address(address)
+    security = _security(where, files, insecure)  # before anything is written or any game is handed out
     ledger = MatchLedger(black_cmd, white_cmd, config, openings, progress)
     if not ledger.pending:
         return ledger.finish()
-    where = resolve_address(address)
     try:
-        client = Client(where, timeout=connect_timeout, set_as_default=False)
+        client = Client(where, timeout=connect_timeout, set_as_default=False, security=security)
     except (OSError, TimeoutError) as exc:
-        raise MatchError(f"no Dask scheduler answers at {where} ({exc}); start one with `dask scheduler` "
-                         "and workers with `dask worker ADDRESS`") from None
+        hint = " (or it refused this driver's certificate)" if where.startswith("tls://") else ""
+        raise MatchError(f"no Dask scheduler answers at {where}{hint} ({exc}); start one and its workers as "
+                         "docs/match.md, \"On a cluster\", says") from None
     driver = _Driver(client, ledger, black_cmd, white_cmd, dead_stones, on_running, stats)
     try:
         with client.as_current():  # distributed.wait looks for the client here

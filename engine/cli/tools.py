@@ -54,15 +54,22 @@ if TYPE_CHECKING:
 @click.option("--concurrency", default=1, show_default=True, type=click.IntRange(1),
               help="Games played at once, each by its own pair of engines (they share the machine's cores).")
 @click.option("--cluster", default=None, metavar="ADDRESS",
-              help="Play the games as tasks on the Dask cluster whose scheduler is at ADDRESS (tcp://host:port), or "
-                   "'auto' (Dask's scheduler-address, else this machine's port 8786): one game per worker thread, "
-                   "both engines on the worker; needs the [cluster] extra (docs/match.md).")
+              help="Play the games as tasks on the Dask cluster whose scheduler is at ADDRESS (tls://host:port), or "
+                   "'auto' (the scheduler-address of Dask's configuration): one game per worker thread, both engines "
+                   "on the worker; needs the [cluster] extra (docs/match.md).")
+@click.option("--cluster-security", default=None, metavar="CA,CERT,KEY",
+              help="PEM files for a tls:// scheduler: the cluster's certificate authority, and this driver's "
+                   "certificate and key signed by it (default: distributed.comm.tls in Dask's configuration).")
+@click.option("--cluster-insecure", is_flag=True,
+              help="Allow an unencrypted tcp:// scheduler: whoever reaches it runs code on every worker and on this "
+                   "driver; only on a machine and network no one else can reach.")
 def match(black_cmd: str, white_cmd: str, games: int, first_game: int, size: int, komi: float, handicap: int, max_moves: int | None,
           sprt: str | None, rules: str, time_spec: str | None,
           visits: int | None, openings: str | None, sgf_dir: str | None, alternate: bool, move_timeout: float,
           start_timeout: float, dead_model: str | None, config_paths: tuple[str, ...], overrides: tuple[str, ...],
           sets: tuple[str, ...],
-          json_path: str | None, log_dir: str | None, concurrency: int, cluster: str | None) -> None:
+          json_path: str | None, log_dir: str | None, concurrency: int, cluster: str | None,
+          cluster_security: str | None, cluster_insecure: bool) -> None:
     """Play GTP engines against each other and report wins, Elo with a 95% interval and how games ended.
 
     The engines are configured by their own command lines; --config and --set configure what miai itself runs
@@ -86,6 +93,8 @@ def match(black_cmd: str, white_cmd: str, games: int, first_game: int, size: int
     if cluster and concurrency != 1:
         raise click.ClickException("--concurrency is for games on this machine; with --cluster, each worker thread "
                                    "plays one game at a time (start workers with --nthreads)")
+    if (cluster_security or cluster_insecure) and not cluster:
+        raise click.ClickException("--cluster-security and --cluster-insecure go with --cluster")
     # Bad --config/--set fail before any game starts.
     judge_config = load_config_or_fail(config_paths, sets, overrides).config
     judge = functools.partial(dead_stone_judge, dead_model, judge_config) if dead_model else None
@@ -98,11 +107,13 @@ def match(black_cmd: str, white_cmd: str, games: int, first_game: int, size: int
 
     try:
         if cluster:
-            from miai.match.cluster import ClusterStats, run_cluster_match
+            from miai.match.cluster import ClusterSecurity, ClusterStats, run_cluster_match
 
             stats = ClusterStats()
+            security = ClusterSecurity.parse(cluster_security) if cluster_security else None
             summary = run_cluster_match(black_cmd, white_cmd, config, cluster, dead_stones=judge, progress=progress,
-                                        on_running=printer.running, stats=stats)
+                                        on_running=printer.running, stats=stats, security=security,
+                                        insecure=cluster_insecure)
         else:
             summary = run_match(black_cmd, white_cmd, config, dead_stones=judge() if judge else None,
                                 progress=progress, on_move=printer.move)
