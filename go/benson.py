@@ -35,6 +35,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from miai.go import compiled
 from miai.go.coords import Color
 from miai.go.geometry import flood, neighbor_table
 from miai.go.rules import Rules, Scoring, Tax
@@ -225,7 +226,29 @@ def calculate_area(
 ) -> np.ndarray:
     """KataGo's area computation with its four switches (see the module docstring).
 
-    Returns an int8 array of ``size * size`` with 1 (Black), 2 (White) or 0 (neither).
+    Returns an int8 array of ``size * size`` with 1 (Black), 2 (White) or 0 (neither): computed by the compiled
+    kernel (``miai.go.compiled``) when it runs, else by :func:`calculate_area_python`.
+    """
+    switches = {"non_pass_alive_stones": non_pass_alive_stones, "safe_big_territories": safe_big_territories,
+                "unsafe_big_territories": unsafe_big_territories, "multi_stone_suicide": multi_stone_suicide}
+    if compiled.ENABLED:
+        flat = np.asarray(stones, dtype=np.int8)
+        if flat.shape != (size * size,):
+            raise ValueError(f"stones has {flat.size} points, expected {size * size} for size {size}")
+        return compiled.calculate_area(flat, size, **switches)
+    return calculate_area_python(stones, size, **switches)
+
+
+def calculate_area_python(
+    stones: Sequence[int] | np.ndarray,
+    size: int,
+    *,
+    non_pass_alive_stones: bool = False,
+    safe_big_territories: bool = False,
+    unsafe_big_territories: bool = False,
+    multi_stone_suicide: bool = False,
+) -> np.ndarray:
+    """``calculate_area`` in Python.
 
     The feature encoder calls this for every evaluated position, and most positions have no
     pass-alive chain of a colour at all. One flood over the empty points proves that cheaply for a

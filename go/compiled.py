@@ -578,3 +578,164 @@ def ladder_planes(stones: NDArray[np.int8], size: int, to_play: int, ko_point: i
     ladder_planes_padded(colors, stride, points, _flat_of(size), 3 - int(to_play), ko, max_moves, work, laddered,
                          working)
     return laddered, working
+
+
+# ----------------------------------------------------------------------------------------------- Benson's area
+
+
+@_jit
+def _mark_benson(colors: Any, nbrs: Any, player: int, result: Any, safe_big: bool, unsafe_big: bool,
+                 suicide_legal: bool) -> None:
+    """``player``'s pass-alive stones and territory (plus the optional big regions) into ``result``, as
+    ``benson._mark_player`` computes them: chains, the regions of non-``player`` points grown from empty points,
+    Benson's iteration, then the marks. ``nbrs[i]`` lists point ``i``'s neighbours (-1 pads)."""
+    area = colors.shape[0]
+    chain_of = np.full(area, -1, dtype=np.int32)
+    stack = np.empty(area, dtype=np.int32)
+    chains = 0
+    for start in range(area):
+        if colors[start] != player or chain_of[start] != -1:
+            continue
+        chain_of[start] = chains
+        stack[0] = start
+        depth = 1
+        while depth:
+            depth -= 1
+            point = stack[depth]
+            for adj in nbrs[point]:
+                if adj >= 0 and colors[adj] == player and chain_of[adj] == -1:
+                    chain_of[adj] = chains
+                    stack[depth] = adj
+                    depth += 1
+        chains += 1
+    if chains == 0:
+        return  # a player without stones owns nothing
+    # Regions: each point's region, each region's facts; the chains a region may be vital to (at most the four
+    # around its first point) and every (region, bordering chain) pair.
+    region_of = np.full(area, -1, dtype=np.int32)
+    vital = np.full((area, 4), -1, dtype=np.int32)
+    internal = np.zeros(area, dtype=np.int32)
+    opponent_inside = np.zeros(area, dtype=np.bool_)
+    border_region = np.empty(4 * area, dtype=np.int32)
+    border_chain = np.empty(4 * area, dtype=np.int32)
+    borders = 0
+    regions = 0
+    around = np.empty(4, dtype=np.int32)
+    for start in range(area):
+        if colors[start] != _EMPTY or region_of[start] != -1:
+            continue
+        r = regions
+        regions += 1
+        region_of[start] = r
+        stack[0] = start
+        depth = 1
+        first = True
+        while depth:
+            depth -= 1
+            point = stack[depth]
+            touching = 0
+            for adj in nbrs[point]:
+                if adj < 0:
+                    continue
+                if colors[adj] == player:
+                    chain = chain_of[adj]
+                    fresh = True
+                    for k in range(touching):
+                        if around[k] == chain:
+                            fresh = False
+                    if fresh:
+                        around[touching] = chain
+                        touching += 1
+                        border_region[borders] = r
+                        border_chain[borders] = chain
+                        borders += 1
+                elif region_of[adj] == -1:
+                    region_of[adj] = r
+                    stack[depth] = adj
+                    depth += 1
+            if colors[point] != _EMPTY:
+                opponent_inside[r] = True
+            if touching == 0:
+                internal[r] += 1
+            # Opponent stones only break vitality when they could be refilled by suicide.
+            if suicide_legal or colors[point] == _EMPTY:
+                if first:
+                    first = False
+                    for k in range(touching):
+                        vital[r, k] = around[k]
+                else:
+                    for j in range(4):
+                        if vital[r, j] < 0:
+                            continue
+                        kept = False
+                        for k in range(touching):
+                            if around[k] == vital[r, j]:
+                                kept = True
+                        if not kept:
+                            vital[r, j] = -1
+    # Benson's iteration: remove the chains with fewer than two vital regions among those no removed chain borders.
+    alive = np.ones(chains, dtype=np.bool_)
+    spoiled = np.zeros(regions, dtype=np.bool_)
+    count = np.zeros(chains, dtype=np.int32)
+    while True:
+        count[:] = 0
+        for r in range(regions):
+            if not spoiled[r]:
+                for j in range(4):
+                    if vital[r, j] >= 0:
+                        count[vital[r, j]] += 1
+        removed = False
+        for c in range(chains):
+            if alive[c] and count[c] < 2:
+                alive[c] = False
+                removed = True
+        if not removed:
+            break
+        for b in range(borders):
+            if not alive[border_chain[b]]:
+                spoiled[border_region[b]] = True
+    for point in range(area):
+        if chain_of[point] >= 0 and alive[chain_of[point]]:
+            result[point] = player
+    for point in range(area):
+        r = region_of[point]
+        if r < 0:
+            continue
+        if (internal[r] <= 1 or (safe_big and not opponent_inside[r])) and not spoiled[r]:
+            result[point] = player
+        elif unsafe_big and not opponent_inside[r] and result[point] == _EMPTY:
+            result[point] = player
+
+
+@_jit
+def calculate_area_flat(colors: Any, nbrs: Any, non_pass_alive_stones: bool, safe_big: bool, unsafe_big: bool,
+                        suicide_legal: bool, result: Any) -> None:
+    """``benson.calculate_area`` into ``result`` (flat colours, Black marked before White)."""
+    result[:] = _EMPTY
+    _mark_benson(colors, nbrs, _BLACK, result, safe_big, unsafe_big, suicide_legal)
+    _mark_benson(colors, nbrs, _WHITE, result, safe_big, unsafe_big, suicide_legal)
+    if non_pass_alive_stones:
+        for point in range(colors.shape[0]):
+            if result[point] == _EMPTY:
+                result[point] = colors[point]
+
+
+@lru_cache(maxsize=None)
+def _neighbour_table(size: int) -> NDArray[np.int32]:
+    """``[area, 4]`` flat neighbours of every point (-1 pads), in ``miai.go.geometry.neighbor_table``'s order."""
+    from miai.go.geometry import neighbor_table
+
+    table = np.full((size * size, 4), -1, dtype=np.int32)
+    for point, around in enumerate(neighbor_table(size)):
+        table[point, :len(around)] = around
+    return table
+
+
+def calculate_area(stones: NDArray[np.int8], size: int, *, non_pass_alive_stones: bool = False,
+                   safe_big_territories: bool = False, unsafe_big_territories: bool = False,
+                   multi_stone_suicide: bool = False) -> NDArray[np.int8]:
+    """``miai.go.benson.calculate_area`` (same arguments and result: int8 owners in flat order)."""
+    result = np.empty(size * size, dtype=np.int8)
+    calculate_area_flat(np.asarray(stones, dtype=np.int8), _neighbour_table(size), non_pass_alive_stones,
+                        safe_big_territories, unsafe_big_territories, multi_stone_suicide, result)
+    return result

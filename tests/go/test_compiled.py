@@ -3,12 +3,13 @@ ladder planes (KataGo planes 14 and 17, move budgets and ko bans included) and i
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import numpy as np
 import pytest
 
-from miai.go import compiled
+from miai.go import benson, compiled
 from miai.go.coords import PASS
 from miai.go.ladders import ladder_planes, ladder_planes_python, state_ko_point
 from miai.go.rules import Rules
@@ -91,3 +92,41 @@ def test_chain_liberties_equal_the_board(size: int) -> None:
         want = state.board.liberties()
         got = compiled.chain_liberties(np.asarray(state.stones(), dtype=np.int8), size)
         assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+SWITCHES = [dict(zip(("non_pass_alive_stones", "safe_big_territories", "unsafe_big_territories", "multi_stone_suicide"),
+                     flags)) for flags in itertools.product((False, True), repeat=4)]
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 7])
+def test_area_equals_the_python_benson_on_random_arrays(size: int) -> None:
+    """Any array (chains without liberties too), every switch combination."""
+    rng = random.Random(size)
+    for _ in range(40):
+        stones = np.array(rng.choices((0, 1, 2), (2, 1, 1), k=size * size), dtype=np.int8)
+        for switches in SWITCHES:
+            want = benson.calculate_area_python(stones, size, **switches)
+            assert np.array_equal(compiled.calculate_area(stones, size, **switches), want), (stones, switches)
+
+
+@pytest.mark.parametrize(("size", "seed"), [(7, 1), (9, 2)])
+def test_area_equals_the_python_benson_along_games_that_fill_the_board(size: int, seed: int) -> None:
+    """Random games played to the end without filling their own eyes: pass-alive groups, seki, dead stones."""
+    rng = random.Random(seed)
+    state = GameState(size, Rules.preset("chinese"), 7.5)
+    alive = 0
+    while not state.is_over() and len(state.moves) < 3 * size * size:
+        legal = [m for m in state.legal_moves() if any(state.color_at(n) != state.to_play for n in _around(m, size))]
+        state.push(rng.choice(legal) if legal else PASS)
+        stones = np.asarray(state.stones(), dtype=np.int8)
+        for switches in SWITCHES[::5]:
+            want = benson.calculate_area_python(stones, size, **switches)
+            assert np.array_equal(compiled.calculate_area(stones, size, **switches), want), (stones, switches)
+        alive += int(benson.calculate_area_python(stones, size).any())
+    assert alive > 0, "the game should reach pass-alive groups"
+
+
+def _around(move: int, size: int) -> list[int]:
+    y, x = divmod(move, size)
+    return [(y + dy) * size + x + dx for dy, dx in ((0, 1), (1, 0), (0, -1), (-1, 0))
+            if 0 <= y + dy < size and 0 <= x + dx < size]
