@@ -6,11 +6,17 @@
   fp16; OpenVINO's ``OPTIMIZATION_CAPABILITIES`` says which). Without such a CPU OpenVINO would silently compute in
   fp32 whatever it is asked, so miai refuses instead, in one line.
 
-``auto`` (the default of both options) measures once per net, CPU and library versions which of the available
-pairs is fastest among those within ``GATE`` of onnxruntime's fp32 outputs, and keeps the answer in a small JSON
-file in the cache directory (``choice_path``); later starts read it.
+Under bf16 and fp16 the heads (policy, value, score and ownership, their pooling included) run in fp32, as in
+KataGo's TensorRT backend since v1.16.1: OpenVINO compiles the trunk in the reduced precision and the heads, cut off
+at the converter's ``TRUNK`` tensor, as a second model in fp32 (``split_at_trunk``; ``runtime_precisions`` reads
+back what OpenVINO really computes in).
 
-There is no int8: onnxruntime's statically quantised nets (miai had them until 2026-12) fell outside ``GATE``
+``auto`` (the default of both options) measures once per net, CPU and library versions which of the available
+pairs is fastest among those that pass the precision gate against onnxruntime's fp32 outputs (KataGo's
+``testgpuerror`` statistics and fp16 limits, ``miai.nets.precision``), and keeps the answer in a small JSON file in
+the cache directory (``choice_path``); later starts read it.
+
+There is no int8: onnxruntime's statically quantised nets (miai had them until 2026-12) were far from fp32
 (policy 0.039, lead 1.75 points, ownership 0.15 from fp32 on positions of the net's own games, the side to move's
 lead biased by -0.29 points on 19x19) and lost 2-36-2 to fp32 at equal time; docs/benchmarks.md.
 
@@ -32,29 +38,23 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from miai.nets.evaluator import EvaluatorError
 
-if TYPE_CHECKING:
-    from miai.nets.evaluator import Evaluation
-
-__all__ = ["BACKENDS", "PRECISIONS", "GATE", "BackendError", "NetSession", "TensorInfo", "OpenVinoSession",
-           "Choice", "cpu_flags", "cpu_precisions", "check_available", "open_openvino", "gate_failures", "choose", "choice_path"]
+__all__ = ["BACKENDS", "PRECISIONS", "BackendError", "NetSession", "TensorInfo", "OpenVinoSession", "Choice",
+           "cpu_flags", "cpu_precisions", "check_available", "open_openvino", "split_at_trunk", "choose",
+           "choice_path", "net_feeds", "session_rate"]
 
 BACKENDS = ("auto", "onnxruntime", "openvino")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 BACKEND_PRECISIONS = {"onnxruntime": ("fp32",), "openvino": ("fp32", "bf16", "fp16")}
-# How far a reduced precision may move the net's outputs from onnxruntime fp32's and still be used (largest
-# difference over the gate's positions): policy probability, winrate (win - loss, as a probability), score lead in
-# points, ownership. About the differences KataGo accepts from FP16 on GPUs.
-GATE = {"policy": 0.03, "value": 0.02, "lead": 0.3, "ownership": 0.05}
 # auto keeps onnxruntime fp32 unless another pair is this much faster: on a loaded machine one measurement put OpenVINO
 # fp32 at 1.13x onnxruntime and the next at 0.45x (AVX2 CPU, both fp32); bf16 where the CPU has it gains 1.7-2x.
 MIN_GAIN = 1.15
-CHOICE_VERSION = 1
+CHOICE_VERSION = 2  # 2: the precision gate as KataGo's, heads in fp32 under bf16 and fp16
 _OPENVINO_INSTALL = "pip install 'miai[openvino]' (the openvino package)"
 
 log = logging.getLogger("miai")
@@ -188,7 +188,7 @@ class OpenVinoSession:
     are copied out of the request, since the next run reuses its buffers while the previous batch is decoded.
     """
 
-    def __init__(self, source: str | bytes, precision: str, threads: int) -> None:
+    def __init__(self, source: str | bytes, precision: str, threads: int, fp32_heads: bool = True) -> None:
         import onnx
 
         ov = import_openvino()
@@ -204,22 +204,52 @@ class OpenVinoSession:
         }
         if threads > 0:
             config["INFERENCE_NUM_THREADS"] = threads
-        self._compiled = core.compile_model(model, "CPU", config)
         self._inputs = [_Tensor(p.get_any_name(), _dims(p.get_partial_shape())) for p in model.inputs]
         self._outputs = [_Tensor(p.get_any_name(), _dims(p.get_partial_shape())) for p in model.outputs]
         self._output_index = {o.name: i for i, o in enumerate(self._outputs)}
+        split = split_at_trunk(model) if fp32_heads and hint != "f32" else None
+        if split is None:
+            self._compiled = core.compile_model(model, "CPU", config)
+            self._heads = None
+        else:
+            # The heads run on the trunk's output in a second compiled model at fp32, as KataGo's TensorRT backend
+            # keeps its heads in fp32 since v1.16.1. OpenVINO's own per-node mark (rt_info
+            # DisablePrecisionConversion) does not survive its graph transformations: the heads' pooling and
+            # fully connected layers still ran in bf16 with it (OpenVINO 2026.4).
+            self._compiled = core.compile_model(split[0], "CPU", config)
+            self._heads = core.compile_model(split[1], "CPU", {**config, "INFERENCE_PRECISION_HINT": "f32"})
+            self._head_inputs = [p.get_any_name() for p in split[1].inputs]
+            # The heads' outputs in the whole model's order.
+            heads_out = [set(o.get_names()) for o in split[1].outputs]
+            self._heads_order = [next(i for i, names in enumerate(heads_out) if o.name in names)
+                                 for o in self._outputs]
         self._meta = _Meta({p.key: p.value for p in proto.metadata_props})
         self._local = threading.local()
         self.precision = precision
+        self.fp32_heads = self._heads is not None
 
     def run(self, output_names: Sequence[str] | None, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
         request = getattr(self._local, "request", None)
         if request is None:
             request = self._local.request = self._compiled.create_infer_request()
+            if self._heads is not None:
+                self._local.heads = self._heads.create_infer_request()
         values = list(request.infer(dict(feeds)).values())  # in the model's output order
+        if self._heads is not None:
+            head_feeds = {name: feeds[name] for name in self._head_inputs[1:]}
+            head_feeds[self._head_inputs[0]] = values[0]  # the trunk's output
+            found = list(self._local.heads.infer(head_feeds).values())
+            values = [found[i] for i in self._heads_order]
         if output_names is None:
             return [np.array(v, dtype=np.float32, copy=True) for v in values]
         return [np.array(values[self._output_index[name]], dtype=np.float32, copy=True) for name in output_names]
+
+    def runtime_precisions(self) -> dict[str, dict[str, str]]:
+        """What OpenVINO really computes in after compiling: for the trunk and the heads (``heads`` absent when they
+        are not split off), each compiled node's original ONNX layer names (comma-separated) -> its runtime
+        precision (``f32``, ``bf16``, ``f16``; constants and inputs left out)."""
+        parts = {"trunk": self._compiled} if self._heads is None else {"trunk": self._compiled, "heads": self._heads}
+        return {part: _runtime_precisions(compiled) for part, compiled in parts.items()}
 
     def get_inputs(self) -> list[_Tensor]:
         return list(self._inputs)
@@ -238,29 +268,74 @@ def _dims(shape: Any) -> tuple[int | str | None, ...]:
     return tuple(d.get_length() if d.is_static else None for d in shape)
 
 
-def open_openvino(source: str | bytes, precision: str, threads: int) -> OpenVinoSession:
-    """An OpenVINO session on an ONNX file (or its bytes); ``BackendError`` in one line when it cannot run."""
+def split_at_trunk(model: Any) -> tuple[Any, Any] | None:
+    """An OpenVINO model of a converted net cut at its trunk's output (the tensor the converter names ``TRUNK``):
+    the trunk (the net's inputs -> ``TRUNK``) and the heads (``TRUNK`` and the inputs the heads read, such as the
+    board mask -> the net's outputs). None for a net without that tensor (an ONNX file from another converter)."""
+    ov = import_openvino()
+    from openvino import opset13
+
+    from miai.nets.onnx_export import TRUNK
+
+    trunk_model = model.clone()
+    tip = _output_named(trunk_model, TRUNK)
+    if tip is None:
+        return None
+    trunk_model = ov.Model([opset13.result(tip)], trunk_model.get_parameters(), "trunk")
+    heads_model = model.clone()
+    tip = _output_named(heads_model, TRUNK)
+    assert tip is not None
+    cut = opset13.parameter(tip.get_partial_shape(), tip.get_element_type(), name=TRUNK)
+    cut.output(0).set_names({TRUNK})
+    for consumer in list(tip.get_target_inputs()):
+        consumer.replace_source_output(cut.output(0))
+    read = {node.get_name() for node in _ancestors(heads_model.get_results())}
+    inputs = [cut] + [p for p in heads_model.get_parameters() if p.get_name() in read]
+    return trunk_model, ov.Model(heads_model.get_results(), inputs, "heads")
+
+
+def _output_named(model: Any, name: str) -> Any:
+    for op in model.get_ordered_ops():
+        for output in op.outputs():
+            if name in output.get_names():
+                return output
+    return None
+
+
+def _ancestors(results: Sequence[Any]) -> list[Any]:
+    """Every node ``results`` depend on."""
+    seen: dict[str, Any] = {}
+    stack = list(results)
+    while stack:
+        node = stack.pop()
+        if node.get_name() in seen:
+            continue
+        seen[node.get_name()] = node
+        stack.extend(value.get_node() for value in node.input_values())
+    return list(seen.values())
+
+
+def _runtime_precisions(compiled: Any) -> dict[str, str]:
+    out = {}
+    for node in compiled.get_runtime_model().get_ordered_ops():
+        info = node.get_rt_info()
+        if info["layerType"].astype(str) in ("Const", "Input", "Output"):
+            continue
+        out[info["originalLayersNames"].astype(str)] = info["runtimePrecision"].astype(str)
+    return out
+
+
+def open_openvino(source: str | bytes, precision: str, threads: int, fp32_heads: bool = True) -> OpenVinoSession:
+    """An OpenVINO session on an ONNX file (or its bytes); ``BackendError`` in one line when it cannot run.
+    ``fp32_heads``: under bf16 or fp16, the heads (policy, value, score, ownership, their pooling included) in fp32."""
     check_available("openvino", precision)
     try:
-        return OpenVinoSession(source, precision, threads)
+        return OpenVinoSession(source, precision, threads, fp32_heads)
     except Exception as exc:  # OpenVINO raises plain RuntimeErrors with multi-line texts
         raise BackendError("OpenVINO cannot load it: " + " ".join(str(exc).split())[:300]) from exc
 
 
 # -------------------------------------------------------------------------------------------------- the gate
-def gate_failures(reference: Sequence[Evaluation], candidate: Sequence[Evaluation],
-                  gate: Mapping[str, float] = GATE) -> dict[str, float]:
-    """The largest differences over paired evaluations that exceed ``gate`` (empty: within it)."""
-    worst = {"policy": 0.0, "value": 0.0, "lead": 0.0, "ownership": 0.0}
-    for a, b in zip(reference, candidate, strict=True):
-        worst["policy"] = max(worst["policy"], float(np.max(np.abs(a.policy - b.policy))))
-        worst["value"] = max(worst["value"], abs((a.win - a.loss) - (b.win - b.loss)) / 2)
-        worst["lead"] = max(worst["lead"], abs(a.lead - b.lead))
-        if a.ownership is not None and b.ownership is not None:
-            worst["ownership"] = max(worst["ownership"], float(np.max(np.abs(a.ownership - b.ownership))))
-    return {k: round(v, 4) for k, v in worst.items() if v > gate[k]}
-
-
 # ------------------------------------------------------------------------------------------------------ auto
 @dataclass(frozen=True)
 class Choice:
@@ -338,45 +413,58 @@ def write_choice(path: Path, choice: Choice) -> None:
 
 
 def choose(pairs: Sequence[tuple[str, str]], rejected: Mapping[str, str], open_pair: Any, size: int | None = None,
-           batch: int = 8, seconds: float = 0.5, positions: int = 12) -> Choice:
-    """Measure every pair on ``positions`` random positions of ``size`` (default: the net's fixed board, else
-    19x19): the gate against onnxruntime fp32, then
-    the bare session's evals/s at ``batch`` (three interleaved rounds, the best counts: load from other processes
-    only ever slows a round down). ``open_pair(backend, precision)`` gives an ``OnnxEvaluator`` of that pair."""
-    from miai.nets import features
+           batch: int = 16, seconds: float = 0.5, positions: int | None = None) -> Choice:
+    """Measure every pair: the precision gate against onnxruntime fp32 (``miai.nets.precision.quick_gate``: KataGo's
+    statistics and fp16 limits, on ``positions`` positions of the shipped games of ``size``, default the net's fixed
+    board, else 19x19, at batch 1 and ``batch``), then the bare session's evals/s at ``batch`` (three interleaved
+    rounds, the best counts: load from other processes only ever slows a round down). ``open_pair(backend,
+    precision)`` gives an ``OnnxEvaluator`` of that pair whose ``max_batch`` allows ``batch``."""
+    import miai.nets.precision as gate
 
     evaluators = {pair: open_pair(*pair) for pair in pairs}
     reference_pair = ("onnxruntime", "fp32")
     reference = (evaluators[reference_pair] if reference_pair in evaluators else open_pair(*reference_pair))
     size = size or reference.info.nn_len or 19
-    states = sample_states(size, positions)
-    symmetries = [[0]] * len(states)
-    expected = reference.evaluate_with(states, symmetries, 0.0)
+    judged = {" ".join(pair): evaluator for pair, evaluator in evaluators.items() if pair != reference_pair}
+    results = gate.quick_gate(reference, judged, size, batch, positions or gate.GATE_POSITIONS)
     out = dict(rejected)
-    passed = []
-    for pair, evaluator in evaluators.items():
-        failures = gate_failures(expected, evaluator.evaluate_with(states, symmetries, 0.0))
+    passed = [pair for pair in pairs if pair == reference_pair]
+    for pair in pairs:
+        if pair == reference_pair:
+            continue
+        failures = {f"{k} (batch {r.name.rsplit(' ', 1)[1]})": v for r in results
+                    if r.name.startswith(" ".join(pair) + ",") for k, v in r.failures.items()}
         if failures:
-            out[" ".join(pair)] = "outside the accuracy gate: " + ", ".join(f"{k} {v}" for k, v in failures.items())
+            out[" ".join(pair)] = "outside the precision gate: " + ", ".join(
+                f"{k} {v}x its limit" for k, v in failures.items())
         else:
             passed.append(pair)
     if not passed:
-        raise BackendError("net.backend=auto: no backend and precision passed the accuracy gate; "
+        raise BackendError("net.backend=auto: no backend and precision passed the precision gate; "
                            + "; ".join(f"{k}: {v}" for k, v in out.items()))
-    encoded = [features.encode(s) for s in states[:batch]]
-    feeds = {"input_spatial": np.stack([features.place(sp, reference.info.nn_len or size) for sp, _ in encoded]),
-             "input_global": np.stack([g for _, g in encoded])}
+    states = gate.states_of_games(gate.shipped_games(), size, batch) or sample_states(size, batch)
+    feeds = net_feeds(states[:batch], reference.info.nn_len or size)
     rates = {pair: 0.0 for pair in passed}
     for _ in range(3):
         for pair in passed:
-            rates[pair] = max(rates[pair], _rate(evaluators[pair].session, feeds, seconds))
+            rates[pair] = max(rates[pair], session_rate(evaluators[pair].session, feeds, seconds))
     best = max(passed, key=lambda p: rates[p])
     if reference_pair in rates and rates[best] < MIN_GAIN * rates[reference_pair]:
         best = reference_pair
     return Choice(best[0], best[1], {" ".join(p): round(r, 1) for p, r in rates.items()}, out)
 
 
-def _rate(session: NetSession, feeds: Mapping[str, np.ndarray], seconds: float) -> float:
+def net_feeds(states: Sequence[Any], nn_len: int) -> dict[str, np.ndarray]:
+    """The net's inputs for ``states`` (symmetry 0) in an ``nn_len`` buffer, for timing a bare session."""
+    from miai.nets import features
+
+    encoded = [features.encode(s) for s in states]
+    return {"input_spatial": np.stack([features.place(sp, nn_len) for sp, _ in encoded]),
+            "input_global": np.stack([g for _, g in encoded])}
+
+
+def session_rate(session: NetSession, feeds: Mapping[str, np.ndarray], seconds: float) -> float:
+    """A bare session's evals/s on ``feeds`` over ``seconds`` (after one untimed run, which plans the shape)."""
     rows = len(feeds["input_spatial"])
     session.run(None, feeds)  # the first run of a shape plans it
     count, start = 0, time.perf_counter()

@@ -288,6 +288,9 @@ class OnnxConfig:
     allow_cpu_fallback: bool = True  # a requested provider that is missing: warn and use the CPU (else fail)
     backend: str = "onnxruntime"  # or "openvino" (miai.nets.backends; "auto" is resolved before, by load_evaluator)
     precision: str = "fp32"  # what the backend computes in: fp32, or bf16 and fp16 (OpenVINO)
+    # Under bf16 or fp16: the heads (policy, value, score, ownership, their pooling included) in fp32, the trunk in
+    # the reduced precision, as KataGo's TensorRT backend since v1.16.1 (miai.nets.backends.split_at_trunk).
+    fp32_heads: bool = True
     # KataGo's enablePassingHacks for ``evaluate`` (a search's evaluations): the pass prior capped at 95%, and the
     # end of the game hidden from the net when a pass would end it without a win (features.Position.game_end_hidden).
     passing_hacks: bool = False
@@ -358,7 +361,8 @@ class OnnxEvaluator:
         source = self.path if self._model_bytes is None else self._model_bytes
         if self.config.backend == "openvino":
             try:
-                return open_openvino(source, self.config.precision, self.config.intra_op_threads)
+                return open_openvino(source, self.config.precision, self.config.intra_op_threads,
+                                     self.config.fp32_heads)
             except BackendError as exc:
                 raise EvaluatorError(f"{self.path}: {exc}") from exc
 

@@ -45,15 +45,18 @@ from miai.nets.katago import (
     UnsupportedModelError,
 )
 
-__all__ = ["CONVERTER_VERSION", "OPSET", "build_onnx", "INPUT_SPATIAL", "INPUT_GLOBAL", "OUTPUT_NAMES"]
+__all__ = ["CONVERTER_VERSION", "OPSET", "build_onnx", "INPUT_SPATIAL", "INPUT_GLOBAL", "OUTPUT_NAMES", "TRUNK"]
 
 # Bump whenever the emitted graph changes, so cached conversions are redone.
-CONVERTER_VERSION = "2"
+CONVERTER_VERSION = "3"
 OPSET = 18
 
 INPUT_SPATIAL = "input_spatial"
 INPUT_GLOBAL = "input_global"
 OUTPUT_NAMES = ("policy", "value", "miscvalue", "ownership")
+# The trunk's output (after its last norm, activation and mask), named so that a backend can find where the heads
+# begin: OpenVINO keeps everything after it in fp32 under bf16 and fp16 (miai.nets.backends).
+TRUNK = "trunk"
 
 # Added to off-board attention logits and pooled maxima: far below any real value, yet finite so
 # that no NaN can appear, and exactly 0 added on the board (mask - 1 == 0 there).
@@ -91,7 +94,7 @@ class _Graph:
         self.initializers: list[onnx.TensorProto] = []
         self._counts: dict[str, int] = {}
         # Graph input/output names must never be taken by an intermediate tensor.
-        self._used: set[str] = {INPUT_SPATIAL, INPUT_GLOBAL, *OUTPUT_NAMES}
+        self._used: set[str] = {INPUT_SPATIAL, INPUT_GLOBAL, *OUTPUT_NAMES, TRUNK}
         self._consts: dict[tuple[object, ...], str] = {}  # (kind, values[, ndim]) -> name
 
     def fresh(self, base: str) -> str:
@@ -132,7 +135,7 @@ class _Graph:
         return out
 
     def output(self, x: str, name: str) -> str:
-        """Exposes ``x`` under the reserved graph output ``name``."""
+        """Exposes ``x`` under the reserved name ``name`` (a graph output, or ``TRUNK``)."""
         self.nodes.append(helper.make_node("Identity", [x], [name], name=name))
         return name
 
@@ -452,7 +455,7 @@ class _Builder:
         x = _Value(g.op("Add", [start, global_bias], "trunk_start"), NCHW, t.channels)
         for block in t.blocks:
             x = self.block(x, block)
-        return self.norm_act_mask(self.to_nchw(x).name, t.tip_norm, t.tip_act)
+        return g.output(self.norm_act_mask(self.to_nchw(x).name, t.tip_norm, t.tip_act), TRUNK)
 
     def policy(self, trunk: str) -> str:
         g, p = self.g, self.desc.policy_head

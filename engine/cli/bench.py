@@ -477,6 +477,115 @@ def search_command(net: str | None, visits: int, sizes: str, batch: int, overlap
     _report(results, json_path)
 
 
+@bench.command("precision")
+@click.argument("net")
+@click.option("--sizes", default="19", show_default=True, help="Comma-separated board sizes.")
+@click.option("--positions", default=2000, show_default=True, type=click.IntRange(1),
+              help="Positions per board size (KataGo's testgpuerror: about 2,200).")
+@click.option("--kifu", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="Real 19x19 games (one a line, id<TAB>;B[..];W[..]...) for the 19x19 positions; without it, "
+                   "and on other sizes, the net's own games with miai's search (kept in the cache directory).")
+@click.option("--games", default=0, type=click.IntRange(0),
+              help="Games the positions are drawn from (0: 40 positions per real game, all of a self-play game).")
+@click.option("--visits", default=32, show_default=True, type=click.IntRange(1),
+              help="Visits a move of the self-play games.")
+@click.option("--batch", default=None, type=click.IntRange(1),
+              help="The batched evaluations' size (default: the search's, search.batch_size).")
+@click.option("--precisions", default="fp32,bf16,fp16", show_default=True,
+              help="OpenVINO's precisions to judge (those this CPU lacks are left out, saying so).")
+@click.option("--reduced-heads", is_flag=True,
+              help="Also bf16/fp16 with the heads in the reduced precision too (their cost and their error).")
+@click.option("--seed", default=1, show_default=True, type=int)
+@click.option("--write-games", default=None, type=click.Path(dir_okay=False),
+              help="Instead: write the self-play games of --sizes (--games each) to this file, in the form of the "
+                   "games auto's gate ships with (nets/gate_games.txt).")
+@config_options
+@_json_option
+def precision_command(net: str, sizes: str, positions: int, kifu: str | None, games: int, visits: int,
+                      batch: int | None, precisions: str, reduced_heads: bool, seed: int, write_games: str | None,
+                      config_path: str | None, sets: tuple[str, ...], json_path: str | None) -> None:
+    """The precision gate, as KataGo's testgpuerror: every backend and precision this machine runs against
+    onnxruntime fp32, on positions of real games under random symmetries, at batch 1 and at the search's batch.
+
+    Prints mean, 90th and 99th percentile and maximum of the winrate, lead, top-move policy, policy KL and
+    per-point ownership errors, each p99 and maximum as a share of KataGo's fp16 limit, the verdict, and every
+    candidate's bare evals/s as a ratio to onnxruntime fp32's, measured in the same run. NET is a KataGo model
+    file or a KaTrain version (1.9.3, 1.20.0: downloaded once).
+    """
+    import json
+
+    import miai.nets.precision as gate
+    from miai.engine.bench import precision as bench_gate
+    from miai.engine.bench.harness import machine_info
+    from miai.nets import backends, convert
+    from miai.nets.evaluator import EvaluatorError
+    from miai.nets.katrain_nets import KatrainNetError, model_path
+    from miai.nets.loading import load_evaluator
+
+    config = load_config_or_fail(config_path, sets)
+    batch = batch or config.search.batch_size
+    try:
+        path = model_path(net)
+    except KatrainNetError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if not path.is_file():
+        raise click.ClickException(f"no such model file: {path}")
+
+    def say(line: str) -> None:
+        click.echo(line, err=True)
+
+    def open_pair(backend: str, precision: str, fp32_heads: bool = True) -> Any:
+        try:
+            return load_evaluator(path, backend=backend, precision=precision, fp32_heads=fp32_heads,
+                                  max_batch=batch, symmetry_mode="fixed", intra_op_threads=config.net.threads)
+        except (EvaluatorError, FileNotFoundError) as exc:
+            raise click.ClickException(str(exc)) from exc
+
+    reference = open_pair("onnxruntime", "fp32")
+    pairs, rejected = backends.candidates("openvino", "auto")
+    wanted = {p.strip() for p in precisions.split(",") if p.strip()}
+    pairs = [(b, p) for b, p in pairs if p in wanted]
+    rejected = {k: v for k, v in rejected.items() if k.split()[-1] in wanted}
+    candidates = {" ".join(pair): open_pair(*pair) for pair in pairs}
+    if reduced_heads:
+        candidates.update({f"{b} {p} (heads {p})": open_pair(b, p, False) for b, p in pairs if p != "fp32"})
+    digest = convert._file_digest(path)
+    report: dict[str, Any] = {"machine": machine_info(), "net": path.name, "batch": batch, "sizes": {}}
+    written = []
+    for size in _sizes(sizes):
+        real = size == 19 and kifu is not None and not write_games
+        # Positions spread over many games: about 40 of each real game, all of a self-play game (about 0.6 of the
+        # board's points in moves).
+        count = games or (-(-positions // 40) if real else -(-positions * 5 // (3 * size * size)))
+        if kifu is not None and real:
+            played = bench_gate.kifu_games(Path(kifu), count, seed)
+        else:
+            played = bench_gate.cached_self_play_games(reference, digest, size, count, visits, seed,
+                                                       convert.default_cache_dir(), say)
+        if write_games:
+            written += played
+            continue
+        states = gate.states_of_games(played, size, positions, seed)
+        click.echo(f"{path.name}, {size}x{size}: {len(states)} positions of {len(played)} "
+                   f"{'real games' if real else 'self-play games'}, batch 1 and {batch}; "
+                   f"not run here: {', '.join(f'{k} ({v})' for k, v in rejected.items()) or 'nothing'}")
+        results, rates = bench_gate.bench_precision(reference, {"onnxruntime fp32": reference, **candidates},
+                                                    states, batch, say)
+        click.echo(gate.format_table(results))
+        base = rates["onnxruntime fp32"]
+        click.echo(f"bare net evals/s at batch {batch}: " + ", ".join(
+            f"{name} {rate:.1f} ({rate / base:.2f}x)" for name, rate in rates.items()))
+        report["sizes"][size] = {"positions": len(states), "games": len(played), "rates": rates,
+                                 "results": [dataclasses.asdict(r) | {"failures": r.failures} for r in results]}
+    if write_games:
+        Path(write_games).write_text(f"# {path.name}, self-play with miai's search at {visits} visits a move\n"
+                                     + bench_gate.format_games(written), encoding="utf-8")
+        click.echo(f"{len(written)} games written to {write_games}")
+        return
+    if json_path:
+        Path(json_path).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+
+
 @bench.command("modes")
 @click.option("--net", required=True, type=_NET, help="The net both settings search with.")
 @click.option("--a", "a", default="", help="Comma-separated search overrides for A, e.g. graph=true.")

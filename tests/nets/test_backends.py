@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from miai.nets import backends
-from miai.nets.backends import GATE, BackendError, Choice, check_available, gate_failures
+from miai.nets import backends, precision
+from miai.nets.backends import BackendError, Choice, check_available
+from miai.nets.precision import LIMITS, errors, summarise
 from miai.nets.evaluator import Evaluation, EvaluatorError, OnnxEvaluator
 from miai.nets.loading import load_evaluator
 from miai.nets.rawnn import raw_nn
@@ -61,21 +62,9 @@ def test_a_load_error_is_an_evaluator_error_the_cli_reports() -> None:
     assert issubclass(BackendError, EvaluatorError)
 
 
-# ------------------------------------------------------------------------------------------------ the gate
-def _evaluation(policy: list[float], win: float, lead: float, ownership: float) -> Evaluation:
-    return Evaluation(np.array(policy, dtype=np.float32), win, 1 - win, 0.0, lead, 10.0, lead,
-                      np.full(4, ownership, dtype=np.float32))
-
-
-def test_the_gate_reports_only_what_is_outside_it() -> None:
-    a = _evaluation([0.5, 0.5], 0.6, 2.0, 0.3)
-    close = _evaluation([0.51, 0.49], 0.61, 2.2, 0.33)
-    assert gate_failures([a], [close]) == {}
-    far = _evaluation([0.6, 0.4], 0.7, 3.0, 0.4)
-    # winrate is (win - loss) / 2 as a probability: 0.1 apart here.
-    assert gate_failures([a], [far]) == {"policy": 0.1, "value": 0.1, "lead": 1.0, "ownership": 0.1}
-    assert set(GATE) == {"policy", "value", "lead", "ownership"}
-    assert GATE["policy"] <= 0.03 and GATE["value"] <= 0.02 and GATE["lead"] <= 0.3 and GATE["ownership"] <= 0.05
+def _largest(reference: list[Evaluation], candidate: list[Evaluation]) -> dict[str, float]:
+    """The largest difference of every measure of the precision gate."""
+    return {measure: stats["max"] for measure, stats in summarise(errors(reference, candidate)).items()}
 
 
 # --------------------------------------------------------------------------------------------------- auto
@@ -93,6 +82,7 @@ def test_auto_with_one_candidate_measures_nothing_and_reports_nothing(tmp_path: 
 @needs_openvino
 def test_auto_measures_once_keeps_the_answer_and_says_it_in_one_line(tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(precision, "GATE_POSITIONS", 40)  # the gate itself is tests/nets/test_precision.py's
     net = build_tiny_net(tmp_path / "tiny.onnx")
     lines: list[str] = []
     first = load_evaluator(net, backend="auto", precision="auto", directory=tmp_path, report=lines.append)
@@ -137,8 +127,8 @@ def test_openvino_fp32_gives_onnxruntimes_numbers(tmp_path: Path) -> None:
     states = backends.sample_states(9, 6) + backends.sample_states(7, 3)
     ort = OnnxEvaluator(str(net), symmetry_mode="fixed").evaluate(states)
     ov = OnnxEvaluator(str(net), symmetry_mode="fixed", backend="openvino").evaluate(states)
-    tight = {"policy": 1e-4, "value": 1e-4, "lead": 1e-3, "ownership": 1e-4}
-    assert gate_failures(ort, ov, tight) == {}
+    largest = _largest(ort, ov)
+    assert largest["lead"] < 1e-3 and all(v < 1e-4 for k, v in largest.items() if k != "lead"), largest
 
 
 @needs_openvino
@@ -153,13 +143,17 @@ def test_openvino_runs_from_two_threads_at_once(tmp_path: Path) -> None:
     with ThreadPoolExecutor(2) as pool:
         both = list(pool.map(lambda _: evaluator.evaluate(states), range(6)))
     for result in both:
-        assert gate_failures(alone, result, {"policy": 0, "value": 0, "lead": 0, "ownership": 0}) == {}
+        assert set(_largest(alone, result).values()) == {0.0}
 
 
-# Tolerances against KataGo's own outputs: fp32 as onnxruntime's (tests/nets/test_reference.py); bf16 and fp16 the
-# gate's (KataGo's outputs are fp32, so this is the reduced precision's whole error).
-REDUCED_TOL = {"policy": GATE["policy"], "win": GATE["value"], "loss": GATE["value"], "lead": GATE["lead"],
-               "ownership": GATE["ownership"]}
+# Tolerances of bf16 and fp16 against KataGo's own outputs (fp32): the precision gate's limits on the maximum (KataGo's
+# fp16 limits; a reference file holds too few positions for a 99th percentile of its own). fp32 is held to
+# onnxruntime's tolerances (tests/nets/test_reference.py).
+REDUCED_TOL = {"policy": LIMITS["top_policy"][1], "win": LIMITS["winrate"][1], "loss": LIMITS["winrate"][1],
+               "lead": LIMITS["lead"][1], "ownership": LIMITS["ownership"][1]}
+# KataGo's test nets in ../shared/nets are not trained: their outputs say nothing of a precision's error on a real
+# net, so they are checked in fp32 only.
+UNTRAINED = {"b7c96h3tfrs-test5-cnorm.bin.gz", "b7c96h6kv3qk32v16tflrs-fson-bnh.bin.gz"}
 
 
 @needs_openvino
@@ -169,6 +163,8 @@ def test_openvino_matches_katago_on_every_reference_position(reference: Path | N
                                                              tmp_path_factory: pytest.TempPathFactory) -> None:
     if reference is None:
         pytest.skip(missing_reason("nets/ and reference/"))
+    if precision != "fp32" and _net_of(reference) in UNTRAINED:
+        pytest.skip(f"{_net_of(reference)} is an untrained test net: checked against KataGo in fp32 only")
     try:
         check_available("openvino", precision)
     except BackendError as exc:
@@ -177,13 +173,6 @@ def test_openvino_matches_katago_on_every_reference_position(reference: Path | N
     evaluator = load_evaluator(NETS_DIR / _net_of(reference), backend="openvino", precision=precision,
                                directory=tmp_path_factory.mktemp("nets"))
     assert isinstance(evaluator, OnnxEvaluator)
-    if precision != "fp32":
-        outside = _outside_autos_gate(evaluator, NETS_DIR / _net_of(reference), tmp_path_factory.mktemp("fp32"))
-        if outside:
-            # The product's promise for a reduced precision is auto's gate: a CPU whose bf16 (or fp16) misses it
-            # never gets it unless the user asks (seen: AMD EPYC's AVX512_BF16, lead 0.34-0.89 on 19x19).
-            pytest.skip(f"{precision} on this CPU is outside auto's accuracy gate for this net ({outside}): "
-                        "net.backend=auto never picks it")
     failures = []
     for record in records:
         mismatch = compare(raw_nn(evaluator, state_from_record(record), [0])[0], record)
@@ -196,15 +185,90 @@ def test_openvino_matches_katago_on_every_reference_position(reference: Path | N
     assert not failures, f"{len(failures)} of {len(records)} positions ({precision}):\n" + "\n".join(failures[:10])
 
 
-def _outside_autos_gate(evaluator: OnnxEvaluator, net: Path, directory: Path) -> dict[str, float]:
-    """What ``backends.choose`` measures before it may pick ``evaluator``: the gate against onnxruntime fp32 on its
-    random positions of the net's board (19x19 for a net of any size)."""
-    reference = load_evaluator(net, backend="onnxruntime", precision="fp32", directory=directory)
-    assert isinstance(reference, OnnxEvaluator)
-    states = backends.sample_states(reference.info.nn_len or 19, 12)
-    symmetries = [[0]] * len(states)
-    return gate_failures(reference.evaluate_with(states, symmetries, 0.0),
-                         evaluator.evaluate_with(states, symmetries, 0.0))
+# ------------------------------------------------------------------------------------- heads in fp32
+def _converted(spec_name: str, directory: Path) -> Path:
+    from miai.nets.katago import parse_model_bytes
+    from miai.nets.onnx_export import build_onnx
+
+    from .synthetic_models import write_model
+    from .test_convert import SYNTHETIC
+
+    path = directory / f"{spec_name}.onnx"
+    path.write_bytes(build_onnx(parse_model_bytes(write_model(SYNTHETIC[spec_name]), binary_floats=True))
+                     .SerializeToString())
+    return path
+
+
+def _reduced_precision_here() -> str:
+    """A reduced precision this CPU computes in, or skip saying what it lacks (the fp32 paths are tested alone)."""
+    for precision in ("bf16", "fp16"):
+        try:
+            check_available("openvino", precision)
+            return precision
+        except BackendError:
+            continue
+    pytest.skip("this CPU computes in neither bf16 (AVX512_BF16 or AMX) nor fp16 (AVX512_FP16 or AMX-FP16): "
+                "only the fp32 paths run here")
+
+
+@needs_openvino
+@pytest.mark.parametrize("spec_name", ["v8-resnet", "v17-transformer"])
+def test_the_trunk_and_heads_cut_apart_give_the_whole_nets_numbers(spec_name: str, tmp_path: Path) -> None:
+    """The cut runs on any CPU (both halves at fp32 here): what the heads get is the trunk's output, nothing else."""
+    from miai.nets.onnx_export import TRUNK
+
+    from .synthetic_models import random_inputs
+
+    ov = backends.import_openvino()
+    core = ov.Core()
+    model = core.read_model(str(_converted(spec_name, tmp_path)))
+    split = backends.split_at_trunk(model)
+    assert split is not None
+    trunk, heads = (core.compile_model(part, "CPU", {"INFERENCE_PRECISION_HINT": "f32"}) for part in split)
+    whole = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    spatial, global_ = random_inputs(7, batch=3)
+    feeds = {"input_spatial": spatial, "input_global": global_}
+    outputs = ("policy", "value", "miscvalue", "ownership")
+
+    def named(results: Any) -> dict[str, np.ndarray]:
+        return {next(n for n in outputs if n in o.get_names()): v for o, v in results.items()}
+
+    expected = named(whole.create_infer_request().infer(feeds))
+    cut = trunk.create_infer_request().infer(feeds)[0]
+    head_feeds = {i.get_any_name(): (cut if i.get_any_name() == TRUNK else feeds[i.get_any_name()]) for i in heads.inputs}
+    found = named(heads.create_infer_request().infer(head_feeds))
+    assert set(found) == set(expected) == set(outputs)
+    for name, value in expected.items():
+        np.testing.assert_allclose(found[name], value, rtol=1e-5, atol=1e-5)
+
+
+def test_a_net_without_a_named_trunk_is_compiled_whole(tmp_path: Path) -> None:
+    if not backends.openvino_installed():
+        pytest.skip("needs OpenVINO: pip install -e '.[openvino]'")
+    model = backends.import_openvino().Core().read_model(str(build_tiny_net(tmp_path / "tiny.onnx")))
+    assert backends.split_at_trunk(model) is None
+
+
+@needs_openvino
+@pytest.mark.parametrize("spec_name", ["v8-resnet", "v17-transformer"])
+def test_under_a_reduced_precision_openvino_runs_every_head_node_in_fp32(spec_name: str, tmp_path: Path) -> None:
+    """KataGo's TensorRT backend keeps its heads in fp32 since v1.16.1; checked in OpenVINO's compiled runtime
+    model (each node's runtime precision), not in what miai asked for."""
+    precision = _reduced_precision_here()
+    reduced = {"bf16": "bf16", "fp16": "f16"}[precision]
+    net = _converted(spec_name, tmp_path)
+    session = backends.open_openvino(str(net), precision, 1)
+    compiled = session.runtime_precisions()
+    assert set(compiled) == {"trunk", "heads"}
+    heads = compiled["heads"]
+    assert heads and set(heads.values()) == {"f32"}, {k: v for k, v in heads.items() if v != "f32"}
+    # The heads' compiled nodes are the policy, value, score and ownership outputs' own layers, pooling included.
+    layers = ",".join(heads)
+    for name in ("policy", "value", "miscvalue", "ownership", "gpool"):
+        assert name in layers
+    assert reduced in set(compiled["trunk"].values())  # the trunk really computes in the reduced precision
+    whole = backends.open_openvino(str(net), precision, 1, fp32_heads=False).runtime_precisions()
+    assert set(whole) == {"trunk"} and reduced in set(whole["trunk"].values())
 
 
 @pytest.mark.slow
