@@ -503,7 +503,8 @@ def search_command(net: str | None, visits: int, sizes: str, batch: int, overlap
 @_json_option
 def precision_command(net: str, sizes: str, positions: int, kifu: str | None, games: int, visits: int,
                       batch: int | None, precisions: str, reduced_heads: bool, seed: int, write_games: str | None,
-                      config_path: str | None, sets: tuple[str, ...], json_path: str | None) -> None:
+                      config_paths: tuple[str, ...], sets: tuple[str, ...], overrides: tuple[str, ...],
+                      json_path: str | None) -> None:
     """The precision gate, as KataGo's testgpuerror: every backend and precision this machine runs against
     onnxruntime fp32, on positions of real games under random symmetries, at batch 1 and at the search's batch.
 
@@ -522,7 +523,7 @@ def precision_command(net: str, sizes: str, positions: int, kifu: str | None, ga
     from miai.nets.katrain_nets import KatrainNetError, model_path
     from miai.nets.loading import load_evaluator
 
-    config = load_config_or_fail(config_path, sets)
+    config = load_config_or_fail(config_paths, sets, overrides).config
     batch = batch or config.search.batch_size
     try:
         path = model_path(net)

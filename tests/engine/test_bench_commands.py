@@ -196,3 +196,28 @@ def test_compare_on_a_net_option_loads_the_net_once_per_value(tmp_path: Path, mo
                         "--compare", "net.threads=1,2")
     assert seen == [1, 2]
     assert _names(results)[-1] == "search 5x5: net.threads=2: playouts/s over 1's"
+
+
+def test_precision_prints_the_gate_and_keeps_the_self_play_games(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 nets: dict[str, str]) -> None:
+    """The table (statistics, shares of the limits, verdict, speed ratios) and JSON; the self-play games are played
+    once and kept in the cache, and --write-games writes them in the shipped games' form."""
+    from miai.nets import precision
+
+    monkeypatch.setenv("MIAI_CACHE_DIR", str(tmp_path / "cache"))
+    args = ["bench", "precision", nets["katago"], "--sizes", "7", "--positions", "12", "--games", "1", "--visits",
+            "2", "--batch", "4", "--precisions", "fp32"]
+    done = CliRunner().invoke(main, [*args, "--json", str(tmp_path / "p.json")])
+    assert done.exit_code == 0, done.output
+    assert "12 positions of 1 self-play games, batch 1 and 4" in done.output
+    assert "p99/limit" in done.output and "onnxruntime fp32, batch 4" in done.output
+    assert "bare net evals/s at batch 4: onnxruntime fp32" in done.output
+    data = json.loads((tmp_path / "p.json").read_text())
+    rows = data["sizes"]["7"]["results"]
+    assert rows[0]["name"] == "onnxruntime fp32, batch 4" and rows[0]["stats"]["winrate"]["max"] < 1e-5
+    [kept] = list((tmp_path / "cache" / "nets" / "selfplay").glob("7x7-*.txt"))
+    written = tmp_path / "games.txt"
+    again = CliRunner().invoke(main, [*args, "--write-games", str(written)])
+    assert again.exit_code == 0, again.output
+    games = precision.parse_games(written.read_text())
+    assert games == precision.parse_games(kept.read_text()) and games[0][0] == 7 and len(games[0][2]) > 5
