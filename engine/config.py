@@ -33,6 +33,7 @@ __all__ = [
     "PlayerConfig",
     "GtpSection",
     "NetConfig",
+    "LogConfig",
     "Config",
     "OptionInfo",
     "load_config",
@@ -378,6 +379,22 @@ class NetConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class LogConfig:
+    """Log files as KataGo writes them: one per run in a folder, with the GTP traffic and each move's search.
+    What goes to stderr is set by ``--log-level`` instead."""
+
+    dir: str = option("", "folder for a log file per run, named by its start time (created if missing; ~ is the "
+                      "home folder; empty: no log file unless log.file)", katago="logDir")
+    file: str = option("", "one log file that every run appends to (instead of log.dir)", katago="logFile")
+    gtp: bool = option(True, "the log file records every GTP command and answer", katago="logAllGTPCommunication")
+    search_info: bool = option(True, "the log file records each genmove's search: visits, time, the best moves and "
+                               "their principal variations", katago="logSearchInfo")
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """The whole engine configuration, one section per table in the TOML file."""
 
@@ -385,6 +402,7 @@ class Config:
     player: PlayerConfig = field(default_factory=PlayerConfig)
     gtp: GtpSection = field(default_factory=GtpSection)
     net: NetConfig = field(default_factory=NetConfig)
+    log: LogConfig = field(default_factory=LogConfig)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Config:

@@ -68,8 +68,8 @@ MAPPED: Mapping[str, str] = {
 }
 _POWER_OF_TWO = frozenset({"nnCacheSizePowerOfTwo"})
 # Accepted without a word: they only steer KataGo's logging and files.
-SILENT = frozenset({"homeDataDir", "logDir", "logFile", "logToStderr", "logToStdout", "logAllRequests",
-                    "logAllResponses", "logSearchInfo", "logAllGTPCommunication", "logErrorsAndWarnings", "logTimeStamp", "logConfigContents",
+SILENT = frozenset({"homeDataDir", "logToStderr", "logToStdout", "logAllRequests", "logAllResponses",
+                    "logErrorsAndWarnings", "logTimeStamp", "logConfigContents",
                     "warnUnusedFields"})
 # KataGo parameters (cpp/program/setup.cpp and the example configs, v1.17.2) that miai has no equivalent for.
 KATAGO_ONLY = frozenset("""

@@ -44,8 +44,8 @@ from miai.engine.katago_config import MAPPED, KatagoConfigError, apply_katago, c
 from miai.engine.handicap import dynamic_pda_for_white
 from miai.engine.resign import should_resign
 from miai.engine.search import Search, leaves_per_batch
-from miai.engine.snapshot import (Snapshot, average_ownership, ownership_moments, pv_visits,
-                                  with_symmetric_copies)
+from miai.engine.snapshot import (Snapshot, average_ownership, ownership_moments, pv_visits, search_details,
+                                  search_info_log, search_summary, with_symmetric_copies)
 from miai.engine.timecontrol import budget
 from miai.go.clock import Clock, TimeControl, TimeSystem
 from miai.go.coords import PASS, Color, to_gtp
@@ -148,12 +148,16 @@ class EnginePlayer(Player):
             emit(self._analysis_snapshot(snapshot, root, analysis))
         self._note_batch_time(root.size, snapshot, self.search.stats().get("eval_batches", 0) - calls_before)
         self._clock(color).charge(time.monotonic() - start)
+        move: GenmoveResult
         if targets is not None:
-            return self._cleanup_move(snapshot, targets)
-        if snapshot.root.visits > 0 and should_resign(root, self._game.white_values, self._game.white_lead,
-                                                      self.config.player):
-            return RESIGN
-        return self.search.best_move(snapshot)  # with one visit: the policy's top move
+            move = self._cleanup_move(snapshot, targets)
+        elif snapshot.root.visits > 0 and should_resign(root, self._game.white_values, self._game.white_lead,
+                                                        self.config.player):
+            move = RESIGN
+        else:
+            move = self.search.best_move(snapshot)  # with one visit: the policy's top move
+        _log_search(snapshot, root.size, move)
+        return move
 
     def analyze(
         self,
@@ -580,6 +584,19 @@ def _no_collection_pauses() -> Iterator[None]:
         gc.freeze()
         if enabled:
             gc.enable()
+
+
+def _log_search(snapshot: Snapshot, size: int, move: GenmoveResult) -> None:
+    """The search's summary on the player's logger at debug (stderr at ``--log-level debug``), and with the best
+    moves on the log file's search channel (``log.search_info``)."""
+    wanted = log.isEnabledFor(logging.DEBUG), search_info_log.isEnabledFor(logging.INFO)
+    if not any(wanted):
+        return
+    summary = search_summary(snapshot, size, move if isinstance(move, str) else to_gtp(move, size))
+    if wanted[0]:
+        log.debug("%s", summary)
+    if wanted[1]:
+        search_info_log.info("%s", "\n".join([summary, *search_details(snapshot, size)]))
 
 
 def _give_back_free_memory() -> None:

@@ -8,6 +8,7 @@ says who that is, so the GTP layer can convert to White's or Black's view.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import random
 from collections.abc import Callable, Sequence
@@ -20,7 +21,7 @@ import numpy as np
 from miai.engine.config import SearchConfig
 from miai.engine.graph import Edge, Node, Stats, edge_weights
 from miai.engine.selection import exploration_scale, puct_score, puct_weight_for
-from miai.go.coords import PASS
+from miai.go.coords import PASS, to_gtp
 from miai.go.geometry import neighbor_table, symmetric_points
 from miai.gtp.player import MoveInfo, RootInfo
 
@@ -65,6 +66,38 @@ class Snapshot:
     def best(self) -> MoveInfo | None:
         """The move of order 0, or None when nothing was searched."""
         return self.moves[0] if self.moves else None
+
+
+# Each genmove's search, for a log file only (KataGo's logSearchInfo): it never reaches stderr, and records only
+# once a log file gives it a handler and a level (miai.engine.cli.logs). The one-line summary goes to the player's
+# own logger at debug instead.
+search_info_log = logging.getLogger("miai.engine.search_info")
+search_info_log.propagate = False
+
+
+def search_summary(snapshot: Snapshot, size: int, chosen: str) -> str:
+    """One line on a finished genmove search: the move chosen, visits, playouts, time and speed, the root's
+    winrate and score lead (the side to move's view) and the principal variation."""
+    root = snapshot.root
+    speed = snapshot.playouts / snapshot.elapsed if snapshot.elapsed > 0 else 0.0
+    best = snapshot.best()
+    pv = " ".join(to_gtp(move, size) for move in best.pv) if best is not None else ""
+    color = "B" if snapshot.to_play == 1 else "W"
+    return (f"genmove {color} move {snapshot.move_number + 1}: {chosen}, {root.visits} visits, {snapshot.playouts} "
+            f"playouts in {snapshot.elapsed:.2f} s ({speed:.0f}/s), winrate {100 * root.winrate:.1f}%, "
+            f"lead {root.score_lead:+.1f}, pv {pv}")
+
+
+def search_details(snapshot: Snapshot, size: int, moves: int = 8) -> list[str]:
+    """The best ``moves`` root moves of a search, one line each: visits, winrate, score lead, prior, LCB and the
+    principal variation (the side to move's view), as KataGo's logSearchInfo lists the root's children."""
+    lines = []
+    for info in snapshot.moves[:moves]:
+        pv = " ".join(to_gtp(move, size) for move in info.pv)
+        lead = "" if info.score_lead is None else f" lead {info.score_lead:+6.1f}"
+        lines.append(f"  {to_gtp(info.move, size):>4} visits {info.visits:6d} winrate {100 * info.winrate:5.1f}%"
+                     f"{lead} prior {100 * info.prior:5.1f}% lcb {100 * info.lcb:5.1f}% pv {pv}")
+    return lines
 
 
 def move_temperature(move_number: int, early: float, late: float, halflife: float, size: int = 19) -> float:

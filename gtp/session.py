@@ -10,6 +10,7 @@ Reading order: ``protocol`` (framing) -> ``args`` and ``table`` (schemas) -> thi
 from __future__ import annotations
 
 import contextlib
+import logging
 import sys
 import threading
 import traceback
@@ -30,6 +31,11 @@ from .player import Player
 from .protocol import Command, format_response, parse_command, preprocess, response_head
 from .reader import InputReader
 from .table import CommandTable
+
+# Every command and answer, for a log file only (KataGo's logAllGTPCommunication): it never reaches stderr, and
+# records only once a log file gives it a handler and a level (miai.engine.cli.logs).
+traffic_log = logging.getLogger("miai.gtp.traffic")
+traffic_log.propagate = False
 
 
 def _default_version() -> str:
@@ -155,6 +161,7 @@ class GtpSession:
         text = preprocess(raw_line)
         if text is None:
             return
+        traffic_log.info("< %s", text)
         command = parse_command(text)
         spec = self.table.get(command.name)
         if spec is None:
@@ -242,6 +249,8 @@ class GtpSession:
                 self._stdout.flush()
             except (OSError, ValueError) as error:
                 raise OutputClosedError(str(error)) from error
+        if text.strip():
+            traffic_log.info("> %s", text.strip())
 
     def log(self, message: str) -> None:
         """A diagnostic line on stderr (never stdout)."""

@@ -9,7 +9,6 @@ but GTP ever goes to stdout from ``miai gtp``; diagnostics go to stderr.
 from __future__ import annotations
 
 import dataclasses
-import logging
 import sys
 from importlib.metadata import version
 from pathlib import Path
@@ -22,6 +21,7 @@ from miai.engine.cli.compose import (
     MODEL_HELP, RULES_HELP, ProgressBar, build_evaluator, config_options, load_config_or_fail, playout_defaults,
     problem,
 )
+from miai.engine.cli.logs import add_log_level, log_level_option, open_log_file
 from miai.engine.config import ConfigError
 from miai.go.oserrors import describe
 
@@ -37,11 +37,9 @@ class _GtpFlags(TypedDict, total=False):
 
 @click.group()
 @click.version_option(version("miai"), prog_name="miai")
-@click.option("--log-level", default="warning", show_default=True,
-              type=click.Choice(["debug", "info", "warning", "error"]), help="Logging level (stderr).")
-def main(log_level: str) -> None:
+@log_level_option(default="warning")
+def main() -> None:
     """miai: a Go engine with Monte-Carlo graph search and KataGo-compatible nets."""
-    logging.basicConfig(level=log_level.upper(), stream=sys.stderr, format="miai %(levelname)s %(message)s")
 
 
 @main.command()
@@ -67,6 +65,7 @@ def gtp(model: str | None, config_paths: tuple[str, ...], overrides: tuple[str, 
 
     loaded = load_config_or_fail(config_paths, sets, overrides)
     config = loaded.config
+    open_log_file(config.log, "miai " + " ".join(sys.argv[1:]))
     flags: _GtpFlags = {}
     if size is not None:
         flags["board_size"] = size
@@ -114,5 +113,6 @@ main.add_command(bench.bench)
 main.add_command(tools.match)
 main.add_command(train.train)
 main.add_command(analysis.analysis)
+add_log_level(main)  # --log-level after any sub-command too (miai gtp --log-level debug)
 
 __all__ = ["main"]

@@ -50,7 +50,7 @@ def test_override_lists() -> None:
 def test_kinds_of_names() -> None:
     assert kind("maxVisits") == "mapped" and kind("numSearchThreads") == "mapped"
     assert kind("search.max_visits") == "miai"
-    assert kind("logDir") == "silent"
+    assert kind("logDir") == "mapped" and kind("logToStderr") == "silent"
     assert kind("playoutDoublingAdvantage") == "katago-only"
     assert kind("maxVisit") == "unknown"
 
