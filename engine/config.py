@@ -23,7 +23,7 @@ from typing import Any
 
 from miai.go.coords import MAX_SIZE, MIN_SIZE
 from miai.go.oserrors import describe
-from miai.gtp.session import GtpConfig
+from miai.go.rules import Rules
 
 
 __all__ = [
@@ -293,43 +293,35 @@ class PlayerConfig:
         _validate(self)
 
 
-# The [gtp] defaults are GtpConfig's (the GTP layer's own defaults): declared there once, given help here.
-_GTP = GtpConfig()
-
-
+# The [gtp] section is what the composition root (engine/cli) hands the GTP layer as its GtpConfig; the search
+# imports this module, so it names no GTP type. GtpConfig's own defaults, for sessions built without a config,
+# are these (tests/engine/test_config.py keeps them equal).
 @dataclass(frozen=True, slots=True)
 class GtpSection:
     """What ``miai gtp`` starts with; its command-line flags (``--size``, ``--komi``, ...) override these."""
 
-    name: str = option(_GTP.name, "engine name answered to GTP `name` (one word)")
-    board_size: int = option(_GTP.board_size, "board size at start (--size)", min=MIN_SIZE, max=MAX_SIZE,
+    name: str = option("miai", "engine name answered to GTP `name` (one word)")
+    board_size: int = option(19, "board size at start (--size)", min=MIN_SIZE, max=MAX_SIZE,
                              katago="defaultBoardSize")
-    komi: float = option(_GTP.komi, "komi at start (--komi)")
-    rules: str = option(_GTP.rules, "rules at start: a preset, or JSON or a compact string as for kata-set-rules "
-                        "(--rules); controllers may change them later", katago="rules")
-    analysis_interval_cs: int = option(_GTP.analysis_interval_cs, "interval of analysis output when the command "
-                                       "gives none (centiseconds)", min=0)
-    exit_on_game_over: bool = option(_GTP.exit_on_game_over, "end the session after answering kgs-game_over "
-                                     "(for a kgsGtp that starts the engine for every game)")
-    ogs_chat_to_stderr: bool = option(_GTP.ogs_chat_to_stderr, "after every genmove write KataGo's MALKOVICH: line "
-                                      "(visits, winrate, score lead, PV) on stderr, which gtp2ogs posts to OGS's "
-                                      "chat", katago="ogsChatToStderr")
+    komi: float = option(7.5, "komi at start (--komi)")
+    rules: str = option("tromp-taylor", "rules at start: a preset, or JSON or a compact string as for "
+                        "kata-set-rules (--rules); controllers may change them later", katago="rules")
+    analysis_interval_cs: int = option(100, "interval of analysis output when the command gives none "
+                                       "(centiseconds)", min=0)
+    exit_on_game_over: bool = option(False, "end the session after answering kgs-game_over (for a kgsGtp that "
+                                     "starts the engine for every game)")
+    ogs_chat_to_stderr: bool = option(False, "after every genmove write KataGo's MALKOVICH: line (visits, winrate, "
+                                      "score lead, PV) on stderr, which gtp2ogs posts to OGS's chat",
+                                      katago="ogsChatToStderr")
 
     def __post_init__(self) -> None:
         _validate(self)
-
-    def gtp_config(self, ponder: bool) -> GtpConfig:
-        """The GTP layer's settings.
-
-        Raises:
-            ConfigError: the name or the rules are not valid for GTP.
-        """
+        if not self.name or any(c.isspace() for c in self.name):
+            raise ConfigError(f"gtp.name must be one word, got {self.name!r}")
         try:
-            return GtpConfig(name=self.name, board_size=self.board_size, komi=self.komi, rules=self.rules,
-                             ponder=ponder, analysis_interval_cs=self.analysis_interval_cs,
-                             exit_on_game_over=self.exit_on_game_over, ogs_chat_to_stderr=self.ogs_chat_to_stderr)
+            Rules.parse(self.rules)  # a preset name, JSON or a compact string, as GTP's kata-set-rules takes
         except ValueError as exc:
-            raise ConfigError(f"gtp: {exc}") from exc
+            raise ConfigError(f"gtp.rules: {exc}") from exc
 
 
 @dataclass(frozen=True, slots=True)

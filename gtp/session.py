@@ -16,7 +16,7 @@ import threading
 import traceback
 from importlib.metadata import version
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TextIO
 
 import numpy as np
@@ -49,7 +49,7 @@ class GtpConfig:
     """Settings of the GTP layer (the engine's search settings live in its own config)."""
 
     name: str = "miai"  # answer to `name`
-    version: str = _default_version()  # answer to `version`
+    version: str = field(default_factory=_default_version)  # answer to `version` (read when a GtpConfig is made, not at import)
     board_size: int = 19  # size of the board at start
     komi: float = 7.5  # komi at start; `clear_board` keeps the current komi
     rules: str = "tromp-taylor"  # rules preset at start (kata-set-rules / kgs-rules change it)

@@ -170,3 +170,20 @@ def test_importing_go_loads_no_other_layer() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=100)
     assert out.stdout.strip() == ""
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.slow
+def test_importing_the_search_needs_no_installed_package() -> None:
+    # From a source tree that was never installed there is no package metadata: the search and its config must
+    # import all the same (the GTP session, which reads the version, is the composition root's to load).
+    code = (
+        "import importlib.metadata as md, sys\n"
+        "def missing(name): raise md.PackageNotFoundError(name)\n"
+        "md.version = missing\n"
+        "import miai.engine.search, miai.engine.config\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('miai.gtp.session'))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=100)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == ""

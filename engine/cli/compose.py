@@ -17,14 +17,17 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from miai.engine.config import Config, apply_overrides, bundled_config_names
+from miai.engine.config import Config, GtpSection, apply_overrides, bundled_config_names
 from miai.engine.katago_config import KatagoConfigError, LoadedConfig, load_configs
 from miai.go.rules import Rules
 from miai.go.oserrors import describe
+
+if TYPE_CHECKING:
+    from miai.gtp.session import GtpConfig
 
 # The nets miai ships: .onnx files with a JSON manifest each, in nets/default (see miai.nets.bundled).
 DEFAULT_NET_DIR = Path(__file__).resolve().parents[2] / "nets" / "default"  # nets/default, installed or not
@@ -79,6 +82,16 @@ def build_evaluator(model: str, config: Config, *, progress: bool = True) -> Any
     finally:
         if bar is not None:
             bar.close()
+
+
+def gtp_settings(section: GtpSection, ponder: bool) -> GtpConfig:
+    """The GTP layer's settings from the config's [gtp] section and ``player.ponder`` (the section has checked
+    every value)."""
+    from miai.gtp.session import GtpConfig
+
+    return GtpConfig(name=section.name, board_size=section.board_size, komi=section.komi, rules=section.rules,
+                     ponder=ponder, analysis_interval_cs=section.analysis_interval_cs,
+                     exit_on_game_over=section.exit_on_game_over, ogs_chat_to_stderr=section.ogs_chat_to_stderr)
 
 
 def problem(error: Exception, path: str) -> str:

@@ -18,8 +18,8 @@ import click
 
 from miai.engine.cli import analysis, bench, tools, train
 from miai.engine.cli.compose import (
-    MODEL_HELP, RULES_HELP, ProgressBar, build_evaluator, config_options, load_config_or_fail, playout_defaults,
-    problem,
+    MODEL_HELP, RULES_HELP, ProgressBar, build_evaluator, config_options, gtp_settings, load_config_or_fail,
+    playout_defaults, problem,
 )
 from miai.engine.cli.logs import add_log_level, log_level_option, open_log_file
 from miai.engine.config import ConfigError
@@ -76,8 +76,7 @@ def gtp(model: str | None, config_paths: tuple[str, ...], overrides: tuple[str, 
     if name is not None:
         flags["name"] = name
     try:
-        settings = dataclasses.replace(config.gtp, **flags)
-        gtp_config = settings.gtp_config(ponder=config.player.ponder)
+        gtp_config = gtp_settings(dataclasses.replace(config.gtp, **flags), ponder=config.player.ponder)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from exc
     evaluator = build_evaluator(model or config.net.model, config)

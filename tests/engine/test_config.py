@@ -129,13 +129,16 @@ def test_katago_names_follow_the_options_to_their_new_section() -> None:
 
 
 def test_gtp_section_defaults_are_the_gtp_layers_and_bad_values_are_config_errors() -> None:
+    from miai.engine.cli.compose import gtp_settings
     from miai.gtp.session import GtpConfig
 
-    assert GtpSection().gtp_config(ponder=False) == GtpConfig()
+    assert gtp_settings(GtpSection(), ponder=False) == GtpConfig()
     gtp = apply_overrides(Config(), ["gtp.board_size=9", "gtp.komi=6.5", "gtp.rules=japanese", "player.ponder=true"])
-    made = gtp.gtp.gtp_config(ponder=gtp.player.ponder)
+    made = gtp_settings(gtp.gtp, ponder=gtp.player.ponder)
     assert (made.board_size, made.komi, made.rules, made.ponder) == (9, 6.5, "japanese", True)
     with pytest.raises(ConfigError, match="gtp.board_size must be <= 25"):
         set_option(Config(), "gtp.board_size", "26")
-    with pytest.raises(ConfigError, match="^gtp: "):
-        GtpSection(rules="no-such-rules").gtp_config(ponder=False)
+    with pytest.raises(ConfigError, match="^gtp.rules: unknown rules: 'no-such-rules'"):
+        set_option(Config(), "gtp.rules", "no-such-rules")
+    with pytest.raises(ConfigError, match="^gtp.name must be one word"):
+        GtpSection(name="two words")
