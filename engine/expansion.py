@@ -32,15 +32,13 @@ class Expansion:
     """Makes and evaluates the search's nodes under one config (``config`` may be replaced between runs).
 
     ``valuation`` turns evaluations and final scores into node values (the search gives it each run's dynamic score
-    centre); ``bias_table`` holds the subtree value bias entries of the whole graph (KataGo's SubtreeValueBiasTable);
-    ``go`` says whether the game is Go (:class:`~miai.engine.searchstate.GoPosition`), set by the search per root."""
+    centre); ``bias_table`` holds the subtree value bias entries of the whole graph (KataGo's SubtreeValueBiasTable)."""
 
     def __init__(self, config: SearchConfig, table: NodeTable) -> None:
         self.config = config
         self.table = table
         self.valuation = Valuation(config)
         self.bias_table: dict[BiasKey, BiasEntry] = {}
-        self.go = False
         self._tree_ids = 0
 
     def key(self, state: SearchState) -> int:
@@ -50,13 +48,13 @@ class Expansion:
         self._tree_ids += 1
         return -self._tree_ids  # tree mode: every node is new; negative keys never clash with hashes
 
-    def bias_key(self, state: SearchState, move: int) -> BiasKey | None:
+    def bias_key(self, state: SearchState, move: int, go_game: bool) -> BiasKey | None:
         """The subtree value bias pattern of ``move`` about to be played on ``state`` (KataGo: the mover, the
         previous move, this move, the 5x5 shape around it and the ko ban), or None where the bias does not apply
-        (a pass, the first move of a game, the bias off, or a game other than Go)."""
-        if not self.config.subtree_value_bias_factor or move == PASS or not self.go or not state.moves:
+        (a pass, the first move of a game, the bias off, or a game other than Go: ``go_game`` false)."""
+        if not self.config.subtree_value_bias_factor or move == PASS or not go_game or not state.moves:
             return None
-        go = cast(GoPosition, state)  # (self.go: the root is one, and so is every scratch copy of it)
+        go = cast(GoPosition, state)  # (go_game: the root is one, and so is every scratch copy of it)
         return (int(go.to_play), go.moves[-1][1], move, go.local_pattern(move))
 
     def child_for(self, state: SearchState, bias_key: BiasKey | None, searched_on: bool) -> tuple[Node, bool]:

@@ -24,13 +24,11 @@ from miai.engine.config import SearchConfig
 from miai.engine.expansion import Expansion
 from miai.engine.graph import Edge, Node, link
 from miai.engine.searchstate import GoPosition
-from miai.engine.searchstats import Counters, Transpositions
+from miai.engine.searchstats import Counters
 from miai.engine.selection import SelectionRule, Selector, passing_hack_edge
 from miai.go.coords import PASS
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from miai.engine.run import Run
     from miai.nets.evaluator import Evaluation
 
@@ -69,8 +67,10 @@ COLLISION: Final = _Collision.COLLISION  # a playout that hit a leaf already wai
 
 
 class Playouts:
-    """The search's playouts under one config: ``begin`` a run, then ``collect`` batches and ``apply`` their
-    evaluations. Shares the search's graph (through ``expansion``), counters and random source."""
+    """The search's playouts under one config: ``collect`` a run's batches and ``apply`` their evaluations; the run
+    (miai.engine.run.Run) says where they start, which root moves they may take, whether superko can make a known
+    edge illegal on another path, and where its transposition statistics go. Shares the search's graph (through
+    ``expansion``), counters and random source."""
 
     def __init__(self, config: SearchConfig, selector: Selector, expansion: Expansion, backup: Backup,
                  rng: random.Random, count: Counters, keep_parents: bool) -> None:
@@ -83,28 +83,17 @@ class Playouts:
         self.keep_parents = keep_parents  # parent links, for search.stale_update other than "path"
         self.exceed = ExceedRule(config.child_visits_exceed_edge)
         self.hacks = config.more_passing_hacks and selector.rule is SelectionRule.PUCT  # (KataGo's PUCT only)
-        # Set by begin() for each run.
-        self.run: Run | None = None
-        self.root: Node | None = None
-        self.permitted: Callable[[int], bool] | None = None
-        self.superko = False
-        self.trans = Transpositions()
         self._met = False  # the current playout met a transposition
 
-    def begin(self, run: Run, permitted: Callable[[int], bool] | None, superko: bool,
-              trans: Transpositions) -> None:
-        """Start ``run`` (from its root): its root move filter, whether superko can make a known edge illegal on
-        another path, and where its transposition statistics go."""
-        self.run, self.root, self.permitted, self.superko, self.trans = run, run.root, permitted, superko, trans
-
-    def collect(self, states: list[Any]) -> tuple[int, list[Leaf]]:
-        """Run one playout per scratch state; returns (playouts finished without the net, leaves to evaluate)."""
+    def collect(self, run: Run, states: list[Any]) -> tuple[int, list[Leaf]]:
+        """Run one playout of ``run`` per scratch state; returns (playouts finished without the net, leaves to
+        evaluate)."""
         done = 0
         leaves: list[Leaf] = []
-        trans = self.trans
+        trans = run.trans
         for state in states:
             self._met = False
-            result = self._descend(state)
+            result = self._descend(run, state)
             if result is not COLLISION:
                 trans.playouts += 1
                 trans.met += self._met
@@ -118,7 +107,7 @@ class Playouts:
         self.count.playouts += done + len(leaves)
         return done, leaves
 
-    def apply(self, leaves: list[Leaf], evaluations: list[Evaluation]) -> None:
+    def apply(self, run: Run, leaves: list[Leaf], evaluations: list[Evaluation]) -> None:
         """Expand each evaluated leaf, back its value up and return its scratch state to the root."""
         self.count.net_evals += len(leaves)
         self.count.eval_batches += 1
@@ -129,7 +118,7 @@ class Playouts:
             node.pending = False
             if evaluation.amaf is not None and rave:
                 add_amaf(leaf.path, leaf.edges, evaluation.amaf)
-            self._finish(leaf.state, leaf.path, leaf.edges, leaf.cut)
+            self._finish(run, leaf.state, leaf.path, leaf.edges, leaf.cut)
 
     def abort(self, leaves: list[Leaf]) -> None:
         """Undo the virtual loss and scratch moves of playouts whose evaluation failed, so the graph stays sound."""
@@ -137,19 +126,18 @@ class Playouts:
             leaf.path[-1].pending = False
             unwind(leaf.state, leaf.path, leaf.edges)
 
-    def _finish(self, state: Any, path: list[Node], edges: list[Edge], cut: int = -1) -> None:
+    def _finish(self, run: Run, state: Any, path: list[Node], edges: list[Edge], cut: int = -1) -> None:
         """Back up a playout that needs no evaluation (the edges below ``cut``, see :class:`Leaf`)."""
-        self.trans.refreshed += self.backup.finish(state, path, edges, cut)
+        run.trans.refreshed += self.backup.finish(state, path, edges, cut)
 
-    def _descend(self, state: Any) -> Leaf | _Collision | None:
+    def _descend(self, run: Run, state: Any) -> Leaf | _Collision | None:
         """One playout from the root on ``state``. Returns a Leaf to evaluate, COLLISION, or None if finished."""
         exceed = self.exceed
         choose = self.selector.choose
-        hacks = self.hacks and self.permitted is None
+        hacks = self.hacks and run.permitted is None
         count = self.count
-        node = root = self.root
-        run = self.run
-        assert node is not None and run is not None
+        node = root = run.root
+        superko = run.superko
         path = [node]
         edges: list[Edge] = []
         on_path = {id(node)}
@@ -161,7 +149,7 @@ class Playouts:
                 node.weight += 1.0
                 node.weight_sq += 1.0
                 count.terminal_visits += 1
-                self._finish(state, path, edges, cut)
+                self._finish(run, state, path, edges, cut)
                 return None
             if not node.expanded:
                 if node.pending:
@@ -170,7 +158,7 @@ class Playouts:
                 node.pending = True
                 return Leaf(path, edges, state, cut)
             weightless = False
-            edge = choose(node, node is root)
+            edge = choose(node, run if node is root else None)
             if edge is not None and hacks:
                 forced = passing_hack_edge(node, state, edge)
                 if forced is not None:
@@ -178,15 +166,15 @@ class Playouts:
                     count.passing_hack_playouts += 1
                     run.hack_playouts += 1
             if edge is None:  # no playable move (impossible in Go, where pass is always an edge)
-                return self._dead_end(state, path, edges, cut)
+                return self._dead_end(run, state, path, edges, cut)
             move = edge.move
-            if move != PASS and (edge.child is None or self.superko) and not state.is_legal(move):
+            if move != PASS and (edge.child is None or superko) and not state.is_legal(move):
                 edge.illegal = True  # e.g. superko on this path: skip the edge from now on
                 count.illegal_edges += 1
                 continue
             child = edge.child
             if child is None:
-                child = self._make_child(node, edge, state, len(path))
+                child = self._make_child(run, node, edge, state, len(path))
             else:
                 state.play_unchecked(move)
                 if child.in_edges > 1:
@@ -194,14 +182,14 @@ class Playouts:
             if id(child) in on_path:
                 edges.append(edge)
                 count.cycle_stops += 1
-                self._finish(state, path, edges, cut)
+                self._finish(run, state, path, edges, cut)
                 return None
             # A visit without an edge visit goes on down: it is meant to add child visits beyond the edge's.
             if child.visits > edge.visits and exceed is not _CONTINUE and not child.terminal and not weightless:
                 if exceed is _STOP or self.rng.random() >= self.config.leak_probability:
                     edges.append(edge)
                     count.stopped_early += 1
-                    self._finish(state, path, edges, cut)
+                    self._finish(run, state, path, edges, cut)
                     return None
                 count.leaky_descents += 1
             child.virtual_loss += 1
@@ -210,34 +198,34 @@ class Playouts:
             on_path.add(id(child))
             node = child
 
-    def _dead_end(self, state: Any, path: list[Node], edges: list[Edge], cut: int) -> _Collision | None:
+    def _dead_end(self, run: Run, state: Any, path: list[Node], edges: list[Edge], cut: int) -> _Collision | None:
         """A node without a playable move: at the root the playout cannot go anywhere; below it, as the stop rule,
         the edge into the node counts once more with the node's current value."""
-        if path[-1] is self.root:
+        if path[-1] is run.root:
             unwind(state, path, edges)
             return COLLISION
         path.pop().virtual_loss -= 1
-        self._finish(state, path, edges, cut)
+        self._finish(run, state, path, edges, cut)
         return None
 
-    def _make_child(self, node: Node, edge: Edge, state: Any, depth: int) -> Node:
+    def _make_child(self, run: Run, node: Node, edge: Edge, state: Any, depth: int) -> Node:
         """Play ``edge``'s move on ``state`` and give the edge its child node (found in the table, or new)."""
         move = edge.move
         expansion = self.expansion
-        bias_key = expansion.bias_key(state, move)
+        bias_key = expansion.bias_key(state, move, run.go)
         # KataGo's forceNonTerminal: a pass that ends the game is searched on, not scored, from the root under
         # conservativePass and anywhere as a friendly pass (tested before the move, as KataGo does).
         searched_on = False
-        if move == PASS and expansion.go:
+        if move == PASS and run.go:
             go = cast(GoPosition, state)
-            searched_on = ((node is self.root and self.config.conservative_pass and go.pass_ends_game_outright())
+            searched_on = ((node is run.root and self.config.conservative_pass and go.pass_ends_game_outright())
                            or go.pass_is_friendly())
         state.play_unchecked(move)
         child, found = expansion.child_for(state, bias_key, searched_on)
         if found:
             self.count.transposition_hits += 1
             self._met = True
-            depths = self.trans.hit_depths
+            depths = run.trans.hit_depths
             depths[depth] = depths.get(depth, 0) + 1
         else:
             self.count.nodes_created += 1

@@ -1,6 +1,9 @@
-"""One run of the search: its limits, its counters, and the two questions every loop asks them.
+"""One run of the search: its root and what holds for the run there, its limits, its counters, and the two questions
+every loop asks them.
 
-A :class:`Run` is made by ``Search.run`` and lives until that call returns. Both of the search's loops (one batch at
+A :class:`Run` is made by ``Search.run`` and handed to what the run does: the playouts (miai.engine.playout), which
+start at its root, keep to its root filter and count its transpositions, and the selection at its root
+(miai.engine.selection), which adds its ending bonus. Both of the search's loops (one batch at
 a time, and the overlapped loop that collects a batch while the net evaluates the one before) ask the same run how
 many playouts the next batch may begin (:meth:`Run.budget`) and hand it the same counts, so every limit is read
 against what the run actually did, whichever loop did it; progress reports (:meth:`Run.report`) read the same counts.
@@ -11,15 +14,19 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from miai.engine.graph import Node
+import numpy as np
+
+from miai.engine.graph import Node, Stats
+from miai.engine.leaves import Valuation
+from miai.engine.searchstats import Transpositions
 
 if TYPE_CHECKING:
     from miai.engine.snapshot import Snapshot
 
-__all__ = ["Limits", "Run"]
+__all__ = ["Limits", "RootFacts", "Run"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,18 +39,39 @@ class Limits:
     nodes: int = 0  # the graph's size (search.max_nodes)
 
 
-class Run:
-    """The state of one search run that its loop, its budget and its progress reports share.
+@dataclass(frozen=True, slots=True)
+class RootFacts:
+    """What holds at a run's root for the whole run, fixed when the root is set up (miai.engine.search)."""
 
+    size: int  # the board's side
+    go: bool  # a Go game (miai.engine.searchstate.GoPosition): Go's own rules apply
+    superko: bool  # superko can make a known edge illegal on another path
+    valuation: Valuation  # node values under this run's dynamic score centre
+    permitted: Callable[[int], bool] | None = None  # the root moves the run may search (None: all)
+    ending: dict[int, float] = field(default_factory=dict)  # the root moves' ending bonus, White's points
+    dame: np.ndarray | None = None  # the root's net ownership (mover's view) where fillDameBeforePass applies
+
+
+class Run:
+    """The state of one search run that its loop, its budget, its playouts and its progress reports share.
+
+    ``facts``: what holds at the root (:class:`RootFacts`); ``trans``: the run's transposition statistics;
     ``playouts``: playouts begun (a leaf collected counts at once, before its evaluation comes back);
     ``in_flight``: the leaves among them waiting for the net. ``hack_playouts``: the playouts of the passing hack
     (search.more_passing_hacks), which no limit counts, as in KataGo."""
 
-    def __init__(self, root: Node, limits: Limits, *, start: float, stop: threading.Event | None,
-                 batch: Callable[[int], int], graph_size: Callable[[], int],
-                 snapshot: Callable[[int, float], Snapshot], on_progress: Callable[[Snapshot], None] | None = None,
-                 interval: float = 1.0, step_seconds: float = 0.0) -> None:
+    def __init__(self, root: Node, facts: RootFacts, limits: Limits, *, start: float,
+                 stop: threading.Event | None, batch: Callable[[int], int], graph_size: Callable[[], int],
+                 snapshot: Callable[[Run, int, float], Snapshot],
+                 on_progress: Callable[[Snapshot], None] | None = None, interval: float = 1.0,
+                 step_seconds: float = 0.0) -> None:
         self.root = root
+        self.facts = facts
+        self.permitted = facts.permitted  # (read per playout)
+        self.superko = facts.superko
+        self.go = facts.go
+        self.ending = facts.ending
+        self.trans = Transpositions()
         self.limits = limits
         self.stop = stop
         self.start = start  # (time.monotonic())
@@ -58,6 +86,13 @@ class Run:
         self._next_report = self.start + interval
         self._last_call: float | None = None  # when budget() was called last: a step is the time between two calls
         self._step = self._previous_step = step_seconds  # the last two steps' lengths
+
+    def ending_utility(self, move: int, stats: Stats) -> float:
+        """The utility (White's view) a root child with statistics ``stats`` gains from ``move``'s ending bonus."""
+        bonus = self.ending.get(move)
+        if not bonus:
+            return 0.0
+        return self.facts.valuation.score_utility_diff(stats.score_mean, stats.score_sq, bonus, self.facts.size)
 
     @property
     def elapsed(self) -> float:
@@ -109,4 +144,4 @@ class Run:
         """Send a progress snapshot if one is due: the playouts whose results it shows."""
         if self._on_progress is not None and time.monotonic() >= self._next_report:
             self._next_report = time.monotonic() + self._interval
-            self._on_progress(self._snapshot(self.finished, self.elapsed))
+            self._on_progress(self._snapshot(self, self.finished, self.elapsed))

@@ -34,7 +34,7 @@ from miai.engine.graph import Node, NodeTable, StaleUpdate, Stats, Weighting, re
 from miai.engine.leaves import Valuation, candidate_moves, own_eye_mask
 from miai.engine.movechoice import best_move, block_root_moves, move_filter, symmetric_duplicates, without
 from miai.engine.playout import Leaf, Playouts
-from miai.engine.run import Limits, Run
+from miai.engine.run import Limits, RootFacts, Run
 from miai.engine.searchstate import GoPosition, SearchState
 from miai.engine.searchstats import Counters, Transpositions, counter_stats, graph_dump, transposition_stats
 from miai.engine.selection import Selector
@@ -68,17 +68,15 @@ class Search:
         self._rng = random.Random(seed)
         self._np_rng = np.random.default_rng(seed)
         self._count = Counters()
-        self._trans = Transpositions()
         self._expansion = Expansion(config, self.table)
         self.config = config
         self._root_state: Any = None  # (a SearchState; Any, as the scratch states the evaluator reads)
         self._scratch: list[Any] = []
         self._noised: Node | None = None
-        self._permitted: Callable[[int], bool] | None = None  # root move filter of the current run
-        self._superko = False
+        self._superko = False  # the root's rules: superko can make a known edge illegal on another path
+        self._go = False  # the root is a Go game (GoPosition): Go's own rules apply
         self._lock = threading.RLock()  # one run at a time (pondering thread vs. GTP thread); re-entrant for callbacks
-        self._ending: dict[int, float] = {}  # the root moves' ending bonus, White's points (engine/ending.py)
-        self._root_ownership: np.ndarray | None = None  # the root's net ownership, its mover's view
+        self._last: Run | None = None  # the last run begun: its root facts serve snapshots until the next one
 
     # ------------------------------------------------------------------------------------------- root and reuse
     @property
@@ -134,7 +132,7 @@ class Search:
                     if edge.illegal and state.is_legal(edge.move):
                         edge.illegal = False
             self._superko = state.rules.ko is not KoRule.SIMPLE
-            self._expansion.go = isinstance(state, GoPosition)
+            self._go = isinstance(state, GoPosition)
 
     def _advance_scratch(self, state: SearchState) -> list[Any]:
         """The scratch states moved on to ``state`` by pushing the new moves (much cheaper than copying a long
@@ -212,17 +210,18 @@ class Search:
         time_cap = cfg.max_time if max_time is None else max_time
         with self._lock:
             start = time.monotonic()  # (the root's evaluation counts against the time cap)
-            if self._root_state.is_over() and not self._expansion.go:
-                return self._snapshot(0, 0.0)  # a toy game's end has no moves (a finished Go game is searched on)
-            root = self._prepare_root()
-            self._trans = Transpositions()
-            self._permitted = move_filter(avoid, allow)
-            blocked = block_root_moves(root, without(self._permitted, self._symmetric_duplicates()))
-            run = Run(root, Limits(visits_cap, playouts_cap, time_cap, cfg.max_nodes), start=start, stop=stop,
-                      batch=lambda visits: leaves_per_batch(cfg, self.evaluator.max_batch, visits),
+            if self._root_state.is_over() and not self._go:
+                return self._snapshot(None, 0, 0.0)  # a toy game's end has no moves (a finished Go game is searched on)
+            root, ending, dame = self._prepare_root()
+            permitted = move_filter(avoid, allow)
+            facts = RootFacts(self._root_state.size, self._go, self._superko, self._expansion.valuation, permitted,
+                              ending, dame)
+            blocked = block_root_moves(root, without(permitted, self._symmetric_duplicates(permitted)))
+            run = Run(root, facts, Limits(visits_cap, playouts_cap, time_cap, cfg.max_nodes), start=start,
+                      stop=stop, batch=lambda visits: leaves_per_batch(cfg, self.evaluator.max_batch, visits),
                       graph_size=self.table.__len__, snapshot=self._snapshot, on_progress=on_progress,
                       interval=progress_interval, step_seconds=step_seconds)
-            self._playouts.begin(run, self._permitted, self._superko, self._trans)
+            self._last = run
             try:
                 self._loop(run)
             finally:
@@ -232,11 +231,9 @@ class Search:
             playouts = run.playouts
             self._count.last_run = {"playouts": playouts, "seconds": round(elapsed, 4),
                                     "playouts_per_second": round(playouts / elapsed, 1) if elapsed > 0 else 0.0}
-            snapshot = self._snapshot(playouts, elapsed)
-            self._permitted = None
-            return snapshot
+            return self._snapshot(run, playouts, elapsed)
 
-    def _symmetric_duplicates(self) -> frozenset[int]:
+    def _symmetric_duplicates(self, permitted: Callable[[int], bool] | None) -> frozenset[int]:
         """KataGo's rootSymmetryPruning: on a root position that some board symmetries leave unchanged, every move
         but one of each set of symmetric moves (``symmetric_duplicates``), unless the user's filter bans that one."""
         state = self._root_state
@@ -245,7 +242,7 @@ class Search:
         symmetries = state.symmetries()
         if len(symmetries) < 2:
             return frozenset()
-        return symmetric_duplicates(state.size, state.to_play, symmetries, self._permitted)
+        return symmetric_duplicates(state.size, state.to_play, symmetries, permitted)
 
     def _loop(self, run: Run) -> None:
         """Search until ``run``'s budget is spent: one batch at a time, or overlapped where the evaluator can."""
@@ -260,12 +257,12 @@ class Search:
             return
         collect, apply = self._playouts.collect, self._playouts.apply
         while (n := run.budget()) > 0:
-            done, leaves = collect(self._scratch[:n])
+            done, leaves = collect(run, self._scratch[:n])
             if not done and not leaves:
                 break  # no playout can make progress (every root move is illegal or forbidden)
             run.collected(done, len(leaves))
             if leaves:
-                apply(leaves, self._evaluate(leaves))
+                apply(run, leaves, self._evaluate(leaves))
                 run.applied(len(leaves))
             run.report()
 
@@ -286,7 +283,7 @@ class Search:
         try:
             while True:
                 n = run.budget()
-                done, leaves = collect(halves[turn][:n]) if n > 0 else (0, [])
+                done, leaves = collect(run, halves[turn][:n]) if n > 0 else (0, [])
                 run.collected(done, len(leaves))
                 started = bool(leaves)
                 if started:
@@ -295,7 +292,7 @@ class Search:
                 if flight and (len(flight) == 2 or not started):
                     evaluations = flight[0][1]()
                     finished = flight.popleft()[0]
-                    apply(finished, evaluations)
+                    apply(run, finished, evaluations)
                     run.applied(len(finished))
                 elif not started and (n <= 0 or not done):
                     break  # a limit was reached, or no playout can make progress
@@ -322,8 +319,9 @@ class Search:
             raise
 
     # ------------------------------------------------------------------------------------------ root set-up
-    def _prepare_root(self) -> Node:
-        """Create and evaluate the root if needed, fix the dynamic score centre, add root noise once."""
+    def _prepare_root(self) -> tuple[Node, dict[int, float], np.ndarray | None]:
+        """Create and evaluate the root if needed, fix the dynamic score centre, add root noise once. Returns the
+        root, its moves' ending bonus and, where fillDameBeforePass applies, the root's net ownership."""
         state = self._root_state
         expansion = self._expansion
         if self.root is None:
@@ -339,9 +337,7 @@ class Search:
             # A root kept from the last search was evaluated as an inner node: KataGo evaluates it again as a root
             # (maybeRecomputeExistingNNOutput), for the root's own policy optimism; installed below.
             evaluation = reinstall = self._evaluate_root(state)
-        self._ending, self._root_ownership = self._ending_bonus(state, evaluation)
-        self._selector.ending = self._ending
-        self._selector.ending_utility = self._ending_utility
+        ending, ownership = self._ending_bonus(state, evaluation)
         # KataGo centres the dynamic score utility on the root's expected score, pulled a little towards 0.
         expected = root.score_mean
         centre = expected * (1.0 - self.config.dynamic_score_center_zero_weight)
@@ -359,7 +355,8 @@ class Search:
         if self.config.root_noise and self._noised is not root:
             self._add_root_noise(root)
             self._noised = root
-        return root
+        dame = ownership if self.config.fill_dame_before_pass and self._territory() else None
+        return root, ending, dame
 
     def _reinstall_root(self, root: Node, state: Any, evaluation: Evaluation) -> None:
         """Give a kept root its evaluation as a root, after the graph was revalued: KataGo recomputes its stats
@@ -390,13 +387,6 @@ class Search:
         ownership = np.asarray(evaluation.ownership, dtype=np.float64)
         return ending_bonus(state, ownership, cfg.root_ending_bonus_points), ownership
 
-    def _ending_utility(self, move: int, stats: Stats) -> float:
-        """The utility (White's view) a root child with statistics ``stats`` gains from ``move``'s ending bonus."""
-        bonus = self._ending.get(move)
-        if not bonus:
-            return 0.0
-        return self._expansion.valuation.score_utility_diff(stats.score_mean, stats.score_sq, bonus, self._root_state.size)
-
     def _add_root_noise(self, root: Node) -> None:
         moves = list(root.all_priors())
         if not moves:
@@ -410,28 +400,33 @@ class Search:
     def snapshot(self) -> Snapshot:
         """The current analysis (root info and one entry per visited root move)."""
         with self._lock:
-            return self._snapshot(0, 0.0)
+            return self._snapshot(None, 0, 0.0)
 
-    def _snapshot(self, playouts: int, elapsed: float) -> Snapshot:
-        dame = self._root_ownership if self.config.fill_dame_before_pass and self._territory() else None
-        return build_snapshot(self.root, self._root_state, self.config, playouts, elapsed, self._permitted,
-                              self._ending_utility if self._ending else None, dame)
+    def _snapshot(self, run: Run | None, playouts: int, elapsed: float) -> Snapshot:
+        """The analysis now; ``run``: the run in progress or just ended, whose root filter applies (None: all root
+        moves). The last run's ending bonus and dame rule steer the move choice until the next run begins."""
+        last = self._last
+        ending = last.ending_utility if last is not None and last.ending else None
+        dame = last.facts.dame if last is not None else None
+        return build_snapshot(self.root, self._root_state, self.config, playouts, elapsed,
+                              run.permitted if run is not None else None, ending, dame)
 
     def _territory(self) -> bool:
         """Whether the root is a Go game scored by territory (KataGo's fillDameBeforePass applies)."""
-        return self._expansion.go and self._root_state.rules.scoring == Scoring.TERRITORY
+        return self._go and self._root_state.rules.scoring == Scoring.TERRITORY
 
     def best_move(self, snapshot: Snapshot) -> int:
         """The move to play from ``snapshot``: order 0 (LCB/visits), or sampled when a temperature is configured
         (miai.engine.movechoice)."""
         size = self._root_state.size if self._root_state else 19
-        return best_move(snapshot, self.config, size, self._rng, self.root, self._permitted)
+        return best_move(snapshot, self.config, size, self._rng, self.root, None)
 
     # ------------------------------------------------------------------------------------------- reports
     def stats(self) -> dict[str, Any]:
         """Counters for ``miai-search_stats`` (one JSON object)."""
         out = counter_stats(self._count, self.root, self.table)
-        out["transpositions"] = transposition_stats(self._trans, self.table, self.config.stale_update)
+        trans = self._last.trans if self._last is not None else Transpositions()
+        out["transpositions"] = transposition_stats(trans, self.table, self.config.stale_update)
         if isinstance(self.evaluator, CachingEvaluator):
             out["cache_hits"] = self.evaluator.hits
         return out

@@ -30,15 +30,18 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from enum import Enum
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from miai.engine.config import SearchConfig
-from miai.engine.graph import Edge, Node, Stats, edge_weights
+from miai.engine.graph import Edge, Node, edge_weights
 from miai.go.coords import PASS
+
+if TYPE_CHECKING:
+    from miai.engine.run import Run
 
 __all__ = [
     "Selector", "SelectionError", "SelectionRule", "exploration_scale", "pick_untried", "puct_exploration",
@@ -175,8 +178,8 @@ def pick_untried(count: int, rng: random.Random) -> int:
 class Selector:
     """The search's choice of edge at a node under one config (``choose``), sharing the search's random source.
 
-    ``ending`` / ``ending_utility``: the root moves' ending bonus (engine/ending.py) and the utility (White's view)
-    it adds to a root child with the given statistics; set by the search for each run, read only at the root."""
+    At the root, ``choose`` is given the run (miai.engine.run.Run): its root moves' ending bonus (engine/ending.py)
+    adds to a root child's utility as the run says (:meth:`~miai.engine.run.Run.ending_utility`)."""
 
     def __init__(self, config: SearchConfig, rng: random.Random) -> None:
         self.config = config
@@ -185,27 +188,27 @@ class Selector:
         # Virtual loss counts as the worst utility: a loss by a huge score.
         self.loss = -(config.win_loss_utility_factor + config.static_score_utility_factor
                       + config.dynamic_score_utility_factor)
-        self.ending: Mapping[int, float] = {}
-        self.ending_utility: Callable[[int, Stats], float] = lambda move, stats: 0.0
         self.rave = config.rave_equivalence > 0
         self.ucb_c = config.ucb1_exploration if self.rule is SelectionRule.UCB1 else config.ucb1_tuned_exploration
         # The rule's method, resolved once: the search calls it at every node of every playout.
-        self.choose: Callable[[Node, bool], Edge | None] = (
+        self.choose: Callable[[Node, Run | None], Edge | None] = (
             self.puct if self.rule is SelectionRule.PUCT else self._classic)
         """The edge to descend from the expanded ``node`` (an untouched move is touched first), or None when no
-        move is playable there; the second argument says whether ``node`` is the root."""
+        move is playable there; the second argument is the run when ``node`` is its root, else None."""
 
-    def _classic(self, node: Node, is_root: bool) -> Edge | None:
+    def _classic(self, node: Node, run: Run | None = None) -> Edge | None:
         """UCB1 or UCB1-TUNED, with RAVE where the node has all-moves-as-first statistics."""
         if self.rave and node.amaf_n is not None:
             return self._rave(node)
         return self._ucb(node)
 
     # -------------------------------------------------------------------------------------------- PUCT
-    def puct(self, node: Node, is_root: bool) -> Edge | None:
+    def puct(self, node: Node, run: Run | None = None) -> Edge | None:
         """PUCT over the node's edges by child weight, with virtual loss and first-play urgency, as KataGo's
         selectBestChildToDescend (cpp/search/searchexplorehelpers.cpp; formulas in docs/search.md). Only the
-        touched edges and the best untouched move (the next in prior order) need scoring."""
+        touched edges and the best untouched move (the next in prior order) need scoring. ``run``: the run whose
+        root ``node`` is (root noise, root FPU reduction and the ending bonus apply), or None below the root."""
+        is_root = run is not None
         loss = self.loss
         sign = node.sign
         weights = edge_weights(node)
@@ -215,7 +218,7 @@ class Selector:
         scale = exploration_scale(total, self.config, node)
         fpu = self.first_play_value(node, is_root)
         wide = self.config.wide_root_noise if is_root else 0.0
-        ending = self.ending if is_root else None
+        ending = run.ending if run is not None else None
         best: Edge | None = None
         best_value = -math.inf
         for edge, child_weight in zip(node.edges, weights):
@@ -227,7 +230,8 @@ class Selector:
             else:
                 q = sign * child.utility
                 if ending and edge.move in ending:
-                    q += sign * self.ending_utility(edge.move, child.q)
+                    assert run is not None
+                    q += sign * run.ending_utility(edge.move, child.q)
             if child is not None and child.virtual_loss:
                 vl = float(child.virtual_loss)
                 q += (loss - q) * vl / (vl + max(0.25, child_weight))

@@ -183,7 +183,7 @@ def test_puct_chooses_the_best_score_of_the_formula() -> None:
               for e, w in zip(node.edges, weights)]
     values.append(puct_score(selector.first_play_value(node, False), 0.05, 0.0, scale))
     best = max(range(len(values)), key=values.__getitem__)
-    chosen = selector.choose(node, is_root=False)
+    chosen = selector.choose(node, None)
     assert chosen is not None and chosen.move == best
 
 
@@ -203,7 +203,7 @@ def test_puct_agrees_with_the_formula_on_random_nodes() -> None:
             for e, w in zip(node.edges, weights)]
         scored.append((puct_score(fpu, float(node.priors[node.next_index]), 0.0, scale), None))
         best_value = max(value for value, _ in scored)
-        chosen = selector.choose(node, is_root=False)
+        chosen = selector.choose(node, None)
         expected = next(edge for value, edge in scored if value == best_value)
         assert chosen is not None
         assert chosen is expected if expected is not None else chosen.move == count
@@ -213,7 +213,7 @@ def test_first_play_urgency_picks_the_best_untouched_move_when_the_visited_ones_
     # White to move; the only visited child is terrible for White, so an unvisited move (FPU) is preferred,
     # and among those the highest prior one.
     node = hand_node(1, 0.5, [(0.4, 5, -0.9)], [0.35, 0.25])
-    chosen = puct_selector().choose(node, is_root=False)
+    chosen = puct_selector().choose(node, None)
     assert chosen is not None and chosen.move == 1 and chosen.prior == pytest.approx(0.35)
 
 
@@ -232,10 +232,10 @@ def test_first_play_value_blends_the_net_utility_in_while_little_policy_is_visit
 def test_virtual_loss_steers_the_next_playout_of_a_batch_elsewhere() -> None:
     selector = puct_selector()
     node = hand_node(1, 0.0, [(0.5, 3, 0.3), (0.5, 3, 0.29)], [])
-    first = selector.choose(node, is_root=False)
+    first = selector.choose(node, None)
     assert first is not None and first.move == 0
     first.child.virtual_loss += 1  # type: ignore[union-attr]
-    second = selector.choose(node, is_root=False)
+    second = selector.choose(node, None)
     assert second is not None and second.move == 1
 
 
@@ -243,7 +243,7 @@ def test_illegal_edges_are_never_chosen() -> None:
     node = hand_node(1, 0.0, [(0.6, 3, 0.9), (0.4, 3, -0.5)], [])
     node.edges[0].illegal = True
     for rule in ("puct", "ucb1", "ucb1-tuned"):
-        chosen = puct_selector(selection=rule).choose(node, is_root=False)
+        chosen = puct_selector(selection=rule).choose(node, None)
         assert chosen is node.edges[1]
 
 
@@ -252,7 +252,7 @@ def test_ucb_tries_every_untouched_move_first_in_random_order() -> None:
     node = hand_node(1, 0.0, [(0.5, 1, 1.0)], [0.2, 0.1, 0.1, 0.05, 0.05])  # one tried edge, excellent for White
     order = []
     for _ in range(5):
-        edge = selector.choose(node, is_root=False)
+        edge = selector.choose(node, None)
         assert edge is not None and edge.child is None
         order.append(edge.move)
         edge.child, edge.visits = Node(200 + edge.move, -1), 1
@@ -260,7 +260,7 @@ def test_ucb_tries_every_untouched_move_first_in_random_order() -> None:
     assert sorted(order) == [1, 2, 3, 4, 5] and order != [1, 2, 3, 4, 5]
     # Once every move has a visit, the score decides: the edge whose child wins for White is chosen.
     node.edges[0].child.q = stats(1.0, 1.0)  # type: ignore[union-attr]
-    assert selector.choose(node, is_root=False) is node.edges[0]
+    assert selector.choose(node, None) is node.edges[0]
 
 
 def _bandit_pulls(rule: str, means: list[float], pulls: int, seed: int) -> list[int]:
@@ -272,7 +272,7 @@ def _bandit_pulls(rule: str, means: list[float], pulls: int, seed: int) -> list[
     node.set_moves(np.arange(len(means)), np.full(len(means), 1.0 / len(means), dtype=np.float32))
     wins = [0.0] * len(means)
     for _ in range(pulls):
-        edge = selector.choose(node, is_root=False)
+        edge = selector.choose(node, None)
         assert edge is not None
         if edge.child is None:
             edge.child = Node(10 + edge.move, -1)
