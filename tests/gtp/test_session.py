@@ -87,7 +87,7 @@ def test_engine_process_stdout_carries_only_gtp() -> None:
         head, *rest = block.split("\n")
         assert head[0] in "=?"
         assert all(line.startswith("info ") for line in rest)
-    assert "cannot undo" in done.stdout and "no move to undo" in done.stderr  # details go to stderr
+    assert "? cannot undo: no move to undo" in done.stdout  # the reason in the reply, as KataGo gives it
 
 
 class PonderingPlayer(FakePlayer):
