@@ -4,7 +4,8 @@ The session owns the game (a ``GameState``) and handles every board command itse
 :class:`~miai.gtp.player.Player` only for decisions. Only this module writes to stdout, and only complete GTP
 responses (or analysis lines inside an open response), flushed at once. Logging goes to stderr.
 
-Reading order: ``protocol`` (framing) -> ``args`` and ``table`` (schemas) -> this module -> ``commands/*``.
+Reading order: ``protocol`` (framing) -> ``args`` and ``table`` (schemas) -> ``config`` and ``context`` (the
+session as a handler sees it) -> ``commands/*`` -> this module.
 """
 
 from __future__ import annotations
@@ -14,18 +15,19 @@ import logging
 import sys
 import threading
 import traceback
-from importlib.metadata import version
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import TextIO
 
 import numpy as np
 
-from miai.go.coords import MAX_SIZE, MIN_SIZE, Color
+from miai.go.coords import Color
 from miai.go.rules import Rules
 from miai.go.state import GameState
 
 from .args import bind
+from .commands import default_table
+from .config import GtpConfig
+from .context import Session
 from .errors import UNKNOWN_COMMAND, GtpError
 from .player import Player
 from .protocol import Command, format_response, parse_command, preprocess, response_head
@@ -36,36 +38,6 @@ from .table import CommandTable
 # records only once a log file gives it a handler and a level (miai.engine.cli.logs).
 traffic_log = logging.getLogger("miai.gtp.traffic")
 traffic_log.propagate = False
-
-
-def _default_version() -> str:
-    """The package version, the same text as ``miai --version`` (Lizzie splits it on dots and reads the second
-    part, so ``X.Y.Z`` suits it as well as ``X.Y``)."""
-    return version("miai")  # the one source is pyproject.toml
-
-
-@dataclass(frozen=True)
-class GtpConfig:
-    """Settings of the GTP layer (the engine's search settings live in its own config)."""
-
-    name: str = "miai"  # answer to `name`
-    version: str = field(default_factory=_default_version)  # answer to `version` (read when a GtpConfig is made, not at import)
-    board_size: int = 19  # size of the board at start
-    komi: float = 7.5  # komi at start; `clear_board` keeps the current komi
-    rules: str = "tromp-taylor"  # rules preset at start (kata-set-rules / kgs-rules change it)
-    ponder: bool = False  # let the player think while waiting for input
-    analysis_interval_cs: int = 100  # analysis interval when the command gives none (centiseconds)
-    exit_on_game_over: bool = False  # end the session after answering kgs-game_over (kgsGtp then starts a new one)
-    ogs_chat_to_stderr: bool = False  # KataGo's ogsChatToStderr: a MALKOVICH: line on stderr after every genmove
-
-    def __post_init__(self) -> None:
-        if not MIN_SIZE <= self.board_size <= MAX_SIZE:
-            raise ValueError(f"board_size must be in {MIN_SIZE}..{MAX_SIZE}, got {self.board_size}")
-        if self.analysis_interval_cs < 0:
-            raise ValueError("analysis_interval_cs must be >= 0")
-        if not self.name or any(c.isspace() for c in self.name) or not self.version.strip():
-            raise ValueError("name must be one word and version non-empty")
-        Rules.parse(self.rules)  # fail early on unknown rules (a preset name, JSON or compact string)
 
 
 class OutputClosedError(Exception):
@@ -89,8 +61,6 @@ class GtpSession:
         config: GtpConfig | None = None,
         table: CommandTable | None = None,
     ) -> None:
-        from .commands import default_table  # the handlers import this module, so import them late
-
         self.player = player
         self.config = config or GtpConfig()
         self.table = table if table is not None else default_table()
@@ -170,7 +140,8 @@ class GtpSession:
         self._command, self._stream_open = command, False
         try:
             values = bind(command.name, spec.schema, command.args, self.state.size)
-            result = spec.handler(self, *values)
+            context: Session = self  # what the handlers may use of the session
+            result = spec.handler(context, *values)
         except GtpError as error:
             self._finish_failed(command, error)
         except OutputClosedError:

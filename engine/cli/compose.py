@@ -27,7 +27,7 @@ from miai.go.rules import Rules
 from miai.go.oserrors import describe
 
 if TYPE_CHECKING:
-    from miai.gtp.session import GtpConfig
+    from miai.gtp.config import GtpConfig
 
 # The nets miai ships: .onnx files with a JSON manifest each, in nets/default (see miai.nets.bundled).
 DEFAULT_NET_DIR = Path(__file__).resolve().parents[2] / "nets" / "default"  # nets/default, installed or not
@@ -87,7 +87,7 @@ def build_evaluator(model: str, config: Config, *, progress: bool = True) -> Any
 def gtp_settings(section: GtpSection, ponder: bool) -> GtpConfig:
     """The GTP layer's settings from the config's [gtp] section and ``player.ponder`` (the section has checked
     every value)."""
-    from miai.gtp.session import GtpConfig
+    from miai.gtp.config import GtpConfig
 
     return GtpConfig(name=section.name, board_size=section.board_size, komi=section.komi, rules=section.rules,
                      ponder=ponder, analysis_interval_cs=section.analysis_interval_cs,

@@ -21,17 +21,17 @@ if TYPE_CHECKING:
 
     from miai.go.coords import Color
 
-    from ..session import GtpSession
+    from ..context import Session
 
 table = CommandTable()
 _ARGS = many(named(STRING, "arg"))
 
 
-def _parse(s: GtpSession, tokens: list[str], flavour: Flavour) -> tuple[Color, AnalyzeRequest]:
+def _parse(s: Session, tokens: list[str], flavour: Flavour) -> tuple[Color, AnalyzeRequest]:
     return parse_analyze_args(tokens, s.state.size, s.state.to_play, s.config.analysis_interval_cs, flavour)
 
 
-def _emitter(s: GtpSession, flavour: Flavour, request: AnalyzeRequest) -> tuple[Emit, Callable[[], None]]:
+def _emitter(s: Session, flavour: Flavour, request: AnalyzeRequest) -> tuple[Emit, Callable[[], None]]:
     """An ``emit(snapshot)`` writing formatted lines into the open response, and its ``close``."""
     emit_line, close = s.stream_writer()
     size = s.state.size
@@ -42,7 +42,7 @@ def _emitter(s: GtpSession, flavour: Flavour, request: AnalyzeRequest) -> tuple[
     return emit, close
 
 
-def analyze(s: GtpSession, flavour: Flavour, tokens: list[str]) -> str:
+def analyze(s: Session, flavour: Flavour, tokens: list[str]) -> str:
     """Run the player's analysis until input is pending."""
     color, request = _parse(s, tokens, flavour)
     s.open_stream()
@@ -54,7 +54,7 @@ def analyze(s: GtpSession, flavour: Flavour, tokens: list[str]) -> str:
     return ""
 
 
-def genmove_analyze(s: GtpSession, flavour: Flavour, tokens: list[str]) -> str:
+def genmove_analyze(s: Session, flavour: Flavour, tokens: list[str]) -> str:
     """Generate and play a move while streaming analysis; the last line is ``play <move>``."""
     color, request = _parse(s, tokens, flavour)
     s.open_stream()
@@ -67,25 +67,25 @@ def genmove_analyze(s: GtpSession, flavour: Flavour, tokens: list[str]) -> str:
 
 
 @table.command("lz-analyze", _ARGS, streaming=True)
-def lz_analyze(s: GtpSession, tokens: list[str]) -> str:
+def lz_analyze(s: Session, tokens: list[str]) -> str:
     """``lz-analyze [color] [interval] [keys]``: integer winrates (ten-thousandths)."""
     return analyze(s, "lz", tokens)
 
 
 @table.command("kata-analyze", _ARGS, streaming=True)
-def kata_analyze(s: GtpSession, tokens: list[str]) -> str:
+def kata_analyze(s: Session, tokens: list[str]) -> str:
     """``kata-analyze [color] [interval] [keys]``: decimal winrates, score, optional ownership/rootInfo."""
     return analyze(s, "kata", tokens)
 
 
 @table.command("lz-genmove_analyze", _ARGS, mutates=True, streaming=True)
-def lz_genmove_analyze(s: GtpSession, tokens: list[str]) -> str:
+def lz_genmove_analyze(s: Session, tokens: list[str]) -> str:
     """``lz-genmove_analyze [color] [interval] [keys]``."""
     return genmove_analyze(s, "lz", tokens)
 
 
 @table.command("kata-genmove_analyze", _ARGS, mutates=True, streaming=True)
-def kata_genmove_analyze(s: GtpSession, tokens: list[str]) -> str:
+def kata_genmove_analyze(s: Session, tokens: list[str]) -> str:
     """``kata-genmove_analyze [color] [interval] [keys]``."""
     return genmove_analyze(s, "kata", tokens)
 
@@ -94,12 +94,12 @@ def kata_genmove_analyze(s: GtpSession, tokens: list[str]) -> str:
 # They stay out of list_commands here too: Sabaki would pick the unprefixed names first and, since its current
 # parser reads their winrates as Leela Zero integers, would misread kata- decimals.
 @table.command("analyze", _ARGS, streaming=True, listed=False)
-def plain_analyze(s: GtpSession, tokens: list[str]) -> str:
+def plain_analyze(s: Session, tokens: list[str]) -> str:
     """``analyze [color] [interval] [keys]``: kata-analyze under KataGo's unprefixed name."""
     return analyze(s, "kata", tokens)
 
 
 @table.command("genmove_analyze", _ARGS, mutates=True, streaming=True, listed=False)
-def plain_genmove_analyze(s: GtpSession, tokens: list[str]) -> str:
+def plain_genmove_analyze(s: Session, tokens: list[str]) -> str:
     """``genmove_analyze [color] [interval] [keys]``: kata-genmove_analyze under KataGo's unprefixed name."""
     return genmove_analyze(s, "kata", tokens)

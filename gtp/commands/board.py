@@ -15,7 +15,7 @@ from ..errors import CANNOT_UNDO, ILLEGAL_MOVE, UNACCEPTABLE_SIZE, GtpError, Gtp
 from ..table import CommandTable
 
 if TYPE_CHECKING:
-    from ..session import GtpSession
+    from ..context import Session
 
 table = CommandTable()
 
@@ -25,7 +25,7 @@ KGS_RULES = {"chinese": "chinese-kgs", "aga": "aga", "japanese": "japanese", "ne
 
 
 @table.command("boardsize", named(UINT, "size"), optional(named(UINT, "height")), mutates=True)
-def boardsize(s: GtpSession, size: int, height: int | None) -> str:
+def boardsize(s: Session, size: int, height: int | None) -> str:
     """Empty board of the new size (``boardsize W H`` from gtp2ogs works when W = H)."""
     if height is not None and height != size:
         raise GtpError(UNACCEPTABLE_SIZE, f"{size}x{height}: miai's boards are square (sizes {MIN_SIZE}..{MAX_SIZE})")
@@ -36,21 +36,21 @@ def boardsize(s: GtpSession, size: int, height: int | None) -> str:
 
 
 @table.command("rectangular_boardsize", named(UINT, "width"), optional(named(UINT, "height")), mutates=True)
-def rectangular_boardsize(s: GtpSession, width: int, height: int | None) -> str:
+def rectangular_boardsize(s: Session, width: int, height: int | None) -> str:
     """KataGo's name for ``boardsize W H``: square sizes only here (miai's rules core is square), a rectangle is
     refused with that reason."""
     return boardsize(s, width, height)
 
 
 @table.command("clear_board", mutates=True)
-def clear_board(s: GtpSession) -> str:
+def clear_board(s: Session) -> str:
     """Empty the board; size, komi and rules stay."""
     s.new_game()
     return ""
 
 
 @table.command("komi", named(FLOAT, "komi"), mutates=True)
-def komi(s: GtpSession, value: float) -> str:
+def komi(s: Session, value: float) -> str:
     """Set komi, keeping the game."""
     if abs(value) > 1000:
         raise GtpSyntaxError(f"komi {value} out of range")
@@ -59,13 +59,13 @@ def komi(s: GtpSession, value: float) -> str:
 
 
 @table.command("get_komi")
-def get_komi(s: GtpSession) -> str:
+def get_komi(s: Session) -> str:
     """The komi in force (KataGo's extension), as ``komi`` takes it."""
     return f"{s.state.komi:g}"
 
 
 @table.command("play", COLOR, VERTEX, mutates=True)
-def play(s: GtpSession, color: Color, move: int) -> str:
+def play(s: Session, color: Color, move: int) -> str:
     """Play a move for either colour (the same colour twice in a row is allowed, as handicap needs)."""
     try:
         s.state.push(move, color)
@@ -75,7 +75,7 @@ def play(s: GtpSession, color: Color, move: int) -> str:
 
 
 @table.command("set_position", many(named(STRING, "color_vertex")), mutates=True)
-def set_position(s: GtpSession, tokens: list[str]) -> str:
+def set_position(s: Session, tokens: list[str]) -> str:
     """KataGo's ``set_position B D4 W Q16 ...``: an empty board with these stones and no history (size, komi and
     rules stay; Black to move). Nothing changes when a pair is bad or stones overlap or have no liberty."""
     size = s.state.size
@@ -119,7 +119,7 @@ def _stone_pairs(tokens: list[str], size: int) -> tuple[list[int], list[int]]:
 
 
 @table.command("undo", mutates=True)
-def undo(s: GtpSession) -> str:
+def undo(s: Session) -> str:
     """Take back the last move (setup and handicap stones cannot be undone)."""
     if not s.state.moves:
         raise GtpError(CANNOT_UNDO, "no move to undo")
@@ -128,7 +128,7 @@ def undo(s: GtpSession) -> str:
 
 
 @table.command("kgs-rules", named(STRING, "rules"), mutates=True)
-def kgs_rules(s: GtpSession, name: str) -> str:
+def kgs_rules(s: Session, name: str) -> str:
     """kgsGtp's rules names: chinese, aga, japanese, new_zealand."""
     preset = KGS_RULES.get(name.lower())
     if preset is None:
@@ -138,7 +138,7 @@ def kgs_rules(s: GtpSession, name: str) -> str:
 
 
 @table.command("kata-set-rules", many(named(STRING, "rules")), mutates=True)
-def kata_set_rules(s: GtpSession, tokens: list[str]) -> str:
+def kata_set_rules(s: Session, tokens: list[str]) -> str:
     """Every form KataGo accepts: a preset name or alias (tromp-taylor, chinese, aga-button, nz, ...), a JSON
     object of KataGo rule keys, or KataGo's compact string (koSIMPLEscoreAREA...). Komi stays."""
     if not tokens:
@@ -148,7 +148,7 @@ def kata_set_rules(s: GtpSession, tokens: list[str]) -> str:
 
 
 @table.command("kata-set-rule", named(STRING, "key"), named(STRING, "value"), mutates=True)
-def kata_set_rule(s: GtpSession, key: str, value: str) -> str:
+def kata_set_rule(s: Session, key: str, value: str) -> str:
     """Change one rule by its KataGo JSON key (ko, scoring, tax, suicide, hasButton, whiteHandicapBonus,
     friendlyPassOk); the other rules and komi stay."""
     try:
@@ -160,7 +160,7 @@ def kata_set_rule(s: GtpSession, key: str, value: str) -> str:
 
 
 @table.command("kata-get-rules")
-def kata_get_rules(s: GtpSession) -> str:
+def kata_get_rules(s: Session) -> str:
     """The current rules as KataGo's JSON object."""
     return json.dumps(s.state.rules.to_json(), sort_keys=True)
 
@@ -179,12 +179,12 @@ def parse_rules(text: str) -> Rules:
 
 
 @table.command("showboard")
-def showboard(s: GtpSession) -> str:
+def showboard(s: Session) -> str:
     """A text diagram starting on the line after ``=`` (as GNU Go does), X = Black, O = White."""
     return "\n" + board_diagram(s)
 
 
-def board_diagram(s: GtpSession) -> str:
+def board_diagram(s: Session) -> str:
     """The board with coordinates on all sides, the last move in parentheses, and the game's status below."""
     state = s.state
     size = state.size

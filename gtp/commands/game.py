@@ -21,13 +21,13 @@ from ..table import CommandTable
 if TYPE_CHECKING:
     from miai.go.sgf import SgfGame
 
-    from ..session import GtpSession
+    from ..context import Session
 
 table = CommandTable()
 
 
 def generate(
-    s: GtpSession,
+    s: Session,
     color: Color,
     *,
     cleanup: bool = False,
@@ -78,38 +78,38 @@ _DEBUG_MOVES = 10
 
 
 @table.command("genmove", COLOR, mutates=True)
-def genmove(s: GtpSession, color: Color) -> str:
+def genmove(s: Session, color: Color) -> str:
     """Generate and play a move; with ``gtp.ogs_chat_to_stderr`` KataGo's ``MALKOVICH:`` line follows on stderr."""
     return _searched(s, color, play=True, debug=False)
 
 
 @table.command("genmove_debug", COLOR, mutates=True)
-def genmove_debug(s: GtpSession, color: Color) -> str:
+def genmove_debug(s: Session, color: Color) -> str:
     """KataGo's genmove that also writes the search's figures to stderr: the root, then each searched move."""
     return _searched(s, color, play=True, debug=True)
 
 
 @table.command("kata-search", COLOR)
-def kata_search(s: GtpSession, color: Color) -> str:
+def kata_search(s: Session, color: Color) -> str:
     """KataGo's search as for genmove (same limits and clock), answering the move without playing it."""
     return _searched(s, color, play=False, debug=False)
 
 
 @table.command("kata-search_debug", COLOR)
-def kata_search_debug(s: GtpSession, color: Color) -> str:
+def kata_search_debug(s: Session, color: Color) -> str:
     """kata-search that also writes the search's figures to stderr, as genmove_debug."""
     return _searched(s, color, play=False, debug=True)
 
 
 @table.command("kata-search_cancellable", COLOR)
-def kata_search_cancellable(s: GtpSession, color: Color) -> str:
+def kata_search_cancellable(s: Session, color: Color) -> str:
     """kata-search that stops at the next input line (any command, or an empty line) and answers its best move
     so far; that line is then executed."""
     with s.input_interrupts():
         return _searched(s, color, play=False, debug=False)
 
 
-def _searched(s: GtpSession, color: Color, *, play: bool, debug: bool) -> str:
+def _searched(s: Session, color: Color, *, play: bool, debug: bool) -> str:
     """A genmove-like search for ``color``, played or not, with the chat line and the debug lines on stderr when
     asked (the player's final snapshot is taken only then, so a plain genmove is unchanged)."""
     report = debug or s.config.ogs_chat_to_stderr
@@ -171,19 +171,19 @@ def debug_lines(snapshot: AnalysisSnapshot, move: int | str, size: int) -> list[
 
 
 @table.command("kgs-genmove_cleanup", COLOR, mutates=True)
-def genmove_cleanup(s: GtpSession, color: Color) -> str:
+def genmove_cleanup(s: Session, color: Color) -> str:
     """Like genmove, but the player must capture dead stones before passing (KGS cleanup phase)."""
     return move_text(generate(s, color, cleanup=True), s.state.size)
 
 
 @table.command("reg_genmove", COLOR)
-def reg_genmove(s: GtpSession, color: Color) -> str:
+def reg_genmove(s: Session, color: Color) -> str:
     """Generate a move without playing it; a pass is ``PASS`` as the regression suites expect."""
     text = move_text(generate(s, color, play=False), s.state.size)
     return "PASS" if text == "pass" else text
 
 
-def dead_stones(s: GtpSession) -> list[int]:
+def dead_stones(s: Session) -> list[int]:
     """The player's dead stones, checked to be stones on the board."""
     dead = [int(point) for point in s.player.final_status(s.state.copy())]
     stones = s.state.stones()
@@ -193,7 +193,7 @@ def dead_stones(s: GtpSession) -> list[int]:
 
 
 @table.command("final_score")
-def final_score(s: GtpSession) -> str:
+def final_score(s: Session) -> str:
     """``B+x``, ``W+x`` or ``0`` under the current rules, with the player's dead stones removed."""
     try:
         return s.state.result_string(s.state.score(dead_stones(s)))
@@ -202,7 +202,7 @@ def final_score(s: GtpSession) -> str:
 
 
 @table.command("final_status_list", named(STRING, "status"))
-def final_status_list(s: GtpSession, status: str) -> str:
+def final_status_list(s: Session, status: str) -> str:
     """Stones of one status, one chain per line. miai does not detect seki, so ``seki`` is always empty."""
     status = status.lower()
     if status not in ("alive", "dead", "seki"):
@@ -229,7 +229,7 @@ def _chains(state: GameState) -> list[list[int]]:
 
 
 @table.command("loadsgf", named(STRING, "filename"), optional(named(UINT, "move_number")), mutates=True)
-def loadsgf(s: GtpSession, filename: str, move_number: int | None) -> str:
+def loadsgf(s: Session, filename: str, move_number: int | None) -> str:
     """Load a game: the position before ``move_number`` (the whole game without it). Answers the colour to move.
 
     Rules as KataGo takes them: the file's RU where it names rules miai knows, else the rules in force (one warning
@@ -259,7 +259,7 @@ def loadsgf(s: GtpSession, filename: str, move_number: int | None) -> str:
     return state.to_play.name.lower()
 
 
-def _sgf_rules(s: GtpSession, game: SgfGame, filename: str) -> Rules | None:
+def _sgf_rules(s: Session, game: SgfGame, filename: str) -> Rules | None:
     """The rules to load ``game`` under when its RU does not name rules miai knows: the rules in force (None: the
     file's own)."""
     from miai.go.sgf import parse_rules_text
@@ -303,7 +303,7 @@ def _read_sgf_file(path: Path) -> str:
 
 
 @table.command("printsgf", optional(named(STRING, "filename")))
-def printsgf(s: GtpSession, filename: str | None) -> str:
+def printsgf(s: Session, filename: str | None) -> str:
     """The game as SGF; written to ``filename`` instead when one is given."""
     from miai.go.sgf import write_sgf
 
@@ -321,7 +321,7 @@ def printsgf(s: GtpSession, filename: str | None) -> str:
 
 
 @table.command("kata-raw-nn", named(STRING, "symmetry"), optional(named(FLOAT, "optimism")))
-def kata_raw_nn(s: GtpSession, symmetry_text: str, optimism: float | None) -> str:
+def kata_raw_nn(s: Session, symmetry_text: str, optimism: float | None) -> str:
     """The net's raw outputs for the position, symmetry 0..7 or ``all``."""
     if symmetry_text.lower() == "all":
         symmetry: int | None = None
@@ -340,7 +340,7 @@ BENCHMARK_POSITIONS = 10
 
 
 @table.command("kata-benchmark", named(UINT, "visits"))
-def kata_benchmark(s: GtpSession, visits: int) -> str:
+def kata_benchmark(s: Session, visits: int) -> str:
     """KataGo's quick benchmark: up to 10 positions of the current game (the latest, each searched afresh with
     ``visits`` visits; the game is unchanged), reported on one line in KataGo's words."""
     if visits < 1:

@@ -15,17 +15,17 @@ from ..errors import BAD_VERTEX_LIST, BOARD_NOT_EMPTY, INVALID_STONE_COUNT, GtpE
 from ..table import CommandTable
 
 if TYPE_CHECKING:
-    from ..session import GtpSession
+    from ..context import Session
 
 table = CommandTable()
 
 
-def _require_empty(s: GtpSession) -> None:
+def _require_empty(s: Session) -> None:
     if s.any_stones_or_moves():
         raise GtpError(BOARD_NOT_EMPTY)
 
 
-def _place(s: GtpSession, points: list[int]) -> None:
+def _place(s: Session, points: list[int]) -> None:
     try:
         s.state.set_handicap(points)
     except GoError as error:
@@ -37,7 +37,7 @@ def _vertex_list(points: list[int], size: int) -> str:
 
 
 @table.command("fixed_handicap", named(UINT, "stones"), mutates=True)
-def fixed_handicap(s: GtpSession, count: int) -> str:
+def fixed_handicap(s: Session, count: int) -> str:
     """Place ``count`` stones on GNU Go's fixed points and return them; White plays next."""
     _require_empty(s)
     size = s.state.size
@@ -49,7 +49,7 @@ def fixed_handicap(s: GtpSession, count: int) -> str:
 
 
 @table.command("place_free_handicap", named(UINT, "stones"), mutates=True)
-def place_free_handicap(s: GtpSession, count: int) -> str:
+def place_free_handicap(s: Session, count: int) -> str:
     """Exactly ``count`` stones on one line (gtp2ogs resigns otherwise): the player's choice if it makes one,
     else GNU Go's fixed points and then the most spread-out remaining points."""
     _require_empty(s)
@@ -63,7 +63,7 @@ def place_free_handicap(s: GtpSession, count: int) -> str:
     return _vertex_list(points, size)
 
 
-def _player_points(s: GtpSession, count: int) -> list[int] | None:
+def _player_points(s: Session, count: int) -> list[int] | None:
     """The player's points if they are ``count`` distinct board points, else ``None`` (with a log line)."""
     chosen = s.player.free_handicap(s.state.copy(), count)
     if chosen is None:
@@ -102,7 +102,7 @@ def default_free_points(size: int, count: int) -> list[int]:
 
 
 @table.command("set_free_handicap", many(VERTEX), mutates=True)
-def set_free_handicap(s: GtpSession, points: list[int]) -> str:
+def set_free_handicap(s: Session, points: list[int]) -> str:
     """Black stones on the given points of an empty board (at least 2, distinct, no pass); White plays next."""
     _require_empty(s)
     size = s.state.size

@@ -15,7 +15,7 @@ from ..table import CommandTable
 if TYPE_CHECKING:
     from miai.go.coords import Color
 
-    from ..session import GtpSession
+    from ..context import Session
 
 table = CommandTable()
 
@@ -28,7 +28,7 @@ def _nonneg(value: float, what: str) -> float:
     return value
 
 
-def _refuse(s: GtpSession, message: str) -> GtpError:
+def _refuse(s: Session, message: str) -> GtpError:
     """Time settings the engine cannot take: the old clock is dropped too (it is no longer the game's), so the
     clock follows ``time_left`` alone until settings it can take arrive."""
     s.player.set_time_control(TimeControl())
@@ -38,7 +38,7 @@ def _refuse(s: GtpSession, message: str) -> GtpError:
 @table.command(
     "time_settings", named(FLOAT, "main_time"), named(FLOAT, "byo_yomi_time"), named(INT, "byo_yomi_stones")
 )
-def time_settings(s: GtpSession, main: float, period: float, stones: int) -> str:
+def time_settings(s: Session, main: float, period: float, stones: int) -> str:
     """Canadian time, in seconds (GTP section 6.3). Negative or non-finite values are refused with their reason
     (gtp2ogs's fallback for Fischer clocks sends a negative main time when the initial time is below the
     increment); the clock then follows ``time_left``."""
@@ -50,7 +50,7 @@ def time_settings(s: GtpSession, main: float, period: float, stones: int) -> str
 
 
 @table.command("time_left", COLOR, named(FLOAT, "time"), named(INT, "stones"))
-def time_left(s: GtpSession, color: Color, seconds: float, stones: int) -> str:
+def time_left(s: Session, color: Color, seconds: float, stones: int) -> str:
     """Seconds left and stones (Canadian) or periods (byo-yomi) left; 0 while in main time. Without time settings
     the reading alone is the clock (absolute time, or ``stones`` moves in ``seconds``)."""
     if not math.isfinite(seconds):
@@ -103,7 +103,7 @@ def _check_signs(system: TimeSystem, numbers: list[float]) -> None:
         raise GtpError("invalid time settings: main time and increment must not be negative")
 
 
-def _parse_or_refuse(s: GtpSession, tokens: list[str], allowed: tuple[TimeSystem, ...]) -> TimeControl:
+def _parse_or_refuse(s: Session, tokens: list[str], allowed: tuple[TimeSystem, ...]) -> TimeControl:
     """:func:`parse_time_system`, dropping the old clock when the settings are refused (see :class:`_Refused`)."""
     try:
         return parse_time_system(tokens, allowed)
@@ -115,20 +115,20 @@ def _parse_or_refuse(s: GtpSession, tokens: list[str], allowed: tuple[TimeSystem
 
 
 @table.command("kgs-time_settings", many(named(STRING, "arg")))
-def kgs_time_settings(s: GtpSession, tokens: list[str]) -> str:
+def kgs_time_settings(s: Session, tokens: list[str]) -> str:
     """``none``, ``absolute MAIN``, ``canadian MAIN PERIOD STONES`` or ``byoyomi MAIN PERIOD PERIODS``."""
     s.player.set_time_control(_parse_or_refuse(s, tokens, _KGS_SYSTEMS))
     return ""
 
 
 @table.command("kata-time_settings", many(named(STRING, "arg")))
-def kata_time_settings(s: GtpSession, tokens: list[str]) -> str:
+def kata_time_settings(s: Session, tokens: list[str]) -> str:
     """The KGS systems plus ``fischer MAIN INCREMENT`` and ``fischer-capped MAIN INC MAIN_LIMIT MOVE_LIMIT``."""
     s.player.set_time_control(_parse_or_refuse(s, tokens, tuple(TimeSystem)))
     return ""
 
 
 @table.command("kata-list_time_settings")
-def kata_list_time_settings(s: GtpSession) -> str:
+def kata_list_time_settings(s: Session) -> str:
     """The systems kata-time_settings accepts, one per line (gtp2ogs looks for fischer-capped)."""
     return "\n".join(system.value for system in TimeSystem)

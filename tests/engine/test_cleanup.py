@@ -17,7 +17,8 @@ from miai.go.coords import PASS, Color, parse_gtp, to_gtp
 from miai.go.rules import Rules
 from miai.go.scoring import dead_chains
 from miai.go.state import GameState
-from miai.gtp.session import GtpConfig, GtpSession
+from miai.gtp.config import GtpConfig
+from miai.gtp.session import GtpSession
 from miai.nets.playouts import PlayoutEvaluator
 
 WALLS = " ".join(f"b:D{r}" for r in range(1, 8)) + " " + " ".join(f"w:F{r}" for r in range(1, 8))

@@ -130,7 +130,7 @@ def test_katago_names_follow_the_options_to_their_new_section() -> None:
 
 def test_gtp_section_defaults_are_the_gtp_layers_and_bad_values_are_config_errors() -> None:
     from miai.engine.cli.compose import gtp_settings
-    from miai.gtp.session import GtpConfig
+    from miai.gtp.config import GtpConfig
 
     assert gtp_settings(GtpSection(), ponder=False) == GtpConfig()
     gtp = apply_overrides(Config(), ["gtp.board_size=9", "gtp.komi=6.5", "gtp.rules=japanese", "player.ponder=true"])

@@ -23,7 +23,8 @@ import pytest
 from miai.engine.config import Config, apply_overrides
 from miai.engine.player import EnginePlayer
 from miai.go.state import GameState
-from miai.gtp.session import GtpConfig, GtpSession
+from miai.gtp.config import GtpConfig
+from miai.gtp.session import GtpSession
 from miai.nets.evaluator import Evaluation, UniformEvaluator
 
 pytestmark = pytest.mark.slow

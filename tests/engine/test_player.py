@@ -252,7 +252,8 @@ def test_the_next_genmove_keeps_the_whole_subgraph_of_the_two_moves_played_as_ka
     # the old search gave that node, every node of its subgraph is the same object, and only the new playouts are
     # evaluated (plus the root once more, as a root).
     from miai.engine.graph import reachable_ids
-    from miai.gtp.session import GtpConfig, GtpSession
+    from miai.gtp.config import GtpConfig
+    from miai.gtp.session import GtpSession
 
     evaluator = _CountingEvaluator()
     player = EnginePlayer(evaluator, _config("search.max_visits=300", "search.max_time=0"))

@@ -11,7 +11,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from miai.gtp.session import GtpConfig, GtpSession  # noqa: E402
+from miai.gtp.config import GtpConfig  # noqa: E402
+from miai.gtp.session import GtpSession  # noqa: E402
 from tests.gtp.fakes import FakePlayer  # noqa: E402
 
 

@@ -24,7 +24,8 @@ from miai.gtp.player import (
     Player,
     RootInfo,
 )
-from miai.gtp.session import GtpConfig, GtpSession
+from miai.gtp.config import GtpConfig
+from miai.gtp.session import GtpSession
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from importlib.metadata import version as installed_version
-from miai.gtp.session import GtpConfig
+from miai.gtp.config import GtpConfig
 
 from .fakes import Driver, FakePlayer
 

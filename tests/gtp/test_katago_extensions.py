@@ -81,7 +81,7 @@ def test_genmove_debug_plays_and_writes_the_search_to_stderr(driver: Driver, pla
 
 
 def test_ogs_chat_line_follows_every_genmove_in_katagos_format() -> None:
-    from miai.gtp.session import GtpConfig
+    from miai.gtp.config import GtpConfig
 
     driver = Driver(FakePlayer(script=[parse_gtp("C3", 19)]), GtpConfig(ogs_chat_to_stderr=True))
     assert driver.ok("genmove b") == "C3"

@@ -12,7 +12,7 @@ import pytest
 
 from miai.go.coords import Color
 from miai.go.state import GameState
-from miai.gtp.session import GtpConfig
+from miai.gtp.config import GtpConfig
 
 from .fakes import Driver, FakePlayer, LiveSession, run_transcript
 
