@@ -38,9 +38,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from miai.gtp.client import GtpClientError, GtpTimeout
+from miai.match.config import MatchConfig
 from miai.match.runner import (
     DeadStones,
-    MatchConfig,
     MatchError,
     MatchLedger,
     GameSpec,

@@ -18,12 +18,10 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
+from miai.match.config import MatchConfig
 from miai.match.summary import EngineInfo, GameRecord
-
-if TYPE_CHECKING:
-    from miai.match.runner import MatchConfig
 
 __all__ = ["RESULTS_NAME", "ResultsError", "ResultsFile", "match_identity"]
 

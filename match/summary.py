@@ -15,12 +15,10 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
+from miai.match.config import MatchConfig
 from miai.match.elo import PAIR_SCORES, EloEstimate, SprtResult, estimate_elo, sprt, sprt_pentanomial
-
-if TYPE_CHECKING:
-    from miai.match.runner import MatchConfig
 
 __all__ = [
     "RESIGN", "FINAL_SCORE", "COUNT", "ILLEGAL", "CRASH", "TIME", "VOID",
