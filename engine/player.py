@@ -224,14 +224,8 @@ class EnginePlayer(Player):
         if seconds is None:  # analysis: only stop (or the node cap) ends it
             return self.search.run(stop, on_progress, max_visits=0, max_playouts=0, max_time=0.0,
                                    progress_interval=interval, allow=allow)
-        carried = self.search.root.visits if self.search.root is not None else 0
-        snapshot = self.search.run(stop, on_progress, max_time=seconds, progress_interval=interval, allow=allow,
-                                   step_seconds=self._batch_seconds.get(root.size, 0.0))
-        # KataGo's logSearchInfo ("Root visits", "New playouts"): what the move kept from the last one and added.
-        log.info("move %d: %d root visits (%d carried over), %d new playouts in %.3f s, %d nodes",
-                 len(root.moves) + 1, snapshot.root.visits, carried, snapshot.playouts, snapshot.elapsed,
-                 len(self.search.table) + 1)
-        return snapshot
+        return self.search.run(stop, on_progress, max_time=seconds, progress_interval=interval, allow=allow,
+                               step_seconds=self._batch_seconds.get(root.size, 0.0))
 
     def _move_seconds(self, root: GameState, color: Color, start: float) -> float:
         """How long the search of this move may run from now (0 = no time limit; visits then end it).

@@ -76,15 +76,19 @@ search_info_log.propagate = False
 
 
 def search_summary(snapshot: Snapshot, size: int, chosen: str) -> str:
-    """One line on a finished genmove search: the move chosen, visits, playouts, time and speed, the root's
-    winrate and score lead (the side to move's view) and the principal variation."""
+    """One line on a finished genmove search: the move chosen, visits, playouts, the visits carried over from the
+    last move (KataGo's logSearchInfo "Root visits" less "New playouts"; a new root's own evaluation counts one),
+    time and speed, the root's winrate and
+    score lead (the side to move's view) and the principal variation."""
     root = snapshot.root
     speed = snapshot.playouts / snapshot.elapsed if snapshot.elapsed > 0 else 0.0
     best = snapshot.best()
     pv = " ".join(to_gtp(move, size) for move in best.pv) if best is not None else ""
     color = "B" if snapshot.to_play == 1 else "W"
+    carried = max(0, root.visits - snapshot.playouts)
     return (f"genmove {color} move {snapshot.move_number + 1}: {chosen}, {root.visits} visits, {snapshot.playouts} "
-            f"playouts in {snapshot.elapsed:.2f} s ({speed:.0f}/s), winrate {100 * root.winrate:.1f}%, "
+            f"playouts ({carried} carried over) in {snapshot.elapsed:.2f} s ({speed:.0f}/s), "
+            f"winrate {100 * root.winrate:.1f}%, "
             f"lead {root.score_lead:+.1f}, pv {pv}")
 
 
