@@ -181,6 +181,16 @@ class _Meta:
     custom_metadata_map: dict[str, str]
 
 
+# OpenVINO 2026.4's Python bindings look numpy's C API up once per process, the first time a tensor's data is read
+# (pybind11's npy_api, a function-local static whose initialiser lets go of the GIL and takes it back). A second
+# thread that reads tensor data meanwhile holds the GIL while it waits for that static: neither can go on, and every
+# Python thread of the process stops. Two analysis threads beginning their first searches at once hit it (the KaTrain
+# test's analysis stopped, once in 48 CI runs); the engine froze with no answer and no output. Each thread's first
+# run is therefore made alone: waiting on this lock lets go of the GIL, and once one first run has finished the
+# static is set up for every thread.
+_FIRST_RUN = threading.Lock()
+
+
 class OpenVinoSession:
     """An ONNX net compiled by OpenVINO for the CPU, behind ``NetSession``.
 
@@ -231,9 +241,13 @@ class OpenVinoSession:
     def run(self, output_names: Sequence[str] | None, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
         request = getattr(self._local, "request", None)
         if request is None:
-            request = self._local.request = self._compiled.create_infer_request()
-            if self._heads is not None:
-                self._local.heads = self._heads.create_infer_request()
+            # A thread's first run goes alone (``_FIRST_RUN``): the first runs of two threads at once can deadlock
+            # inside OpenVINO's bindings for good.
+            with _FIRST_RUN:
+                if self._heads is not None:
+                    self._local.heads = self._heads.create_infer_request()
+                self._local.request = self._compiled.create_infer_request()
+                return self.run(output_names, feeds)
         values = list(request.infer(dict(feeds)).values())  # in the model's output order
         if self._heads is not None:
             head_feeds = {name: feeds[name] for name in self._head_inputs[1:]}

@@ -37,7 +37,8 @@ from miai.engine.search import Search
 from miai.engine.snapshot import Snapshot
 from miai.go.coords import Color
 from miai.go.state import GameState
-from miai.nets.evaluator import CachingEvaluator, Evaluator, EvaluatorError, Finish, onnx_net, start_evaluation
+from miai.nets.evaluator import (CachingEvaluator, Evaluator, EvaluatorError, Finish, innermost, onnx_net,
+                                 start_evaluation)
 
 __all__ = ["AnalysisServer", "KATAGO_PROTOCOL_VERSION", "RootPolicyEvaluator"]
 
@@ -181,6 +182,11 @@ class AnalysisServer:
     def handle_line(self, line: str) -> None:
         """Answer or queue one query line."""
         try:
+            line.encode("utf-8")
+        except UnicodeEncodeError:  # bytes that are no UTF-8, kept as surrogates by the reader (see the CLI)
+            self._error(None, None, "could not parse input line as JSON: it is not UTF-8 text")
+            return
+        try:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
             self._error(None, None, f"could not parse input line as JSON ({exc}): {line.strip()}")
@@ -296,6 +302,9 @@ class AnalysisServer:
         job = task.job
         state = searchable(job.state)
         settings = job.settings
+        # The net for this board size is loaded now if it is not yet (bundled nets load per size on first use), so
+        # that loading it is not counted in the search's maxTime: KataGo has its net loaded before any query.
+        innermost(self.evaluator, state.size)
         evaluator = RootPolicyEvaluator(self.evaluator, state, settings.root_policy_temperature)
         config = settings.config.search
         config = dataclasses.replace(config, pv_length=min(100, settings.pv_len + 1),

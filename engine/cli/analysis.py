@@ -9,7 +9,10 @@ for are named once on stderr. Nothing but responses goes to stdout.
 from __future__ import annotations
 
 import dataclasses
+import faulthandler
+import io
 import os
+import signal
 import sys
 from typing import TYPE_CHECKING
 
@@ -66,6 +69,14 @@ def analysis(model: str | None, config_path: str | None, overrides: tuple[str, .
     def load() -> object:
         return build_evaluator(name, settings.config, progress=False)
 
+    if hasattr(signal, "SIGUSR1"):
+        # ``kill -USR1 PID`` writes every thread's stack to stderr, even when the engine is stuck: how a client
+        # that waited too long (tests/analysis/katrain_driver.py) shows where.
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
+    if isinstance(sys.stdin, io.TextIOWrapper):
+        # A line that is not UTF-8 gets an error answer like any bad line (the server tells it by its surrogates);
+        # under a strict UTF-8 locale it would otherwise end the reader, and the engine with it.
+        sys.stdin.reconfigure(errors="surrogateescape")
     server = AnalysisServer(load, settings, sys.stdout, sys.stderr, model_name=name,
                             quit_without_waiting=quit_without_waiting)
     sys.exit(server.serve(sys.stdin))

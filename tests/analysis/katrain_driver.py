@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -21,7 +22,7 @@ os.environ.setdefault("KIVY_NO_CONSOLELOG", "1")
 os.environ.setdefault("KIVY_NO_FILELOG", "1")
 os.environ.setdefault("KIVY_HOME", tempfile.mkdtemp(prefix="kivy-home-"))
 
-from katrain.core.constants import OUTPUT_ERROR  # noqa: E402
+from katrain.core.constants import OUTPUT_DEBUG, OUTPUT_ERROR, OUTPUT_KATAGO_STDERR  # noqa: E402
 from katrain.core.engine import KataGoEngine  # noqa: E402
 from katrain.core.game_node import GameNode  # noqa: E402
 from pysgf import Move  # noqa: E402
@@ -67,6 +68,9 @@ def main(executable: str, model: str) -> dict[str, Any]:
     for node in nodes:
         node.analyze(engine)
     report["game_complete"] = wait(lambda: all(n.analysis_complete for n in nodes), 180)
+    if not report["game_complete"]:  # the engine writes every thread's stack to stderr (miai analysis's SIGUSR1)
+        engine.katago_process.send_signal(signal.SIGUSR1)
+        time.sleep(2)
     report["game"] = [{"visits": n.root_visits, "winrate": n.winrate, "score": n.score,
                        "candidates": len(n.candidate_moves), "ownership": len(n.ownership or []),
                        "policy": len(n.policy or []), "top": n.candidate_moves[0]["move"] if n.candidate_moves else None}
@@ -94,6 +98,10 @@ def main(executable: str, model: str) -> dict[str, Any]:
     report["returncode"] = process.poll()
     report["error_logs"] = [text for level, text in host.logs if level == OUTPUT_ERROR]
     report["popups"] = host.popups
+    # What the engine wrote on stderr, and KaTrain's own record of each query sent and answered: a failure is read
+    # from these.
+    report["engine_stderr"] = [text for level, text in host.logs if level == OUTPUT_KATAGO_STDERR]
+    report["exchange"] = [text for level, text in host.logs if level == OUTPUT_DEBUG]
     return report
 
 

@@ -4,8 +4,9 @@ miai's bundled net, compared with what KataGo's docs/Analysis_Engine.md document
 from __future__ import annotations
 
 import json
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -193,6 +194,41 @@ def test_bad_lines_get_error_lines_and_the_engine_goes_on() -> None:
     assert all("id" not in e for e in errors[:3])
     assert errors[3] == {"id": "q", "field": "boardXSize", "error": errors[3]["error"]}
     assert finals(responses, "ok")
+
+
+def test_a_line_that_is_not_utf8_gets_an_error_and_the_engine_goes_on() -> None:
+    # The CLI reads stdin keeping undecodable bytes as surrogates (miai.engine.cli.analysis), as here.
+    raw = json.dumps({"id": "x", "action": "query_version"}).encode().replace(b'"x"', b'"x\xff"')
+    responses = serve([raw.decode("utf-8", "surrogateescape"), {"id": "v", "action": "query_version"}])
+    assert responses[0] == {"error": "could not parse input line as JSON: it is not UTF-8 text"}
+    assert only(responses, lambda r: r.get("id") == "v")["action"] == "query_version"
+
+
+class SlowToLoad:
+    """A router whose net for a board size takes ``seconds`` to load on first use (as a bundled net loads)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.inner = UniformEvaluator()
+        self.max_batch = self.inner.max_batch
+        self.seconds = seconds
+        self.loaded: set[int] = set()
+        self.lock = threading.Lock()
+
+    def evaluator_for(self, size: int) -> UniformEvaluator:
+        with self.lock:
+            if size not in self.loaded:
+                time.sleep(self.seconds)
+                self.loaded.add(size)
+        return self.inner
+
+    def evaluate(self, states: Sequence[Any]) -> list[Any]:
+        return self.evaluator_for(states[0].size).evaluate(states)
+
+
+def test_loading_the_net_for_a_board_size_is_not_counted_in_max_time() -> None:
+    lines = [query(id="a", maxVisits=10, overrideSettings={"maxTime": 1.0})]
+    (final,) = finals(serve(lines, evaluator=SlowToLoad(1.2)), "a")
+    assert final["rootInfo"]["visits"] == 10  # a search whose clock ran while the net loaded stopped at 1
 
 
 @pytest.mark.slow

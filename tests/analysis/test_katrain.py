@@ -40,17 +40,20 @@ def test_katrain_analyses_ponders_and_stops_on_miai() -> None:
     assert command[4] == "-config" and command[5].endswith("katrain/KataGo/analysis_config.cfg")
     assert command[6] == "-override-config" and command[7].startswith("homeDataDir=")
 
-    assert report["game_complete"]
+    # A failure names what the engine wrote on stderr and what KaTrain sent and got (its debug log).
+    seen = "\n".join(["engine stderr:", *report["engine_stderr"], "KaTrain's log:", *report["exchange"]])
+    assert report["game_complete"], seen
     for node in report["game"]:  # KaTrain asked for 40 visits with ownership and policy at every move
         assert node["visits"] == 40
         assert 0 <= node["winrate"] <= 1 and abs(node["score"]) < 81
         assert node["ownership"] == 81 and node["policy"] == 82 and node["candidates"] >= 1
     assert report["game"][0]["top"] not in (None, "pass")
 
-    assert report["ponder_partial"] and report["ponder_stopped"]
+    assert report["ponder_partial"] and report["ponder_stopped"], seen
     partial, final = report["ponder_visits"]
     assert 0 < partial <= final  # the stopped ponder query still delivered its last result
 
+    assert report["illegal_answered"], seen
     (error,) = report["illegal"]
     assert error["error"] == "Illegal move 1: E5" and error["field"] == "moves"
 
