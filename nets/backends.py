@@ -42,18 +42,15 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from miai.nets.evaluator import EvaluatorError
+from miai.nets.errors import EvaluatorError
 
 __all__ = ["BACKENDS", "PRECISIONS", "BackendError", "NetSession", "TensorInfo", "OpenVinoSession", "Choice",
-           "cpu_flags", "cpu_precisions", "check_available", "open_openvino", "split_at_trunk", "choose",
+           "cpu_flags", "cpu_precisions", "check_available", "open_openvino", "split_at_trunk",
            "choice_path", "net_feeds", "session_rate"]
 
 BACKENDS = ("auto", "onnxruntime", "openvino")
 PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 BACKEND_PRECISIONS = {"onnxruntime": ("fp32",), "openvino": ("fp32", "bf16", "fp16")}
-# auto keeps onnxruntime fp32 unless another pair is this much faster: on a loaded machine one measurement put OpenVINO
-# fp32 at 1.13x onnxruntime and the next at 0.45x (AVX2 CPU, both fp32); bf16 where the CPU has it gains 1.7-2x.
-MIN_GAIN = 1.15
 CHOICE_VERSION = 2  # 2: the precision gate as KataGo's, heads in fp32 under bf16 and fp16
 _OPENVINO_INSTALL = "pip install 'miai[openvino]' (the openvino package)"
 
@@ -424,48 +421,6 @@ def write_choice(path: Path, choice: Choice) -> None:
     except OSError as exc:  # an unwritable cache: measure again next time, say so once
         log.warning("net.backend=auto: cannot keep the measurement in %s (%s); it is repeated at every start",
                     path.parent, exc.strerror or exc)
-
-
-def choose(pairs: Sequence[tuple[str, str]], rejected: Mapping[str, str], open_pair: Any, size: int | None = None,
-           batch: int = 16, seconds: float = 0.5, positions: int | None = None) -> Choice:
-    """Measure every pair: the precision gate against onnxruntime fp32 (``miai.nets.precision.quick_gate``: KataGo's
-    statistics and fp16 limits, on ``positions`` positions of the shipped games of ``size``, default the net's fixed
-    board, else 19x19, at batch 1 and ``batch``), then the bare session's evals/s at ``batch`` (three interleaved
-    rounds, the best counts: load from other processes only ever slows a round down). ``open_pair(backend,
-    precision)`` gives an ``OnnxEvaluator`` of that pair whose ``max_batch`` allows ``batch``."""
-    import miai.nets.precision as gate
-
-    evaluators = {pair: open_pair(*pair) for pair in pairs}
-    reference_pair = ("onnxruntime", "fp32")
-    reference = (evaluators[reference_pair] if reference_pair in evaluators else open_pair(*reference_pair))
-    size = size or reference.info.nn_len or 19
-    judged = {" ".join(pair): evaluator for pair, evaluator in evaluators.items() if pair != reference_pair}
-    results = gate.quick_gate(reference, judged, size, batch, positions or gate.GATE_POSITIONS)
-    out = dict(rejected)
-    passed = [pair for pair in pairs if pair == reference_pair]
-    for pair in pairs:
-        if pair == reference_pair:
-            continue
-        failures = {f"{k} (batch {r.name.rsplit(' ', 1)[1]})": v for r in results
-                    if r.name.startswith(" ".join(pair) + ",") for k, v in r.failures.items()}
-        if failures:
-            out[" ".join(pair)] = "outside the precision gate: " + ", ".join(
-                f"{k} {v}x its limit" for k, v in failures.items())
-        else:
-            passed.append(pair)
-    if not passed:
-        raise BackendError("net.backend=auto: no backend and precision passed the precision gate; "
-                           + "; ".join(f"{k}: {v}" for k, v in out.items()))
-    states = gate.states_of_games(gate.shipped_games(), size, batch) or sample_states(size, batch)
-    feeds = net_feeds(states[:batch], reference.info.nn_len or size)
-    rates = {pair: 0.0 for pair in passed}
-    for _ in range(3):
-        for pair in passed:
-            rates[pair] = max(rates[pair], session_rate(evaluators[pair].session, feeds, seconds))
-    best = max(passed, key=lambda p: rates[p])
-    if reference_pair in rates and rates[best] < MIN_GAIN * rates[reference_pair]:
-        best = reference_pair
-    return Choice(best[0], best[1], {" ".join(p): round(r, 1) for p, r in rates.items()}, out)
 
 
 def net_feeds(states: Sequence[Any], nn_len: int) -> dict[str, np.ndarray]:

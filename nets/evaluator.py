@@ -22,16 +22,13 @@ import numpy as np
 
 from miai.nets import features, symmetry
 from miai.nets.decode import DecodedBatch, PostProcess, decode_batch
+from miai.nets.errors import EvaluatorError as EvaluatorError  # what loading or running any evaluator raises
 
 if TYPE_CHECKING:
     from miai.go.state import GameState
     from miai.nets.backends import NetSession
 
 SymmetryMode = Literal["fixed", "random", "average"]
-
-
-class EvaluatorError(RuntimeError):
-    """A net cannot be loaded or run."""
 
 
 @dataclass(frozen=True)

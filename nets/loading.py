@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from miai.nets import backends, features
+from miai.nets import precision as gate  # a module name loading's `precision` arguments would hide
 from miai.nets.cache import CachedEvaluator
 from miai.nets.cachedir import UnsafeCacheError, private_dir
 from miai.nets.evaluator import Evaluator, EvaluatorError, OnnxConfig, OnnxEvaluator, UniformEvaluator
@@ -109,7 +110,7 @@ def load_evaluator(
 def _auto(path: Path, model_bytes: bytes | None, backend: str, precision: str, directory: str | Path | None,
           report: Callable[[str], None] | None, options: dict[str, Any]) -> tuple[str, str]:
     """``auto``'s (backend, precision) for this net: the only candidate, the kept measurement, or a new one
-    (``miai.nets.backends.choose``), kept in the cache directory."""
+    (``miai.nets.precision.choose``), kept in the cache directory."""
     from miai.nets import convert
 
     pairs, rejected = backends.candidates(backend, precision)
@@ -137,7 +138,7 @@ def _auto(path: Path, model_bytes: bytes | None, backend: str, precision: str, d
         def open_pair(b: str, p: str) -> OnnxEvaluator:
             return OnnxEvaluator(str(path), OnnxConfig(backend=b, precision=p, **measuring), model_bytes=model_bytes)
 
-        choice = backends.choose(pairs, rejected, open_pair)
+        choice = gate.choose(pairs, rejected, open_pair)
         if keep:
             backends.write_choice(where, choice)
     if report is not None:

@@ -16,7 +16,8 @@ within KataGo's limits for fp16 against fp32 (``LIMITS``), at batch 1 and at the
 
 ``miai bench precision`` prints the whole table on about 2,000 positions of real games (miai.engine.bench.precision);
 ``net.backend=auto`` runs ``quick_gate`` on ``GATE_POSITIONS`` positions of the games miai played itself that ship
-with it (``gate_games.txt``, made by ``miai bench precision --write-games``).
+with it (``gate_games.txt``, made by ``miai bench precision --write-games``); ``choose`` then takes the fastest of the
+pairs that pass (miai.nets.loading keeps its answer).
 """
 
 from __future__ import annotations
@@ -25,16 +26,19 @@ import random
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from miai.nets.backends import BackendError, Choice, net_feeds, sample_states, session_rate
 
 if TYPE_CHECKING:
     from miai.go.state import GameState
     from miai.nets.evaluator import Evaluation, OnnxEvaluator
 
 __all__ = ["LIMITS", "STATISTICS", "MEASURES", "GateResult", "errors", "summarise", "judge", "random_symmetries",
-           "run_gate", "shipped_games", "parse_games", "states_of_games", "quick_gate", "GATE_POSITIONS", "format_table"]
+           "run_gate", "shipped_games", "parse_games", "states_of_games", "quick_gate", "GATE_POSITIONS", "format_table",
+           "MIN_GAIN", "choose"]
 
 # KataGo's fp16 limits (testgpuerror, v1.17): measure -> (99th percentile, maximum). Winrate, top policy and
 # ownership are probabilities here (KataGo prints them in percent), lead in points.
@@ -211,3 +215,50 @@ def format_table(results: Sequence[GateResult]) -> str:
         verdict = "passes" if result.passed else "FAILS: " + ", ".join(f"{k} {v}x" for k, v in result.failures.items())
         lines.append(f"{result.name:<34} {result.positions} positions: {verdict}")
     return "\n".join(lines)
+
+
+# -- net.backend=auto's choice -----------------------------------------------------------------------------------
+
+# auto keeps onnxruntime fp32 unless another pair is this much faster: on a loaded machine one measurement put OpenVINO
+# fp32 at 1.13x onnxruntime and the next at 0.45x (AVX2 CPU, both fp32); bf16 where the CPU has it gains 1.7-2x.
+MIN_GAIN = 1.15
+
+
+def choose(pairs: Sequence[tuple[str, str]], rejected: Mapping[str, str], open_pair: Any, size: int | None = None,
+           batch: int = 16, seconds: float = 0.5, positions: int | None = None) -> Choice:
+    """Measure every pair: the precision gate against onnxruntime fp32 (``quick_gate``: KataGo's
+    statistics and fp16 limits, on ``positions`` positions of the shipped games of ``size``, default the net's fixed
+    board, else 19x19, at batch 1 and ``batch``), then the bare session's evals/s at ``batch`` (three interleaved
+    rounds, the best counts: load from other processes only ever slows a round down). ``open_pair(backend,
+    precision)`` gives an ``OnnxEvaluator`` of that pair whose ``max_batch`` allows ``batch``."""
+    evaluators = {pair: open_pair(*pair) for pair in pairs}
+    reference_pair = ("onnxruntime", "fp32")
+    reference = (evaluators[reference_pair] if reference_pair in evaluators else open_pair(*reference_pair))
+    size = size or reference.info.nn_len or 19
+    judged = {" ".join(pair): evaluator for pair, evaluator in evaluators.items() if pair != reference_pair}
+    results = quick_gate(reference, judged, size, batch, positions or GATE_POSITIONS)
+    out = dict(rejected)
+    passed = [pair for pair in pairs if pair == reference_pair]
+    for pair in pairs:
+        if pair == reference_pair:
+            continue
+        failures = {f"{k} (batch {r.name.rsplit(' ', 1)[1]})": v for r in results
+                    if r.name.startswith(" ".join(pair) + ",") for k, v in r.failures.items()}
+        if failures:
+            out[" ".join(pair)] = "outside the precision gate: " + ", ".join(
+                f"{k} {v}x its limit" for k, v in failures.items())
+        else:
+            passed.append(pair)
+    if not passed:
+        raise BackendError("net.backend=auto: no backend and precision passed the precision gate; "
+                           + "; ".join(f"{k}: {v}" for k, v in out.items()))
+    states = states_of_games(shipped_games(), size, batch) or sample_states(size, batch)
+    feeds = net_feeds(states[:batch], reference.info.nn_len or size)
+    rates = {pair: 0.0 for pair in passed}
+    for _ in range(3):
+        for pair in passed:
+            rates[pair] = max(rates[pair], session_rate(evaluators[pair].session, feeds, seconds))
+    best = max(passed, key=lambda p: rates[p])
+    if reference_pair in rates and rates[best] < MIN_GAIN * rates[reference_pair]:
+        best = reference_pair
+    return Choice(best[0], best[1], {" ".join(p): round(r, 1) for p, r in rates.items()}, out)

@@ -97,7 +97,7 @@ def test_auto_measures_once_keeps_the_answer_and_says_it_in_one_line(tmp_path: P
     def no_second_measurement(*args: Any, **kwargs: Any) -> Choice:
         raise AssertionError("auto measured again although its answer was kept")
 
-    monkeypatch.setattr(backends, "choose", no_second_measurement)
+    monkeypatch.setattr(precision, "choose", no_second_measurement)
     again = load_evaluator(net, backend="auto", precision="auto", directory=tmp_path, report=lines.append)
     assert isinstance(again, OnnxEvaluator) and again.config.backend == first.config.backend
     assert len(lines) == 2 and lines[1] == lines[0]
@@ -111,10 +111,10 @@ def test_auto_keeps_onnxruntime_unless_another_is_clearly_faster(tmp_path: Path)
         return OnnxEvaluator(str(net), backend=backend, precision=precision, symmetry_mode="fixed")
 
     pairs = [("onnxruntime", "fp32"), ("openvino", "fp32")]
-    choice = backends.choose(pairs, {}, open_pair, 9, seconds=0.05)
+    choice = precision.choose(pairs, {}, open_pair, 9, seconds=0.05)
     rates = choice.rates
     fastest = max(rates, key=lambda k: rates[k])
-    if rates[fastest] >= backends.MIN_GAIN * rates["onnxruntime fp32"]:
+    if rates[fastest] >= precision.MIN_GAIN * rates["onnxruntime fp32"]:
         assert f"{choice.backend} {choice.precision}" == fastest
     else:
         assert (choice.backend, choice.precision) == ("onnxruntime", "fp32")
