@@ -30,22 +30,20 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import numpy as np
 
 from miai.engine.config import SearchConfig
-from miai.engine.graph import Edge, Node, edge_weights
+from miai.engine.graph import Edge, Node, Stats, edge_weights
 from miai.go.coords import PASS
 
-if TYPE_CHECKING:
-    from miai.engine.run import Run
-
 __all__ = [
-    "Selector", "SelectionError", "SelectionRule", "exploration_scale", "pick_untried", "puct_exploration",
-    "puct_score", "puct_weight_for", "passing_hack_edge", "ucb_reward", "ucb_scores", "utility_stdev_factor",
+    "RunAtRoot", "Selector", "SelectionError", "SelectionRule", "exploration_scale", "pick_untried",
+    "puct_exploration", "puct_score", "puct_weight_for", "passing_hack_edge", "ucb_reward", "ucb_scores",
+    "utility_stdev_factor",
 ]
 
 # UCB1-TUNED's constants (Auer et al.): the largest variance of a reward in [0, 1], and the constant inside the
@@ -174,6 +172,20 @@ def pick_untried(count: int, rng: random.Random) -> int:
     return rng.randrange(count)
 
 
+class RunAtRoot(Protocol):
+    """What selection reads of the run at whose root it chooses (miai.engine.run.Run), named here so that this
+    module does not import the run, whose snapshots import this module's PUCT."""
+
+    @property
+    def ending(self) -> Mapping[int, float]:
+        """The root moves' ending bonus (engine/ending.py), White's points; empty when there is none."""
+        ...
+
+    def ending_utility(self, move: int, stats: Stats) -> float:
+        """The utility (White's view) a root child with statistics ``stats`` gains from ``move``'s ending bonus."""
+        ...
+
+
 # ------------------------------------------------------------------------------------------------ the selector
 class Selector:
     """The search's choice of edge at a node under one config (``choose``), sharing the search's random source.
@@ -191,19 +203,19 @@ class Selector:
         self.rave = config.rave_equivalence > 0
         self.ucb_c = config.ucb1_exploration if self.rule is SelectionRule.UCB1 else config.ucb1_tuned_exploration
         # The rule's method, resolved once: the search calls it at every node of every playout.
-        self.choose: Callable[[Node, Run | None], Edge | None] = (
+        self.choose: Callable[[Node, RunAtRoot | None], Edge | None] = (
             self.puct if self.rule is SelectionRule.PUCT else self._classic)
         """The edge to descend from the expanded ``node`` (an untouched move is touched first), or None when no
         move is playable there; the second argument is the run when ``node`` is its root, else None."""
 
-    def _classic(self, node: Node, run: Run | None = None) -> Edge | None:
+    def _classic(self, node: Node, run: RunAtRoot | None = None) -> Edge | None:
         """UCB1 or UCB1-TUNED, with RAVE where the node has all-moves-as-first statistics."""
         if self.rave and node.amaf_n is not None:
             return self._rave(node)
         return self._ucb(node)
 
     # -------------------------------------------------------------------------------------------- PUCT
-    def puct(self, node: Node, run: Run | None = None) -> Edge | None:
+    def puct(self, node: Node, run: RunAtRoot | None = None) -> Edge | None:
         """PUCT over the node's edges by child weight, with virtual loss and first-play urgency, as KataGo's
         selectBestChildToDescend (cpp/search/searchexplorehelpers.cpp; formulas in docs/search.md). Only the
         touched edges and the best untouched move (the next in prior order) need scoring. ``run``: the run whose

@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     from miai.nets.evaluator import Evaluation, OnnxEvaluator
 
 __all__ = ["LIMITS", "STATISTICS", "MEASURES", "GateResult", "errors", "summarise", "judge", "random_symmetries",
-           "run_gate", "shipped_games", "parse_games", "states_of_games", "quick_gate", "GATE_POSITIONS", "format_table",
-           "MIN_GAIN", "choose"]
+           "run_gate", "shipped_games", "parse_games", "states_of_games", "quick_gate", "GATE_POSITIONS",
+           "format_table", "MIN_GAIN", "choose"]
 
 # KataGo's fp16 limits (testgpuerror, v1.17): measure -> (99th percentile, maximum). Winrate, top policy and
 # ownership are probabilities here (KataGo prints them in percent), lead in points.
