@@ -1,10 +1,11 @@
-"""The layering of DESIGN.md, enforced over every module's imports.
+"""The layering of the README's "How to read the code", enforced over every module's imports.
 
 The layers are folders at the top of the repository (go/, nets/, gtp/, engine/, match/), installed as miai.go,
 miai.nets, ...: go imports nothing of miai; nets and gtp import go only; match (engine-vs-engine games over GTP)
 imports go, gtp and nets; engine, the search and the composition root, may import anything. The search core
 (engine/search.py, engine/graph.py) sees nets only through the Evaluator interface, so it never imports onnxruntime.
-`miai` itself is a namespace with no code of its own, so importing miai.go cannot drag the other layers in.
+`miai` itself is a namespace with no code of its own, so importing miai.go cannot drag the other layers in. Inside a
+layer the modules import each other without circles, so each can be read after the ones it imports.
 
 Imports are read statically (ast), including imports inside functions and `if TYPE_CHECKING:` blocks, and relative
 imports are resolved; a second test checks at run time that importing all of go/ loads no other layer.
@@ -49,8 +50,12 @@ def module_name(path: Path, root: Path) -> str:
     return ".".join(parts)
 
 
-def imported_modules(path: Path, root: Path) -> set[str]:
-    """Every module a file imports, as absolute dotted names (relative imports resolved)."""
+def imported_modules(path: Path, root: Path, *, names_only: bool = False) -> set[str]:
+    """Every module a file imports, as absolute dotted names (relative imports resolved).
+
+    With ``names_only``, ``from package import a, b`` where a and b are both modules counts as importing a and b
+    only: the file needs those modules, not what the package's ``__init__`` defines (the import circles' view).
+    """
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     name = module_name(path, root)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -60,9 +65,11 @@ def imported_modules(path: Path, root: Path) -> set[str]:
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = _resolve(node, package)
-            found.add(base)
             # `from miai import go` imports the subpackage miai.go (but `from miai import __version__` does not).
-            found.update(f"{base}.{alias.name}" for alias in node.names if _is_module(f"{base}.{alias.name}", root))
+            modules = {f"{base}.{alias.name}" for alias in node.names if _is_module(f"{base}.{alias.name}", root)}
+            found.update(modules)
+            if not names_only or len(modules) < len(node.names):
+                found.add(base)
     return found
 
 
@@ -110,10 +117,62 @@ def violations(root: Path) -> list[str]:
     return problems
 
 
+def import_circles(root: Path) -> list[list[str]]:
+    """Every set of modules under `root` that import each other in a loop (a strongly connected component of the
+    import graph, or a module that imports itself), each sorted, in order; empty when there is none."""
+    files = {module_name(path, root): path for path in layer_files(root)}
+    graph = {name: sorted(t for t in imported_modules(path, root, names_only=True) if t in files and t != name)
+             for name, path in files.items()}
+    circles = [sorted(group) for group in _strongly_connected(graph) if len(group) > 1]
+    return sorted(circles)
+
+
+def _strongly_connected(graph: dict[str, list[str]]) -> list[set[str]]:
+    """Tarjan's strongly connected components of a directed graph given as adjacency lists."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[set[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = set()
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.add(member)
+                if member == node:
+                    break
+            groups.append(group)
+
+    for node in graph:
+        if node not in index:
+            visit(node)
+    return groups
+
+
 @pytest.mark.slow
 def test_miai_respects_the_layering() -> None:
     problems = violations(REPO)
     assert not problems, "layering violations:\n" + "\n".join(problems)
+
+
+@pytest.mark.slow
+def test_no_module_imports_itself_in_a_circle() -> None:
+    # Type-only and late (in-function) imports count: a circle hidden behind them still means neither module can
+    # be read, tested or moved without the other.
+    circles = import_circles(REPO)
+    assert not circles, "import circles:\n" + "\n".join(" <-> ".join(circle) for circle in circles)
 
 
 def test_every_layer_exists_and_is_scanned() -> None:
@@ -154,6 +213,25 @@ def test_checker_catches_back_edges_relative_imports_and_onnxruntime(tmp_path: P
         "miai.go.state (go) imports miai.engine (engine)",
         "miai.go.state (go) imports miai.engine.search (engine)",
         "miai.nets.features (nets) imports miai.gtp.session (gtp)",
+    ]
+
+
+def test_circle_checker_sees_type_only_and_late_imports_but_not_a_package_handing_on(tmp_path: Path) -> None:
+    root = tmp_path
+    _write(root, "gtp/__init__.py", "")
+    _write(root, "gtp/session.py", "def table():\n    from .commands import admin\n")  # late
+    _write(root, "gtp/commands/__init__.py", "")
+    _write(root, "gtp/commands/admin.py", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                          "    from ..session import GtpSession\n")  # type-only
+    _write(root, "nets/__init__.py", "from miai.nets.evaluator import Evaluator\n")
+    _write(root, "nets/evaluator.py", "from miai.nets import features\n")  # the submodule, not the package
+    _write(root, "nets/features.py", "")
+    _write(root, "match/results.py", "from miai.match.summary import GameRecord\n")
+    _write(root, "match/summary.py", "from miai.match import runner\n")
+    _write(root, "match/runner.py", "import miai.match.results\n")
+    assert import_circles(root) == [
+        ["miai.gtp.commands.admin", "miai.gtp.session"],
+        ["miai.match.results", "miai.match.runner", "miai.match.summary"],
     ]
 
 
