@@ -251,7 +251,8 @@ class SearchConfig:
     use_lcb: bool = option(True, "choose among well-visited moves by lower confidence bound (useLcbForSelection)", katago="useLcbForSelection")
     lcb_stdevs: float = option(5.0, "lcbStdevs", min=0.0, katago="lcbStdevs")
     min_visit_prop_for_lcb: float = option(0.15, "minVisitPropForLCB", min=0.0, max=1.0, katago="minVisitPropForLCB")
-    temperature: float = option(0.0, "chosenMoveTemperature late in the game (0 = most visits)", min=0.0, katago="chosenMoveTemperature")
+    temperature: float = option(0.0, "chosenMoveTemperature late in the game (0 = the best move by "
+                                "search.final_choice)", min=0.0, katago="chosenMoveTemperature")
     temperature_early: float = option(0.0, "chosenMoveTemperatureEarly at move 0", min=0.0, katago="chosenMoveTemperatureEarly")
     temperature_halflife: float = option(19.0, "moves for the temperature to halve towards the late value",
                                          min=0.1, katago="chosenMoveTemperatureHalflife")

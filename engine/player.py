@@ -6,9 +6,10 @@
 
 Move choice on top of the search:
 
-- the search itself never fills its own eyes and values double-pass endings by counting every stone as alive,
-  so it does not pass into a lost count and it captures dead stones before passing (what CGOS's Tromp-Taylor
-  scoring needs);
+- the search offers every legal move, own eyes included, as KataGo's does (``search.forbid_eye_filling``, on in
+  playout mode, leaves own single-point true eyes out), and values double-pass endings by the rules' count with
+  every stone alive (``GameState.score``), so it does not pass into a lost count and it captures dead stones before
+  passing (what CGOS's Tromp-Taylor scoring needs);
 - ``kgs-genmove_cleanup`` removes the opponent stones the engine holds dead (by the ownership ``final_status``
   reads): it searches only the liberties of those chains, so every move attacks one until they are captured, and
   it passes once none is left;

@@ -424,7 +424,8 @@ def ownership_moments(root: Node, memo: dict[int, tuple[np.ndarray, np.ndarray]]
 
 
 def average_ownership(root: Node) -> np.ndarray:
-    """Ownership averaged like Q (own net ownership weight 1, children by edge visits), White's view.
+    """Ownership averaged over the graph, White's view: a node's own net ownership with weight 1 plus its children's
+    averages weighted by edge visits (not by the child weights Q uses).
 
     Nodes without ownership (terminal nodes) are left out; a node met again on a cycle contributes its own."""
     memo: dict[int, np.ndarray] = {}

@@ -1,12 +1,13 @@
 """The analysis engine's responses: a search snapshot as KataGo's JSON (moveInfos, rootInfo, ownership, policy).
 
-The search reports every number from the view of the side to move at the root (:mod:`miai.engine.snapshot`) and
-keeps per-node ownership from White's view (:mod:`miai.engine.search`). Here everything is turned to the view the
+The search reports every number from the view of the side to move at the root (:mod:`miai.engine.snapshot`); the
+graph's nodes keep their net ownership from White's view (stored by :mod:`miai.engine.expansion`). Here everything is turned to the view the
 query asked for (``reportAnalysisWinratesAs``: BLACK, WHITE or SIDETOMOVE), the way KataGo does it: winrate and
 lcb become ``1 - x``, utilities and scores change sign, ownership changes sign.
 
-Ownership and its standard deviation are averaged over the graph like the node values: a node's own net ownership
-with weight 1 plus its children weighted by edge visits (KataGo's getAverageTreeOwnership).
+Ownership and its standard deviation are averaged over the graph (:func:`miai.engine.snapshot.ownership_moments`):
+a node's own net ownership with weight 1 plus its children's averages weighted by edge visits, not by the child
+weights the node values use (KataGo's getAverageTreeOwnership).
 """
 
 from __future__ import annotations
