@@ -133,25 +133,25 @@ class TimeControl:
         text = spec.strip().lower()
         try:
             main_text, _, rest = text.partition("+")
-            main = int(main_text)
+            main = _whole_seconds(main_text)
             if rest.endswith("f"):
-                return cls._checked(cls(TimeSystem.FISCHER, main_time=main, increment=int(rest[:-1])))
+                return cls._checked(cls(TimeSystem.FISCHER, main_time=main, increment=_whole_seconds(rest[:-1])))
             if "x" in rest:
                 periods_text, _, period_text = rest.partition("x")
-                periods, period = int(periods_text), int(period_text)
+                periods, period = _whole_seconds(periods_text), _whole_seconds(period_text)
                 if periods < 1 or period < 1:
                     raise ValueError(f"byo-yomi needs at least one period of at least 1 s, got {periods}x{period}")
                 return cls._checked(cls(TimeSystem.BYOYOMI, main_time=main, period_time=period, periods=periods))
             byo_text, _, stones_text = rest.partition("/")
-            byo_yomi, stones = int(byo_text or 0), int(stones_text or 1)
+            byo_yomi, stones = _whole_seconds(byo_text or "0"), _whole_seconds(stones_text or "1")
             if stones < 1:
                 raise ValueError(f"bad time control {main}+{byo_yomi}/{stones}")
             if byo_yomi == 0:
                 return cls._checked(cls(TimeSystem.ABSOLUTE, main_time=main))
             return cls._checked(cls(TimeSystem.CANADIAN, main_time=main, period_time=byo_yomi, period_stones=stones))
         except (ValueError, TimeControlError) as exc:
-            raise TimeControlError(f"bad time spec {spec!r}: expected M, M+B, M+B/S, M+PxB or M+If in seconds "
-                                   f"({exc})") from None
+            raise TimeControlError(f"bad time spec {spec!r}: {exc} (expected M, M+B, M+B/S, M+PxB or M+If, whole "
+                                   "seconds)") from None
 
     @staticmethod
     def _checked(control: TimeControl) -> TimeControl:
@@ -312,3 +312,11 @@ class Clock:
     def lost_on_time(self, margin: float = 0.0) -> bool:
         """True once a move has overrun the clock by more than ``margin`` seconds (a referee's lag allowance)."""
         return self.overrun > margin
+
+
+def _whole_seconds(text: str) -> int:
+    """A count of a time spec (seconds, periods or stones), or ValueError saying what was read."""
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a whole number") from None

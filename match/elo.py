@@ -8,8 +8,9 @@ engine. The logistic Elo model maps an expected score `s` to the difference `d =
   `var = (w (1-s)^2 + d (1/2-s)^2 + l s^2) / n`. The 95% interval of the score is Wilson's score interval with that
   variance, `(s + z^2/2n +- z sqrt(var/n + z^2/4n^2)) / (1 + z^2/n)` with `z = 1.959964`, mapped to Elo through
   the (monotone) logistic. Unlike the plain normal interval `s +- z sqrt(var/n)` (which it approaches for many
-  games) it does not collapse to a point when one engine won every game: 2-0 gives -1000 .. +113 Elo for the
-  loser, not a certain -1000. Draws lower the variance and so narrow it.
+  games) it does not collapse to a point when one engine won every game: 2-0 gives at most +113 Elo for the
+  loser, not a certain -1000 (the clamp, ELO_CAP, is never printed: EloEstimate.describe). Draws lower the
+  variance and so narrow it.
 - **SPRT** (Wald's test of H0: d = elo0 against H1: d = elo1, error rates alpha and beta) treats each game as a
   Bernoulli trial with success probability `p0 = s(elo0)` under H0 and `p1 = s(elo1)` under H1, a draw counting as
   half a win and half a loss: `LLR = (w + d/2) log(p1/p0) + (l + d/2) log((1-p1)/(1-p0))`. It accepts H1 when
@@ -88,7 +89,24 @@ class EloEstimate:
         return self.wins + self.draws + self.losses
 
     def __str__(self) -> str:
-        return f"{self.elo:+.0f} Elo (95% {self.low:+.0f} .. {self.high:+.0f}), LOS {100 * self.los:.1f}%"
+        return f"{self.describe()}, LOS {100 * self.los:.1f}%" if self.games else self.describe()
+
+    def describe(self, compact: bool = False) -> str:
+        """The estimate and its 95% interval as people read them: ``+35 Elo (95% -20 .. +90)``.
+
+        A score of 100% or 0% has no finite estimate and its interval is open on one side: it reads as the bound
+        the data give (``> -113 Elo (95%)`` after 2-0), never as the +-ELO_CAP the numbers are clamped to. With no
+        games there is nothing to say. ``compact`` is the progress table's form: ``+35 (-20..+90)``, ``> -113``.
+        """
+        if self.games == 0:
+            return "no games" if compact else "no games played"
+        if self.score >= 1.0:
+            return f"> {self.low:+.0f}" if compact else f"> {self.low:+.0f} Elo (95%; every game won)"
+        if self.score <= 0.0:
+            return f"< {self.high:+.0f}" if compact else f"< {self.high:+.0f} Elo (95%; every game lost)"
+        if compact:
+            return f"{self.elo:+.0f} ({self.low:+.0f}..{self.high:+.0f})"
+        return f"{self.elo:+.0f} Elo (95% {self.low:+.0f} .. {self.high:+.0f})"
 
     def to_json(self) -> dict[str, float | int]:
         """The estimate as a JSON-ready dict."""

@@ -309,11 +309,11 @@ class ProgressPrinter:
             self._write(
                 f"{record.number:>5} {record.black:>2} {record.white:>2} {record.result:>8} {record.moves:>5} "
                 f"{record.seconds:>7.1f} {record.method:<12}{standing:>9}  "
-                f"{elo.elo:+.0f} ({elo.low:+.0f}..{elo.high:+.0f}){llr}"
+                f"{elo.describe(compact=True)}{llr}"
                 + (f"  [{record.reason}]" if record.method in (ILLEGAL, CRASH, TIME, VOID) else "")
             )
             if self._tty:
-                self._standing = f"A-B-draw {standing} | Elo {elo.elo:+.0f} ({elo.low:+.0f}..{elo.high:+.0f})"
+                self._standing = f"A-B-draw {standing} | Elo {elo.describe(compact=True)}"
                 if summary.sprt is not None:
                     sprt = summary.sprt
                     self._standing += f" | LLR {sprt.llr:+.2f} ({sprt.lower:+.2f}, {sprt.upper:+.2f})"

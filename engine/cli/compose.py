@@ -204,6 +204,41 @@ SET_HELP = "Override a config key, e.g. search.max_visits=800 (repeatable; appli
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 
 
+if TYPE_CHECKING:  # newer click (8.5) types ParamType by the values it returns and reads; older ones are not generic
+    _ParamType = click.ParamType[Any, Any]
+else:
+    _ParamType = click.ParamType
+
+
+class Parsed(_ParamType):
+    """A command-line value read by a parser whose ValueError says in the user's words what is wrong: click then
+    prints its own one-line error naming the option (``Invalid value for '--time': ...``)."""
+
+    def __init__(self, metavar: str, parse: Callable[[str], Any]) -> None:
+        self.name = metavar
+        self.parse = parse
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return self.name
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value  # a default, already parsed
+        try:
+            return self.parse(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def _rules_name(text: str) -> str:
+    """``text`` if it names rules (kata-set-rules' forms), kept as text for the config."""
+    Rules.parse(text)
+    return text
+
+
+RULES = Parsed("RULES", _rules_name)
+
+
 def config_options(command: _Command) -> _Command:
     """Give a command ``-config``/``--config`` (as ``config_paths``), ``-override-config``/``--override-config``
     (as ``overrides``) and ``--set`` (as ``sets``), declared here once."""

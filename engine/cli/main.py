@@ -18,7 +18,7 @@ import click
 
 from miai.engine.cli import analysis, bench, tools, train
 from miai.engine.cli.compose import (
-    MODEL_HELP, RULES_HELP, ProgressBar, build_evaluator, config_options, gtp_settings, load_config_or_fail,
+    MODEL_HELP, RULES, RULES_HELP, ProgressBar, build_evaluator, config_options, gtp_settings, load_config_or_fail,
     playout_defaults, problem,
 )
 from miai.engine.cli.logs import add_log_level, log_level_option, open_log_file
@@ -48,7 +48,7 @@ def main() -> None:
 @click.option("--size", default=None, type=click.IntRange(2, 25),
               help="Board size at start. [default: gtp.board_size of the config]")
 @click.option("--komi", default=None, type=float, help="Komi at start. [default: gtp.komi of the config]")
-@click.option("--rules", default=None,
+@click.option("--rules", default=None, type=RULES,
               help=RULES_HELP + " Controllers may change it later (kata-set-rules, SGF RU). "
                    "[default: gtp.rules of the config]")
 @click.option("--name", default=None, help="Engine name reported by GTP `name`. [default: gtp.name of the config]")

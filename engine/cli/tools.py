@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING
 
 import click
 
-from miai.engine.cli.compose import RULES_HELP, build_evaluator, config_options, load_config_or_fail
+from miai.engine.cli.compose import RULES, RULES_HELP, Parsed, build_evaluator, config_options, load_config_or_fail
 
 if TYPE_CHECKING:
     from miai.engine.config import Config
+    from miai.go.clock import TimeControl
     from miai.match.elo import SprtConfig
     from miai.match.runner import DeadStones
 
@@ -28,12 +29,12 @@ if TYPE_CHECKING:
               help="Komi given to White (sent to both engines and used by the referee's count).")
 @click.option("--handicap", default=0, show_default=True, type=click.IntRange(0), help="Fixed handicap stones for Black.")
 @click.option("--max-moves", default=None, type=click.IntRange(1), help="Score the game after this many moves.")
-@click.option("--sprt", default=None, metavar="ELO0,ELO1[,ALPHA,BETA]",
+@click.option("--sprt", default=None, type=Parsed("ELO0,ELO1[,ALPHA,BETA]", lambda text: _parse_sprt(text)),
               help="Run an SPRT of engine A (logistic Elo; pentanomial over game pairs when colours alternate; "
                    "alpha = beta = 0.05 unless given) and stop when it decides.")
-@click.option("--rules", default="chinese", show_default=True, help=RULES_HELP + " Used by the referee and sent to "
+@click.option("--rules", default="chinese", show_default=True, type=RULES, help=RULES_HELP + " Used by the referee and sent to "
               "engines that know kata-set-rules.")
-@click.option("--time", "time_spec", default=None,
+@click.option("--time", "times", default=None, type=Parsed("SPEC[,SPEC...]", lambda text: _parse_times(text)),
               help="Clock per engine, in seconds: M (absolute), M+B/S (Canadian), M+PxB (byo-yomi: P periods of B), "
                    "M+If (Fischer: I added a move); several separated by commas are used in turn, game by game.")
 @click.option("--visits", default=None, type=click.IntRange(1), help="Sent as kata-set-param maxVisits.")
@@ -64,7 +65,7 @@ if TYPE_CHECKING:
               help="Allow an unencrypted tcp:// scheduler: whoever reaches it runs code on every worker and on this "
                    "driver; only on a machine and network no one else can reach.")
 def match(black_cmd: str, white_cmd: str, games: int, first_game: int, size: int, komi: float, handicap: int, max_moves: int | None,
-          sprt: str | None, rules: str, time_spec: str | None,
+          sprt: SprtConfig | None, rules: str, times: tuple[TimeControl, ...] | None,
           visits: int | None, openings: str | None, sgf_dir: str | None, alternate: bool, move_timeout: float,
           start_timeout: float, dead_model: str | None, config_paths: tuple[str, ...], overrides: tuple[str, ...],
           sets: tuple[str, ...],
@@ -77,15 +78,12 @@ def match(black_cmd: str, white_cmd: str, games: int, first_game: int, size: int
     --sgf-dir, every finished game is also appended to results.jsonl there, and rerunning the same command plays
     only the games missing from it.
     """
-    from miai.go.clock import TimeControl
     from miai.match.runner import MatchConfig, MatchError, run_match
     from miai.match.summary import GameRecord, MatchSummary, ProgressPrinter
 
     try:
         config = MatchConfig(games=games, first_game=first_game, size=size, komi=komi, handicap=handicap, max_moves=max_moves,
-                             sprt=_parse_sprt(sprt) if sprt else None, rules=rules, alternate=alternate,
-                             times=tuple(TimeControl.parse_spec(spec) for spec in time_spec.split(","))
-                             if time_spec else (), visits=visits,
+                             sprt=sprt, rules=rules, alternate=alternate, times=times or (), visits=visits,
                              openings=openings, sgf_dir=sgf_dir, move_timeout=move_timeout, start_timeout=start_timeout,
                              log_dir=log_dir, concurrency=concurrency)
     except ValueError as exc:
@@ -139,12 +137,19 @@ def _parse_sprt(text: str) -> SprtConfig:
 
     parts = text.split(",")
     if len(parts) not in (2, 4):
-        raise ValueError(f"--sprt takes ELO0,ELO1 or ELO0,ELO1,ALPHA,BETA, got {text!r}")
+        raise ValueError(f"expected ELO0,ELO1 or ELO0,ELO1,ALPHA,BETA, got {text!r}")
     try:
         numbers = [float(p) for p in parts]
     except ValueError:
-        raise ValueError(f"--sprt takes numbers, got {text!r}") from None
+        raise ValueError(f"expected numbers, got {text!r}") from None
     return SprtConfig(*numbers)
+
+
+def _parse_times(text: str) -> tuple[TimeControl, ...]:
+    """``--time``: clocks separated by commas (TimeControl.parse_spec's errors say what is wrong with which)."""
+    from miai.go.clock import TimeControl
+
+    return tuple(TimeControl.parse_spec(spec) for spec in text.split(","))
 
 
 def dead_stone_judge(model: str, config: Config) -> DeadStones:

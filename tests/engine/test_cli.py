@@ -328,3 +328,28 @@ def test_bad_katago_config_values_name_the_file_and_key(tmp_path: Path) -> None:
         assert len(result.stderr.strip().splitlines()) == 1
     result = CliRunner().invoke(main, ["gtp", "-override-config", "maxVisits"], input="quit\n")
     assert result.exit_code == 1 and "-override-config: expected key=value, got 'maxVisits'" in result.stderr
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["match", "--time", "5min"], "Error: Invalid value for '--time': bad time spec '5min': '5min' is not a whole "
+                                  "number (expected M, M+B, M+B/S, M+PxB or M+If, whole seconds)"),
+    (["match", "--time", "60,0+5x0"], "Error: Invalid value for '--time': bad time spec '0+5x0': byo-yomi needs at "
+                                      "least one period of at least 1 s, got 5x0"),
+    (["match", "--sprt", "1"], "Error: Invalid value for '--sprt': expected ELO0,ELO1 or ELO0,ELO1,ALPHA,BETA, "
+                               "got '1'"),
+    (["match", "--sprt", "5,0"], "Error: Invalid value for '--sprt': SPRT needs elo1 > elo0, got 5.0 and 0.0"),
+    (["match", "--rules", "foo"], "Error: Invalid value for '--rules': unknown rules: 'foo'"),
+    (["gtp", "--rules", "foo"], "Error: Invalid value for '--rules': unknown rules: 'foo'"),
+    (["gtp", "--komi", "abc"], "Error: Invalid value for '--komi': 'abc' is not a valid float."),
+])
+def test_command_line_values_get_clicks_one_line_error(args: list[str], expected: str) -> None:
+    from click.testing import CliRunner
+
+    from miai.engine.cli.main import main
+
+    extra = ["--black", "x", "--white", "y"] if args[0] == "match" else []
+    result = CliRunner().invoke(main, [*args, *extra], input="quit\n")
+    assert result.exit_code == 2
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error")]
+    assert len(errors) == 1 and errors[0].startswith(expected), result.stderr
+    assert "invalid literal" not in result.stderr and "Traceback" not in result.stderr

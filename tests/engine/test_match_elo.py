@@ -118,3 +118,16 @@ def test_sprt_config_is_validated() -> None:
         SprtConfig(elo0=10, elo1=0)
     with pytest.raises(ValueError):
         SprtConfig(alpha=0.7)
+
+
+def test_elo_beyond_the_data_reads_as_a_bound_not_a_clamp() -> None:
+    sweep = estimate_elo(2, 0, 0)
+    assert str(sweep) == "> -113 Elo (95%; every game won), LOS 92.1%"
+    assert sweep.describe(compact=True) == "> -113"
+    assert str(estimate_elo(0, 0, 2)).startswith("< +113 Elo (95%; every game lost)")
+    assert estimate_elo(30, 0, 0).describe(compact=True) == "> +357"
+    assert str(estimate_elo(30, 0, 10)) == "+191 Elo (95% +69 .. +313), LOS 99.9%"
+    assert estimate_elo(30, 0, 10).describe(compact=True) == "+191 (+69..+313)"
+    assert str(estimate_elo(0, 0, 0)) == "no games played"
+    for record in [(2, 0, 0), (0, 0, 2), (9, 1, 0), (0, 0, 0)]:
+        assert "1000" not in str(estimate_elo(*record)) + estimate_elo(*record).describe(compact=True)
