@@ -45,7 +45,7 @@ import numpy as np
 from miai.nets.errors import EvaluatorError
 
 __all__ = ["BACKENDS", "PRECISIONS", "BackendError", "NetSession", "TensorInfo", "OpenVinoSession", "Choice",
-           "cpu_flags", "cpu_precisions", "check_available", "open_openvino", "split_at_trunk",
+           "cpu_flags", "cpu_model", "cpu_precisions", "check_available", "open_openvino", "split_at_trunk",
            "choice_path", "net_feeds", "session_rate"]
 
 BACKENDS = ("auto", "onnxruntime", "openvino")
@@ -120,14 +120,25 @@ def cpu_precisions() -> frozenset[str]:
 @functools.cache
 def cpu_flags() -> frozenset[str]:
     """This CPU's feature flags as Linux lists them in /proc/cpuinfo (empty elsewhere)."""
+    return frozenset(_cpuinfo("flags").split())
+
+
+def cpu_model() -> str:
+    """This CPU's name as Linux gives it in /proc/cpuinfo (empty elsewhere)."""
+    return _cpuinfo("model name")
+
+
+def _cpuinfo(field: str) -> str:
+    """The first ``field`` of /proc/cpuinfo (the first core's), or "" where there is none."""
     try:
         text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return frozenset()
+        return ""
     for line in text.splitlines():
-        if line.startswith("flags"):
-            return frozenset(line.split(":", 1)[1].split())
-    return frozenset()
+        name, sep, value = line.partition(":")
+        if sep and name.strip() == field:
+            return value.strip()
+    return ""
 
 
 def _precisions_from_flags(flags: frozenset[str]) -> frozenset[str]:

@@ -109,16 +109,31 @@ def load_evaluator(
 
 def _auto(path: Path, model_bytes: bytes | None, backend: str, precision: str, directory: str | Path | None,
           report: Callable[[str], None] | None, options: dict[str, Any]) -> tuple[str, str]:
-    """``auto``'s (backend, precision) for this net: the only candidate, the kept measurement, or a new one
-    (``miai.nets.precision.choose``), kept in the cache directory."""
+    """``auto``'s (backend, precision) for this net, said in one line to ``report`` when there was a choice."""
+    choice = auto_choice(path, model_bytes, backend, precision, directory, options)
+    if report is not None and choice.rates:
+        report(choice.describe())
+    return choice.backend, choice.precision
+
+
+def auto_choice(path: Path, model_bytes: bytes | None = None, backend: str = "auto", precision: str = "auto",
+                directory: str | Path | None = None, options: dict[str, Any] | None = None) -> backends.Choice:
+    """What ``auto`` picks for the ONNX net at ``path`` (or ``model_bytes``) with these ``OnnxConfig`` options:
+    the only candidate (``rates`` empty), the measurement kept in the cache directory, or a new one
+    (``miai.nets.precision.choose``), then kept there.
+
+    Raises:
+        EvaluatorError: nothing can run the net here.
+    """
     from miai.nets import convert
 
+    options = options or {}
     pairs, rejected = backends.candidates(backend, precision)
     if not pairs:
         raise EvaluatorError("; ".join(rejected.values()) or f"net.backend={backend} net.precision={precision}: "
                              "nothing can run it here")
     if len(pairs) == 1:
-        return pairs[0]
+        return backends.Choice(*pairs[0], {}, rejected)
     digest = (hashlib.sha256(model_bytes).hexdigest() if model_bytes is not None else convert._file_digest(path))
     threads = int(options.get("intra_op_threads", 1))
     where = backends.choice_path(digest, threads, Path(directory) if directory else convert.default_cache_dir())
@@ -141,6 +156,4 @@ def _auto(path: Path, model_bytes: bytes | None, backend: str, precision: str, d
         choice = gate.choose(pairs, rejected, open_pair)
         if keep:
             backends.write_choice(where, choice)
-    if report is not None:
-        report(choice.describe())
-    return choice.backend, choice.precision
+    return choice

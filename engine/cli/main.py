@@ -2,8 +2,9 @@
 
 Subcommands: ``gtp`` (play or analyse through GTP), ``analysis`` (KataGo's JSON analysis engine), ``convert`` (KataGo
 model -> ONNX), ``bench`` (every speed figure; cli/bench.py), ``match`` (engine-vs-engine games over GTP),
-``train`` (miai's own nets). The group here imports each subcommand's module; none of them imports this one. Nothing
-but GTP ever goes to stdout from ``miai gtp``; diagnostics go to stderr.
+``train`` (miai's own nets), ``version`` (the install, the CPU and the backend; cli/version.py). The group here
+imports each subcommand's module; none of them imports this one. Nothing but GTP ever goes to stdout from ``miai
+gtp``; diagnostics go to stderr.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import TypedDict
 
 import click
 
-from miai.engine.cli import analysis, bench, tools, train
+from miai.engine.cli import analysis, bench, tools, train, version as version_cli
 from miai.engine.cli.compose import (
     MODEL_HELP, RULES, RULES_HELP, ProgressBar, build_evaluator, config_options, gtp_settings, load_config_or_fail,
     playout_defaults, problem,
@@ -112,6 +113,7 @@ main.add_command(bench.bench)
 main.add_command(tools.match)
 main.add_command(train.train)
 main.add_command(analysis.analysis)
+main.add_command(version_cli.version_command)
 add_log_level(main)  # --log-level after any sub-command too (miai gtp --log-level debug)
 
 __all__ = ["main"]
