@@ -29,24 +29,24 @@ BiasKey = tuple[int, int, int, tuple[int, ...]]
 
 
 class Expansion:
-    """Makes and evaluates the search's nodes under one config (``config`` may be replaced between runs).
+    """Makes and evaluates the search's nodes under one config (a new config makes a new Expansion over the same
+    graph).
 
-    ``valuation`` turns evaluations and final scores into node values (the search gives it each run's dynamic score
-    centre); ``bias_table`` holds the subtree value bias entries of the whole graph (KataGo's SubtreeValueBiasTable)."""
+    ``table`` holds the graph's nodes; ``bias_table`` the subtree value bias entries of the whole graph (KataGo's
+    SubtreeValueBiasTable), which the graph's owner keeps and prunes when the root moves on
+    (miai.engine.rootsetup). The :class:`~miai.engine.leaves.Valuation` that turns evaluations and final scores into
+    node values is the run's (its dynamic score centre): each call is given it."""
 
-    def __init__(self, config: SearchConfig, table: NodeTable) -> None:
+    def __init__(self, config: SearchConfig, table: NodeTable, bias_table: dict[BiasKey, BiasEntry]) -> None:
         self.config = config
         self.table = table
-        self.valuation = Valuation(config)
-        self.bias_table: dict[BiasKey, BiasEntry] = {}
-        self._tree_ids = 0
+        self.bias_table = bias_table
 
     def key(self, state: SearchState) -> int:
-        """The table key of ``state``'s node: its graph hash, or in tree mode a fresh negative serial number."""
+        """The table key of ``state``'s node: its graph hash, or in tree mode a fresh key from the table."""
         if self.config.graph:
             return int(state.graph_hash)
-        self._tree_ids += 1
-        return -self._tree_ids  # tree mode: every node is new; negative keys never clash with hashes
+        return self.table.fresh_key()  # tree mode: every node is new
 
     def bias_key(self, state: SearchState, move: int, go_game: bool) -> BiasKey | None:
         """The subtree value bias pattern of ``move`` about to be played on ``state`` (KataGo: the mover, the
@@ -57,9 +57,11 @@ class Expansion:
         go = cast(GoPosition, state)  # (go_game: the root is one, and so is every scratch copy of it)
         return (int(go.to_play), go.moves[-1][1], move, go.local_pattern(move))
 
-    def child_for(self, state: SearchState, bias_key: BiasKey | None, searched_on: bool) -> tuple[Node, bool]:
+    def child_for(self, state: SearchState, bias_key: BiasKey | None, searched_on: bool,
+                  valuation: Valuation) -> tuple[Node, bool]:
         """The node for the position just reached and whether the table had it: looked up by graph hash first,
-        else made (with its subtree value bias entry when ``bias_key`` is given) and added.
+        else made (with its subtree value bias entry when ``bias_key`` is given) and added; a finished game's value
+        under ``valuation``.
 
         A finished game is scored exactly, unless ``searched_on`` (a game-ending pass the search goes on past,
         KataGo's forceNonTerminal): then the node is evaluated by the net like any other, and keyed apart from the
@@ -75,7 +77,7 @@ class Expansion:
         node = Node(key, 1 if state.to_play == WHITE else -1)
         if state.is_over() and not forced:
             node.terminal = node.expanded = True
-            node.own = node.q = self.valuation.terminal(float(state.score()), state.size)
+            node.own = node.q = valuation.terminal(float(state.score()), state.size)
         elif bias_key is not None:
             node.bias = self.bias_table.get(bias_key)
             if node.bias is None:
@@ -83,8 +85,9 @@ class Expansion:
         self.table.add(node)
         return node, False
 
-    def expand(self, node: Node, state: SearchState, evaluation: Evaluation) -> None:
-        """Give a leaf its moves and priors (minus own true eyes) and its own value from the evaluation."""
+    def expand(self, node: Node, state: SearchState, evaluation: Evaluation, valuation: Valuation) -> None:
+        """Give a leaf its moves and priors (minus own true eyes) and its own value from the evaluation under
+        ``valuation``."""
         config = self.config
         moves, priors = candidate_moves(evaluation.policy, state, config.forbid_eye_filling)
         node.set_moves(moves, priors)
@@ -94,14 +97,16 @@ class Expansion:
             # Gelly and Silver's prior knowledge: the heuristics' imaginary playouts start the RAVE statistics.
             node.amaf_n, node.amaf_w = amaf.prior_n.copy(), amaf.prior_w.copy()
         sign = 1 if state.to_play == WHITE else -1
-        own, weight = self.own_value(state, evaluation)
+        own, weight = self.own_value(state, evaluation, valuation)
         node.set_value(own, weight, config.subtree_value_bias_factor)
         if config.keep_ownership and evaluation.ownership is not None:
             # float16 halves the memory of the graph's largest per-node array; averages need no more precision.
             node.ownership = (np.asarray(evaluation.ownership, dtype=np.float32) * sign).astype(np.float16)
 
-    def own_value(self, state: SearchState, evaluation: Evaluation) -> tuple[Stats, float]:
-        """A node's own value from its evaluation and the weight it carries (uncertainty-weighted playouts)."""
+    @staticmethod
+    def own_value(state: SearchState, evaluation: Evaluation, valuation: Valuation) -> tuple[Stats, float]:
+        """A node's own value from its evaluation under ``valuation`` and the weight it carries
+        (uncertainty-weighted playouts)."""
         sign = 1 if state.to_play == WHITE else -1
-        own = self.valuation.evaluated(evaluation, sign, state.size)
-        return own, self.valuation.weight(evaluation, own.score_mean, state.size)
+        own = valuation.evaluated(evaluation, sign, state.size)
+        return own, valuation.weight(evaluation, own.score_mean, state.size)

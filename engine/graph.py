@@ -392,6 +392,7 @@ class NodeTable:
 
     def __init__(self) -> None:
         self._nodes: dict[int, Node] = {}
+        self._serial = 0  # tree mode's keys handed out so far (never reset: a kept root's key stays unique)
 
     def __len__(self) -> int:
         return len(self._nodes)
@@ -401,6 +402,12 @@ class NodeTable:
 
     def __iter__(self) -> Iterator[Node]:
         return iter(self._nodes.values())
+
+    def fresh_key(self) -> int:
+        """A key no node of the table has had (tree mode, where every node is new): negative, so it never clashes
+        with a graph hash's."""
+        self._serial += 1
+        return -self._serial
 
     def get(self, key: int) -> Node | None:
         """The node stored under ``key``, or None."""

@@ -114,7 +114,7 @@ class Playouts:
         rave = self.config.rave_equivalence > 0
         for leaf, evaluation in zip(leaves, evaluations):
             node = leaf.path[-1]
-            self.expansion.expand(node, leaf.state, evaluation)
+            self.expansion.expand(node, leaf.state, evaluation, run.facts.valuation)
             node.pending = False
             if evaluation.amaf is not None and rave:
                 add_amaf(leaf.path, leaf.edges, evaluation.amaf)
@@ -221,7 +221,7 @@ class Playouts:
             searched_on = ((node is run.root and self.config.conservative_pass and go.pass_ends_game_outright())
                            or go.pass_is_friendly())
         state.play_unchecked(move)
-        child, found = expansion.child_for(state, bias_key, searched_on)
+        child, found = expansion.child_for(state, bias_key, searched_on, run.facts.valuation)
         if found:
             self.count.transposition_hits += 1
             self._met = True

@@ -29,8 +29,8 @@ import numpy as np
 from miai.engine.backup import Backup
 from miai.engine.config import SearchConfig
 from miai.engine.ending import ending_bonus
-from miai.engine.expansion import Expansion
-from miai.engine.graph import Node, NodeTable, StaleUpdate, Stats, Weighting, relink, revalue
+from miai.engine.expansion import BiasKey, Expansion
+from miai.engine.graph import BiasEntry, Node, NodeTable, StaleUpdate, Stats, Weighting, relink, revalue
 from miai.engine.leaves import Valuation, candidate_moves, own_eye_mask
 from miai.engine.movechoice import best_move, block_root_moves, move_filter, symmetric_duplicates, without
 from miai.engine.playout import Leaf, Playouts
@@ -68,7 +68,10 @@ class Search:
         self._rng = random.Random(seed)
         self._np_rng = np.random.default_rng(seed)
         self._count = Counters()
-        self._expansion = Expansion(config, self.table)
+        self._bias_table: dict[BiasKey, BiasEntry] = {}  # the graph's subtree value bias entries
+        # The last run's valuation (its dynamic score centre): a new root is expanded under it, before its own
+        # run's centre, which is read off the root's value, is known.
+        self._valuation = Valuation(config)
         self.config = config
         self._root_state: Any = None  # (a SearchState; Any, as the scratch states the evaluator reads)
         self._scratch: list[Any] = []
@@ -98,7 +101,7 @@ class Search:
         if keep != self._keep_parents and self.root is not None:
             relink(self.root, self.table, keep)  # parent lists appear (or go) with the option
         self._keep_parents = keep
-        self._expansion.config = config
+        self._expansion = Expansion(config, self.table, self._bias_table)
         self._playouts = Playouts(config, self._selector, self._expansion, Backup(self._weighting, stale), self._rng,
                                   self._count, keep)
 
@@ -111,7 +114,7 @@ class Search:
     def clear(self) -> None:
         """Forget the whole graph (the root position stays)."""
         self.table.clear()
-        self._expansion.bias_table.clear()
+        self._bias_table.clear()
         self.root = None
         self._noised = None
 
@@ -175,7 +178,9 @@ class Search:
             for gone in freed:
                 gone.release_bias(self.config.subtree_value_bias_free_prop)
             # Like KataGo's clearUnusedSynchronous: keep the entries some remaining node uses.
-            self._expansion.bias_table = {n.bias.key: n.bias for n in (node, *self.table) if n.bias is not None}
+            kept = {n.bias.key: n.bias for n in (node, *self.table) if n.bias is not None}
+            self._bias_table.clear()
+            self._bias_table.update(kept)
             self._count.nodes_freed += len(freed)
         return node
 
@@ -214,7 +219,7 @@ class Search:
                 return self._snapshot(None, 0, 0.0)  # a toy game's end has no moves (a finished Go game is searched on)
             root, ending, dame = self._prepare_root()
             permitted = move_filter(avoid, allow)
-            facts = RootFacts(self._root_state.size, self._go, self._superko, self._expansion.valuation, permitted,
+            facts = RootFacts(self._root_state.size, self._go, self._superko, self._valuation, permitted,
                               ending, dame)
             blocked = block_root_moves(root, without(permitted, self._symmetric_duplicates(permitted)))
             run = Run(root, facts, Limits(visits_cap, playouts_cap, time_cap, cfg.max_nodes), start=start,
@@ -331,7 +336,7 @@ class Search:
         evaluation = reinstall = None
         if not root.expanded:
             evaluation = self._evaluate_root(state)
-            expansion.expand(root, state, evaluation)
+            expansion.expand(root, state, evaluation, self._valuation)
             root.recompute(self._weighting)
         elif isinstance(self.evaluator, RootEvaluator):
             # A root kept from the last search was evaluated as an inner node: KataGo evaluates it again as a root
@@ -344,7 +349,7 @@ class Search:
         # ... but never more than one dynamic scale (times the board's side) away from the expected score.
         cap = self.config.dynamic_score_center_scale * state.size
         centre = min(expected + cap, max(expected - cap, centre))
-        expansion.valuation = valuation = Valuation(self.config, centre)
+        self._valuation = valuation = Valuation(self.config, centre)
         # Every value already in the graph (the root's own one included, made before the centre was known) is
         # worked out again against the new centre, as KataGo does when a search begins.
         if self.config.dynamic_score_utility_factor or self.config.subtree_value_bias_factor:
@@ -364,7 +369,7 @@ class Search:
         priors and own value alike, which the root's statistics take in from the first backup on."""
         moves, priors = candidate_moves(evaluation.policy, state, self.config.forbid_eye_filling)
         root.replace_priors(dict(zip(moves.tolist(), priors.tolist())))
-        root.own, root.own_weight = self._expansion.own_value(state, evaluation)
+        root.own, root.own_weight = Expansion.own_value(state, evaluation, self._valuation)
         self._noised = None  # (the new priors need their noise again)
 
     def _evaluate_root(self, state: Any) -> Evaluation:
