@@ -356,14 +356,14 @@ class NetConfig:
                                  "95%, and a pass that would end the game without a win hidden from the net",
                                  katago="enablePassingHacks")
     # auto measures once per net and CPU which backend and precision is fastest within the accuracy gate, and keeps
-    # the answer in the cache directory (miai.nets.backends; README "Which backend").
+    # the answer in the cache directory (miai.nets.backends; docs/config.md "Which backend").
     backend: str = option("auto", "what runs the net: onnxruntime, openvino (the openvino extra) or auto (the "
                           "fastest here, measured once per net and kept)", choices=("auto", "onnxruntime", "openvino"))
     precision: str = option("auto", "what the net computes in: fp32, bf16 or fp16 (OpenVINO, on CPUs that have them), "
                             "or auto (fp32, or bf16/fp16 where they pass the accuracy gate and are faster)",
                             choices=("auto", "fp32", "bf16", "fp16"))
     providers: tuple[str, ...] = option(("CPUExecutionProvider",), "onnxruntime execution providers in order of "
-                                        "preference, e.g. CUDAExecutionProvider,CPUExecutionProvider (README: GPU)")
+                                        "preference, e.g. CUDAExecutionProvider,CPUExecutionProvider (docs/config.md: GPU)")
     allow_cpu_fallback: bool = option(True, "a requested provider that is not installed: warn and use the CPU "
                                       "(false: refuse to start)")
 

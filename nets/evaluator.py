@@ -280,7 +280,7 @@ class OnnxConfig:
     root_policy_optimism: float = 0.0  # the same for a search's root (evaluate_root; KataGo's rootPolicyOptimism)
     seed: int | None = None  # random symmetries' seed
     with_ownership: bool = True
-    # onnxruntime execution providers in order of preference (see PROVIDER_PACKAGES and README "GPU").
+    # onnxruntime execution providers in order of preference (see PROVIDER_PACKAGES and docs/config.md "GPU").
     providers: tuple[str, ...] = ("CPUExecutionProvider",)
     allow_cpu_fallback: bool = True  # a requested provider that is missing: warn and use the CPU (else fail)
     backend: str = "onnxruntime"  # or "openvino" (miai.nets.backends; "auto" is resolved before, by load_evaluator)

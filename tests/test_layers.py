@@ -1,4 +1,4 @@
-"""The layering of the README's "How to read the code", enforced over every module's imports.
+"""The layering of docs/development.md's "How to read the code", enforced over every module's imports.
 
 The layers are folders at the top of the repository (go/, nets/, gtp/, engine/, match/), installed as miai.go,
 miai.nets, ...: go imports nothing of miai; nets and gtp import go only; match (engine-vs-engine games over GTP)

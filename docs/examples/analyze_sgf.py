@@ -1,6 +1,6 @@
 """Batch analysis with ``miai analysis``: every position of an SGF game in one query, the results as JSON lines.
 
-It is the recipe the README shows for KataGo-style batch work: the game becomes one query with ``analyzeTurns``
+It is the recipe the README points to for KataGo-style batch work: the game becomes one query with ``analyzeTurns``
 listing every turn, ``miai analysis`` searches the turns (several at once with ``-analysis-threads``), and each
 response is written to OUT (one line per turn, in turn order). A table goes to stdout: the move played, Black's
 winrate and score lead before it, the engine's best move, and how many points the played move lost by the engine's
