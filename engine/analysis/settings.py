@@ -93,6 +93,8 @@ def _apply_one(applied: Applied, key: str, value: Any, per_query: bool) -> None:
         applied.settings = _apply_analysis(settings, key, value)
     elif kind_ == "mapped" and target.startswith(("gtp.", "player.")):
         applied.unsupported.append(key)  # a game's rules, board and resignation: queries carry or need none
+    elif kind_ == "mapped" and target.startswith("log."):
+        pass  # KataGo's log files (logDir, ...): the analysis engine's messages go to stderr, as KaTrain reads them
     elif kind_ in ("mapped", "miai"):
         applied.settings = dataclasses.replace(settings, config=apply_katago(settings.config, key, value))
     elif kind_ == "katago-only":

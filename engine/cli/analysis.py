@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 import click
 
 from miai.engine.cli.compose import build_evaluator
-from miai.engine.cli.logs import open_log_file
 
 if TYPE_CHECKING:
     from miai.engine.analysis.settings import AnalysisSettings
@@ -63,7 +62,6 @@ def analysis(model: str | None, config_path: str | None, overrides: tuple[str, .
         click.echo(f"miai analysis: -human-model {human_model} ignored (miai has no human SL model support)",
                    err=True)
     settings = _capped_threads(applied.settings)
-    open_log_file(settings.config.log, "miai " + " ".join(sys.argv[1:]))  # logDir/logFile: messages with their time
     name = model or settings.config.net.model
 
     def load() -> object:
