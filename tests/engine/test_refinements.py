@@ -169,12 +169,12 @@ def test_tree_reuse_keeps_the_bias_entries_of_the_nodes_it_keeps() -> None:
     state = GameState(7)
     search.set_root(state)
     search.best_move(search.run())
-    assert search._bias_table
+    assert search._setup.bias_table
     move = max(search.root.edges, key=lambda e: e.visits).move  # type: ignore[union-attr]
     state.push(move)
     search.set_root(state)
     kept = {id(n.bias) for n in (search.root, *search.table) if n is not None and n.bias is not None}
-    assert kept and kept == {id(e) for e in search._bias_table.values()}
+    assert kept and kept == {id(e) for e in search._setup.bias_table.values()}
 
 
 @pytest.mark.parametrize("rules, conservative, scored", [

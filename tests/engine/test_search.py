@@ -420,7 +420,7 @@ def test_a_failed_evaluation_leaves_the_graph_usable(overlap: bool) -> None:
     search.set_root(state)
     with pytest.raises(RuntimeError, match="net failed"):
         search.run()
-    for scratch in search._scratch:
+    for scratch in search._setup.scratch:
         assert scratch.path == state.path  # every scratch state is back at the root
     snap = search.run()
     assert snap.root.visits == 100

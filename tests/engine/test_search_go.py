@@ -227,12 +227,12 @@ def test_scratch_states_follow_the_game_between_moves() -> None:
     for _ in range(4):
         search.set_root(state)
         search.run()
-        for scratch in search._scratch:  # every slot sits exactly at the root between runs
+        for scratch in search._setup.scratch:  # every slot sits exactly at the root between runs
             assert scratch.graph_hash == state.graph_hash and scratch.moves == state.moves
         state.push(search.best_move(search.snapshot()))
     state.komi = 6.5  # a different game: fresh copies
     search.set_root(state)
-    assert search._scratch == [] and search.root is None
+    assert search._setup.scratch == [] and search.root is None
 
 
 @pytest.mark.slow
@@ -293,7 +293,7 @@ def test_deep_search_through_ko_fights_stays_consistent(rules: str) -> None:
     assert state.is_legal(move)
     stats = search.stats()
     assert stats["terminal_visits"] > 0  # games were played out to two passes
-    for scratch in search._scratch:
+    for scratch in search._setup.scratch:
         assert scratch.graph_hash == state.graph_hash and scratch.moves == state.moves
     for node in [search.root, *search.table]:
         assert node.virtual_loss == 0 and not node.pending  # type: ignore[union-attr]
