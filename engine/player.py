@@ -47,7 +47,7 @@ from miai.engine.resign import should_resign
 from miai.engine.search import Search, leaves_per_batch
 from miai.engine.snapshot import (Snapshot, average_ownership, ownership_moments, pv_visits, search_details,
                                   search_info_log, search_summary, with_symmetric_copies)
-from miai.engine.timecontrol import budget
+from miai.engine.timecontrol import Lateness, budget, cpu_share, cpu_times
 from miai.go.clock import Clock, TimeControl, TimeSystem
 from miai.go.coords import PASS, Color, to_gtp
 from miai.go.geometry import neighbor_table
@@ -80,9 +80,6 @@ _DEAD_OWNERSHIP = 0.3
 _STATUS_VISITS = 64
 # A genmove whose config sets no limit at all (analysis configs) searches this long: the built-in max_time.
 _UNLIMITED_GENMOVE_SECONDS = SearchConfig().max_time
-# Seconds kept for what the search's clock does not see: setting the root, the final snapshot, choosing the move,
-# answering, and the controller's pipe both ways (the bridges' replays measure 20-40 ms of it on a 19x19 board).
-_ANSWER_SECONDS = 0.05
 # Share of a clock's budget kept against the scheduler's jitter on a busy machine (a batch that takes longer than the
 # last).
 _JITTER_SHARE = 0.03
@@ -103,6 +100,7 @@ class EnginePlayer(Player):
         self._ponder_stop = threading.Event()
         self._interrupt: threading.Event | None = None
         self._batch_seconds: dict[int, float] = {}  # board size -> seconds one search batch takes (measured)
+        self._lateness = Lateness()  # how long after its search's time a move is answered (measured)
         self._warned_unlimited = False
         self._game = _GameValues()
         self._arrival: float | None = None  # when the command being run could start (command_arrived)
@@ -128,6 +126,7 @@ class EnginePlayer(Player):
 
     def _genmove(self, state: GameState, color: Color, start: float, cleanup: bool, analysis: AnalyzeRequest | None,
                  emit: Emit | None) -> GenmoveResult:
+        cpu = cpu_times()
         self.stop_pondering()
         self.warm_up(state)
         root = _root_for(state, color, fresh_passes=cleanup)
@@ -137,8 +136,8 @@ class EnginePlayer(Player):
             if not targets:  # nothing the engine holds dead is left: the cleanup is over
                 self._clock(color).charge(time.monotonic() - start)
                 return PASS
-        seconds = self._move_seconds(root, color, start)
-        calls_before = self.search.stats().get("eval_batches", 0)
+        seconds, deadline = self._move_seconds(root, color, start)
+        calls_before = self.search.batches
         self._set_playout_advantage(root, self._game.advantage(root, self.config.player))
         snapshot = self._search(root, self._interrupt, analysis, emit, seconds, allow=targets)
         self._game.record(root, snapshot)
@@ -147,8 +146,7 @@ class EnginePlayer(Player):
             # KataGo prints the final analysis before ``play``, however short the search was: a GUI always sees
             # the figures of the move it is shown.
             emit(self._analysis_snapshot(snapshot, root, analysis))
-        self._note_batch_time(root.size, snapshot, self.search.stats().get("eval_batches", 0) - calls_before)
-        self._clock(color).charge(time.monotonic() - start)
+        self._note_batch_time(root.size, snapshot, self.search.batches - calls_before)
         move: GenmoveResult
         if targets is not None:
             move = self._cleanup_move(snapshot, targets)
@@ -158,6 +156,16 @@ class EnginePlayer(Player):
         else:
             move = self.search.best_move(snapshot)  # with one visit: the policy's top move
         _log_search(snapshot, root.size, move)
+        answered = time.monotonic()
+        if deadline is not None:
+            share = cpu_share(cpu, cpu_times())
+            log.debug("genmove: %.3f s, the search %.3f s of %.3f s, answered %+.3f s after the search's planned end "
+                      "(%.3f s kept for it); the CPU %s of the time it was wanted", answered - start, snapshot.elapsed,
+                      seconds, answered - deadline, self._lateness.reserve(root.size),
+                      "?" if share is None else f"{share:.0%}")
+            self._lateness.note(root.size, answered - deadline)
+            self._lateness.note_share(share)
+        self._clock(color).charge(answered - start)
         return move
 
     def analyze(
@@ -228,25 +236,31 @@ class EnginePlayer(Player):
         return self.search.run(stop, on_progress, max_time=seconds, progress_interval=interval, allow=allow,
                                step_seconds=self._batch_seconds.get(root.size, 0.0))
 
-    def _move_seconds(self, root: GameState, color: Color, start: float) -> float:
-        """How long the search of this move may run from now (0 = no time limit; visits then end it).
+    def _move_seconds(self, root: GameState, color: Color, start: float) -> tuple[float, float | None]:
+        """How long the search of this move may run from now (0 = no time limit; visits then end it), and when the
+        clock's budget wants its search ended (None: no clock limits it, or it wants the move answered at once).
 
         The clock's budget and ``max_time`` count from ``start``; the search does not begin a step that would end
         past the time it is given (:meth:`_search` tells it how long a batch took before). Only the clock's budget
-        gives up a share and the answer's time, for the controller counts them against the clock; ``max_time`` is
-        the search's own time, as KataGo's ``maxTime`` (its ``lagBuffer`` applies to time controls only; with both
-        taken off, a move under ``max_time`` 0.5 searched 0.44 s beside KataGo's 0.5 s).
+        gives up a share and the answer's time (:class:`~miai.engine.timecontrol.Lateness`, as measured in this
+        game), for the controller counts them against the clock; ``max_time`` is the search's own time, as KataGo's
+        ``maxTime`` (its ``lagBuffer`` applies to time controls only; with both taken off, a move under
+        ``max_time`` 0.5 searched 0.44 s beside KataGo's 0.5 s).
         """
         cfg = self.config.search
         cap = cfg.max_time or math.inf
         budget = self._time_budget(root, color)
         if math.isinf(budget) and math.isinf(cap):
             if cfg.max_visits or cfg.max_playouts:
-                return 0.0
+                return 0.0, None
             self._warn_unlimited()
             cap = _UNLIMITED_GENMOVE_SECONDS
-        limit = min(cap, (1.0 - _JITTER_SHARE) * budget - _ANSWER_SECONDS)
-        return max(_MIN_SEARCH_SECONDS, limit - (time.monotonic() - start))
+        clocked = (1.0 - _JITTER_SHARE) * budget - self._lateness.reserve(root.size)
+        limit = min(cap, clocked)
+        seconds = limit - (time.monotonic() - start)
+        # A move answered at once (the clock holds less than the reserve) tells nothing of how late answers are.
+        deadline = start + clocked if math.isfinite(clocked) and seconds > 0 else None
+        return max(_MIN_SEARCH_SECONDS, seconds), deadline
 
     def _warn_unlimited(self) -> None:
         if not self._warned_unlimited:
@@ -280,6 +294,7 @@ class EnginePlayer(Player):
             return
         first_batch = leaves_per_batch(self.config.search, self.evaluator.max_batch, 0)
         empty = GameState(size, state.rules, state.komi)
+        cpu = cpu_times()
         self.evaluator.evaluate([empty])  # the first run of this shape
         positions = []
         for i in range(first_batch):  # distinct positions, so that an evaluation cache cannot answer them
@@ -289,6 +304,7 @@ class EnginePlayer(Player):
         begin = time.monotonic()
         self.evaluator.evaluate(positions)
         self._batch_seconds[size] = time.monotonic() - begin
+        self._lateness.note_share(cpu_share(cpu, cpu_times()))  # the first move's guess at the CPU it gets
         if self.config.net.cache_reserve and isinstance(self.evaluator, CachingEvaluator):
             self.evaluator.reserve(size)
 

@@ -126,6 +126,15 @@ class Playouts:
             leaf.path[-1].pending = False
             unwind(leaf.state, leaf.path, leaf.edges)
 
+    def abandon(self, leaves: list[Leaf]) -> None:
+        """Take back the virtual loss of playouts whose evaluation will never be read (a batch given up at the
+        deadline), leaving their scratch states alone: the net may still be reading them, and they are dropped."""
+        self.count.playouts -= len(leaves)
+        for leaf in leaves:
+            leaf.path[-1].pending = False
+            for node in leaf.path:
+                node.virtual_loss -= 1
+
     def _finish(self, run: Run, state: Any, path: list[Node], edges: list[Edge], cut: int = -1) -> None:
         """Back up a playout that needs no evaluation (the edges below ``cut``, see :class:`Leaf`)."""
         run.trans.refreshed += self.backup.finish(state, path, edges, cut)

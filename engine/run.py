@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -27,6 +28,11 @@ if TYPE_CHECKING:
     from miai.engine.snapshot import Snapshot
 
 __all__ = ["Limits", "RootFacts", "Run"]
+
+# Steps whose lengths predict the next one's (the longest of them).
+_STEPS_KEPT = 4
+# Seconds a run that may be stopped waits for the net before it looks at its stop event again.
+_STOP_POLL = 0.01
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +91,8 @@ class Run:
         self._interval = interval
         self._next_report = self.start + interval
         self._last_call: float | None = None  # when budget() was called last: a step is the time between two calls
-        self._step = self._previous_step = step_seconds  # the last two steps' lengths
+        # The latest steps' lengths, the first guess (the player's, from this game's earlier moves) among them.
+        self._steps: deque[float] = deque([step_seconds], maxlen=_STEPS_KEPT)
 
     def ending_utility(self, move: int, stats: Stats) -> float:
         """The utility (White's view) a root child with statistics ``stats`` gains from ``move``'s ending bonus."""
@@ -113,16 +120,16 @@ class Run:
         # 0.5 s behind a pondering search in a young engine process; with it, under 10 ms.
         time.sleep(0)
         now = time.monotonic()
-        # A step that would end past the time cap is not begun: the last step's length (the search's Python as well
-        # as the net) predicts the next one's, so a run overshoots its cap by jitter, not by a whole step. With a
-        # batch in flight (overlap), stopping still waits for that batch: two steps, predicted by the last two (in
-        # that loop one interval between calls can be much shorter than the net's batch, the next one longer).
+        # A step that would end past the time cap is not begun. The longest of the last few steps (the search's
+        # Python as well as the net, in wall time) predicts the next one: on a machine busy with other work the
+        # process gets the CPU in slices, and one step in a few is much slower than the rest. A batch in flight is
+        # not waited for past the cap (expired), so stopping costs one step, overlapped or not.
         if self._last_call is not None:
-            self._previous_step, self._step = self._step, now - self._last_call
+            self._steps.append(now - self._last_call)
         self._last_call = now
         limits = self.limits
-        ahead = self._previous_step + self._step if self.in_flight else self._step
-        if (limits.seconds and now + ahead - self.start >= limits.seconds) or self._graph_size() >= limits.nodes:
+        if (limits.seconds and now + max(self._steps) - self.start >= limits.seconds) \
+                or self._graph_size() >= limits.nodes:
             return 0
         left = self._batch(self.root.visits)
         if limits.visits:
@@ -131,6 +138,20 @@ class Run:
             left = min(left, limits.playouts - self.playouts + self.hack_playouts)
         return max(0, left)
 
+    def wait_limit(self) -> float | None:
+        """How long to wait for a batch in flight before asking :meth:`expired` again: until the time cap, and a
+        moment at a time where ``stop`` may be set (None: as long as the net takes)."""
+        left = self.start + self.limits.seconds - time.monotonic() if self.limits.seconds else None
+        if self.stop is not None:
+            left = _STOP_POLL if left is None else min(left, _STOP_POLL)
+        return None if left is None else max(0.0, left)
+
+    def expired(self) -> bool:
+        """Whether a batch still in flight is given up: the time cap is reached or ``stop`` is set (what was
+        searched is answered; waiting for the net would run past the time)."""
+        return ((self.stop is not None and self.stop.is_set())
+                or bool(self.limits.seconds and time.monotonic() - self.start >= self.limits.seconds))
+
     def collected(self, done: int, leaves: int) -> None:
         """A batch was collected: ``done`` playouts finished without the net, ``leaves`` wait for it."""
         self.playouts += done + leaves
@@ -138,6 +159,11 @@ class Run:
 
     def applied(self, leaves: int) -> None:
         """``leaves`` evaluations came back and were backed up (or abandoned)."""
+        self.in_flight -= leaves
+
+    def abandoned(self, leaves: int) -> None:
+        """``leaves`` in flight were given up (their batch could not finish in time): they were never played."""
+        self.playouts -= leaves
         self.in_flight -= leaves
 
     def report(self) -> None:

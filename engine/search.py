@@ -226,7 +226,9 @@ class Search:
                     flight.append((leaves, start_evaluation(self.evaluator, [x.state for x in leaves])))
                     leaves = []
                 if flight and (len(flight) == 2 or not started):
-                    evaluations = flight[0][1]()
+                    evaluations = self._wait(run, flight[0][1])
+                    if evaluations is None:
+                        break  # the time is up (or the run was stopped) before the net answered
                     finished = flight.popleft()[0]
                     apply(run, finished, evaluations)
                     run.applied(len(finished))
@@ -234,6 +236,8 @@ class Search:
                     break  # a limit was reached, or no playout can make progress
                 turn ^= 1
                 run.report()
+            while flight:
+                self._abandon(run, flight.popleft()[0])
         except BaseException:
             # Wait for the net before touching its states, then undo every playout still in flight.
             for batch_leaves, finish in flight:
@@ -246,6 +250,26 @@ class Search:
             raise
         finally:
             sys.setswitchinterval(interval)
+
+    @staticmethod
+    def _wait(run: Run, finish: Finish) -> list[Evaluation] | None:
+        """A started batch's evaluations, or None when ``run`` expired before the net answered."""
+        while True:
+            try:
+                return finish(run.wait_limit())
+            except TimeoutError:
+                if run.expired():
+                    return None
+
+    def _abandon(self, run: Run, leaves: list[Leaf]) -> None:
+        """Give up the playouts of a batch the net has not finished, without waiting for it: their virtual loss is
+        taken back, and their scratch states, which the net's thread may still be reading, are dropped (the next
+        run copies fresh ones)."""
+        self._playouts.abandon(leaves)
+        run.abandoned(len(leaves))
+        gone = {id(leaf.state) for leaf in leaves}
+        self._scratch = [state for state in self._scratch if id(state) not in gone]
+        self._count.batches_abandoned += 1
 
     def _evaluate(self, leaves: list[Leaf]) -> list[Evaluation]:
         try:
@@ -276,6 +300,12 @@ class Search:
         return best_move(snapshot, self.config, size, self._rng, self.root, None)
 
     # ------------------------------------------------------------------------------------------- reports
+    @property
+    def batches(self) -> int:
+        """Evaluator calls since the search was made (``stats()``'s ``eval_batches``, without walking the graph as
+        ``stats()`` does: a genmove reads it on the clock)."""
+        return self._count.eval_batches
+
     def stats(self) -> dict[str, Any]:
         """Counters for ``miai-search_stats`` (one JSON object)."""
         out = counter_stats(self._count, self.root, self.table)

@@ -32,6 +32,7 @@ class Counters:
     trees_reused: int = 0
     revalued_nodes: int = 0  # nodes whose values were worked out again when a search began (new score centre)
     passing_hack_playouts: int = 0  # playouts sent down a pass or a non-pass move by search.more_passing_hacks
+    batches_abandoned: int = 0  # batches in flight at a run's deadline (or stop), given up instead of waited for
     last_run: dict[str, float] = field(default_factory=dict)
 
 
@@ -57,7 +58,8 @@ def counter_stats(count: Counters, root: Node | None, table: NodeTable) -> dict[
         "leaky_descents": c.leaky_descents, "cycle_stops": c.cycle_stops, "terminal_visits": c.terminal_visits,
         "collisions": c.collisions, "illegal_edges": c.illegal_edges, "nodes_created": c.nodes_created,
         "nodes_freed": c.nodes_freed, "trees_reused": c.trees_reused, "revalued_nodes": c.revalued_nodes,
-        "passing_hack_playouts": c.passing_hack_playouts, "last_run": dict(c.last_run),
+        "passing_hack_playouts": c.passing_hack_playouts, "batches_abandoned": c.batches_abandoned,
+        "last_run": dict(c.last_run),
     }
 
 

@@ -13,12 +13,25 @@ import math
 
 from miai.go.clock import Clock, TimeSystem
 
-__all__ = ["budget", "expected_moves_left", "hard_limit", "overtime_lag"]
+__all__ = ["Lateness", "budget", "cpu_share", "cpu_times", "expected_moves_left", "hard_limit", "overtime_lag"]
 
 # Never spend more than this share of the time that is left on one move of the main time.
 _MAX_SHARE_OF_MAIN = 0.5
 # Smallest budget, in seconds, when almost nothing is left: still enough to pick a sensible move.
 _MIN_BUDGET = 0.05
+# Seconds kept for the answer when no move has been timed yet on a board size: setting the root, the final snapshot,
+# choosing the move, answering, and the controller's pipe both ways (the bridges' replays measure 20-40 ms of it on a
+# 19x19 board on a quiet machine).
+ANSWER_SECONDS = 0.05
+# How much of a lateness measured a move ago the next move still keeps (the rest gives way to the new measurement).
+_LATENESS_KEPT = 0.75
+# The most the engine's own work outside the search is taken to slow down on a busy machine. That work is short and
+# mostly waits to be woken (a line read, an answer written), which a scheduler favours over the spinning processes
+# beside it: with a tenth of a core for its search threads (load 20 on 2 cores), the bridges' replays measured 50-100
+# ms of it, not ten times the 50 ms of a quiet machine.
+_MAX_SLOWDOWN = 4.0
+# Less CPU time than this (run and waited for) does not tell a thread's share of the CPU.
+_MIN_SHARE_SECONDS = 0.05
 # In overtime the lag reserve is at most this share of the time one move may use: a short period cannot afford the
 # full lag_buffer, and the controller that chose 1-second periods accepts that its lag must be small.
 _LAG_SHARE_OF_PERIOD = 0.2
@@ -111,3 +124,66 @@ def _target(clock: Clock, board_size: int, move_number: int, lag_buffer: float) 
     share, nominal = _overtime_share(clock)
     per_move_overtime = share - overtime_lag(lag_buffer, nominal)
     return max(target, 0.5 * per_move_overtime) + 0.5 * per_move_overtime
+
+
+class Lateness:
+    """How long after its search's time a move is answered on this machine as it is now, measured move by move.
+
+    A move's search is given its clock's budget less this reserve. Two measurements of this game's moves set it:
+
+    - what the search's clock cannot see (a step that ran longer than predicted, the final snapshot and the move
+      choice): the time from the search's planned end to the answer, measured after each timed move;
+    - the share of the CPU the engine gets: what its own work outside the search costs (the command's line read
+      and stamped, the answer written; ``ANSWER_SECONDS`` on a quiet machine) takes that much longer in wall time
+      when other processes hold the cores. On Linux a thread's time spent runnable but waiting for a core against
+      its time on one (``/proc/thread-self/schedstat``) gives the share, measured over each move (and before the
+      first, over the net's warm-up); elsewhere only the first measurement adapts.
+
+    Both rise at once with a slow move and give way slowly (a quarter of the difference a move) when moves are
+    answered sooner, so a machine that gets busy makes the next moves keep more: a bot keeps to its clock when it
+    gets less CPU than it measured. The lateness is kept per board size, since the answer's work grows with the
+    board.
+    """
+
+    def __init__(self, floor: float = ANSWER_SECONDS) -> None:
+        self.floor = floor
+        self._seconds: dict[int, float] = {}
+        self._slowdown = 1.0  # wall time over CPU time of work that wants a core (1: a core is there when wanted)
+
+    def reserve(self, size: int) -> float:
+        """Seconds to keep between the search's end and the answer on a ``size`` board."""
+        return max(self.floor * self._slowdown, self._seconds.get(size, 0.0))
+
+    def note(self, size: int, seconds: float) -> None:
+        """A timed move on a ``size`` board was answered ``seconds`` after its search's planned end (negative:
+        before it)."""
+        self._seconds[size] = _rise_at_once(self._seconds.get(size, 0.0), max(seconds, 0.0))
+
+    def note_share(self, share: float | None) -> None:
+        """The engine's thread got ``share`` of the time it wanted a core (None: not measured)."""
+        if share is not None:
+            self._slowdown = _rise_at_once(self._slowdown, min(_MAX_SLOWDOWN, 1.0 / max(share, 1e-9)))
+
+
+def _rise_at_once(old: float, new: float) -> float:
+    return max(new, _LATENESS_KEPT * old + (1.0 - _LATENESS_KEPT) * new)
+
+
+def cpu_times() -> tuple[float, float] | None:
+    """(seconds on a core, seconds runnable but waiting for one) of the calling thread since it started (Linux's
+    schedstat); None where the system does not say."""
+    try:
+        with open("/proc/thread-self/schedstat", encoding="ascii") as handle:
+            ran, waited = handle.read().split()[:2]
+        return int(ran) / 1e9, int(waited) / 1e9
+    except (OSError, ValueError):
+        return None
+
+
+def cpu_share(before: tuple[float, float] | None, after: tuple[float, float] | None) -> float | None:
+    """The share of the time a thread wanted a core that it got, between two :func:`cpu_times` (None: unknown, or
+    too little time wanted to tell)."""
+    if before is None or after is None:
+        return None
+    ran, waited = after[0] - before[0], after[1] - before[1]
+    return ran / (ran + waited) if ran + waited >= _MIN_SHARE_SECONDS else None

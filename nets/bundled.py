@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,10 +124,12 @@ class SizeRoutedEvaluator:
         started = [(indices, start_evaluation(self.route(size), [states[i] for i in indices]))
                    for size, indices in _by_size(states).items()]
 
-        def finish() -> list[Evaluation]:
+        def finish(timeout: float | None = None) -> list[Evaluation]:
+            deadline = None if timeout is None else time.monotonic() + timeout
             results: list[Evaluation | None] = [None] * len(states)
             for indices, part in started:
-                for i, evaluation in zip(indices, part()):
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                for i, evaluation in zip(indices, part(left)):
                     results[i] = evaluation
             return [r for r in results if r is not None]
 

@@ -258,9 +258,9 @@ class CachedEvaluator:
         keys, values, todo = self._look_up(states)
         inner = start_evaluation(self.inner, list(todo.values())) if todo else None
 
-        def finish() -> list[Evaluation]:
+        def finish(timeout: float | None = None) -> list[Evaluation]:
             if inner is not None:
-                values.update(zip(todo, inner()))
+                values.update(zip(todo, inner(timeout)))
             return self._keep(keys, values)
 
         return finish

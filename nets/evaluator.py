@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -155,7 +155,17 @@ def same_advantage(a: tuple[int, float], b: tuple[int, float]) -> bool:
     return value_a == (value_b if color_a == color_b else -value_b)
 
 
-Finish = Callable[[], "list[Evaluation]"]  # waits for a started evaluation and returns it (see StagedEvaluator)
+class Finish(Protocol):
+    """A started evaluation (``StagedEvaluator.start``): calling it waits for the net and returns the evaluations.
+
+    ``timeout`` bounds the wait (seconds; None: as long as the net takes): past it ``TimeoutError`` is raised and
+    nothing is decoded, so that a search at its deadline answers from what it has instead of waiting for a batch it
+    cannot finish in time. The evaluation may then be finished by another call, or abandoned (never called again:
+    the states it was started on were encoded by ``start`` and are not read again)."""
+
+    def __call__(self, timeout: float | None = None) -> list[Evaluation]:
+        """The evaluations, in the order of the states started."""
+        ...
 
 
 @runtime_checkable
@@ -163,7 +173,8 @@ class StagedEvaluator(Protocol):
     """An evaluator that can split a batch in two, so that a search collects its next batch while the net runs:
     ``start`` does the Python work (cache lookups, input encoding) in the caller's thread and hands the net's run,
     which holds no GIL, to a background thread; the callable it returns waits for the run and decodes the outputs,
-    in the caller's thread again. Calling ``start(states)()`` gives what ``evaluate(states)`` gives."""
+    in the caller's thread again. Calling ``start(states)()`` gives what ``evaluate(states)`` gives; a start that
+    is never finished (a search's deadline came first) leaves the evaluator as it was."""
 
     max_batch: int
 
@@ -181,7 +192,11 @@ def start_evaluation(evaluator: Evaluator, states: Sequence[GameState]) -> Finis
     if isinstance(evaluator, StagedEvaluator):
         return evaluator.start(states)
     done = evaluator.evaluate(states)
-    return lambda: done
+
+    def finish(timeout: float | None = None) -> list[Evaluation]:
+        return done
+
+    return finish
 
 
 @runtime_checkable
@@ -388,7 +403,11 @@ class OnnxEvaluator:
         callable."""
         job = self._prepare(states, *self._plan(states), self.config.policy_optimism, self.config.passing_hacks)
         future = self._worker().submit(self._run, job)
-        return lambda: self._finish(job, future.result())
+
+        def finish(timeout: float | None = None) -> list[Evaluation]:
+            return self._finish(job, future.result(timeout))  # (raises TimeoutError past ``timeout``)
+
+        return finish
 
     def evaluate_root(self, state: GameState, conservative_pass: bool = False) -> Evaluation:
         """See ``RootEvaluator``: with ``config.root_policy_optimism``."""

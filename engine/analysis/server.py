@@ -72,7 +72,11 @@ class RootPolicyEvaluator:
     def start(self, states: Sequence[Any]) -> Finish:
         """See ``StagedEvaluator``: started on the shared evaluator, the root's policy reshaped on finishing."""
         inner = start_evaluation(self.inner, states)
-        return lambda: self._reshape(states, inner())
+
+        def finish(timeout: float | None = None) -> list[Any]:
+            return self._reshape(states, inner(timeout))
+
+        return finish
 
     def _reshape(self, states: Sequence[Any], evaluations: Sequence[Any]) -> list[Any]:
         results = list(evaluations)

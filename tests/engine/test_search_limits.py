@@ -21,6 +21,7 @@ from miai.go.coords import Color
 from miai.go.rules import Rules
 from miai.go.state import GameState
 from miai.nets.evaluator import UniformEvaluator
+from test_search import assert_graph_sound
 from toygame import Overlapping, ScriptedEvaluator, ToyState, set_game
 
 LOOPS = ["plain", "overlapped"]
@@ -179,3 +180,63 @@ def test_genmove_keeps_to_max_playouts_under_a_higher_visit_cap(overlap: bool) -
     stats = player.search_stats()
     assert stats["last_run"]["playouts"] == 50
     assert stats["visits"] == 51
+
+
+def slow_net_search(seconds: float, **kw: object) -> tuple[Overlapping, Search]:
+    """An overlapped search whose root is already evaluated, on a net that from now on takes ``seconds`` a batch."""
+    net = Overlapping(ScriptedEvaluator(max_batch=8), seconds=0.0)
+    search = make_search(net, "overlapped", **kw)
+    search.run(max_playouts=8)
+    net.seconds = seconds
+    return net, search
+
+
+def test_a_batch_the_net_cannot_finish_in_time_is_not_waited_for() -> None:
+    # Batches of 1 s against a 0.3 s cap: the run answers at its cap from what it has searched, without waiting
+    # for the batches in flight, and leaves the graph as if they had never been begun.
+    net, search = slow_net_search(1.0)
+    try:
+        began = time.monotonic()
+        snap = search.run(max_time=0.3)
+        took = time.monotonic() - began
+        assert took < 0.5 and snap.elapsed < 0.45
+        assert search.stats()["batches_abandoned"] >= 1
+        assert snap.playouts == last_run_playouts(search) == 0  # nothing came back in time
+        assert_graph_sound(search)
+        net.seconds = 0.0
+        assert search.run(max_playouts=40).playouts == 40  # the next run searches on from a sound graph
+        assert_graph_sound(search)
+    finally:
+        net.close()
+
+
+def test_a_batch_that_finishes_before_the_cap_is_applied() -> None:
+    # Batches of 0.1 s against a 1 s cap: the batches that come back in time are played, the one the cap cuts off
+    # is not, and the counts agree with the graph.
+    net, search = slow_net_search(0.1)
+    try:
+        visits = search.root.visits if search.root is not None else 0
+        snap = search.run(max_time=1.0)
+        assert 0.7 < snap.elapsed < 1.0 + 0.05
+        assert snap.playouts == last_run_playouts(search) == snap.root.visits - visits > 0
+        assert_graph_sound(search)
+    finally:
+        net.close()
+
+
+def test_a_stopped_ponder_does_not_wait_for_its_batch() -> None:
+    # stop_pondering runs on a genmove's clock: the ponder search stops at once, whatever the net is doing.
+    net, search = slow_net_search(2.0)
+    try:
+        stop = threading.Event()
+        thread = threading.Thread(target=search.run, args=(stop,),
+                                  kwargs=dict(max_visits=0, max_playouts=0, max_time=0.0))
+        thread.start()
+        time.sleep(0.2)
+        stop.set()
+        told = time.monotonic()
+        thread.join(5.0)
+        assert not thread.is_alive() and time.monotonic() - told < 0.3
+        assert_graph_sound(search)
+    finally:
+        net.close()

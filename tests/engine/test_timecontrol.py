@@ -4,10 +4,12 @@ tests/go/test_clock.py)."""
 from __future__ import annotations
 
 import math
+import time
 
 import pytest
 
-from miai.engine.timecontrol import budget, expected_moves_left, hard_limit, overtime_lag
+from miai.engine.timecontrol import (ANSWER_SECONDS, Lateness, budget, cpu_share, cpu_times, expected_moves_left,
+                                    hard_limit, overtime_lag)
 from miai.go.clock import Clock, TimeControl, TimeSystem
 
 SYSTEMS = {
@@ -134,3 +136,42 @@ def test_main_time_budgets_keep_the_whole_lag_reserve(control: TimeControl, left
     clock.update(left, 0)
     for lag in (0.0, 1.0, 2.0):
         assert budget(clock, 9, 30, lag) <= max(0.05, left - lag)
+
+
+def test_a_late_move_raises_the_reserve_at_once_and_it_gives_way_slowly() -> None:
+    lateness = Lateness()
+    assert lateness.reserve(19) == ANSWER_SECONDS  # nothing measured: a quiet machine's answer time
+    lateness.note(19, 0.4)  # answered 0.4 s after its search's planned end
+    assert lateness.reserve(19) == pytest.approx(0.4)
+    assert lateness.reserve(9) == ANSWER_SECONDS  # another board size's answers are timed apart
+    reserves = []
+    for _ in range(4):
+        lateness.note(19, -0.02)  # answered in time
+        reserves.append(lateness.reserve(19))
+    assert reserves == sorted(reserves, reverse=True) and reserves[0] > 0.25 and reserves[-1] > ANSWER_SECONDS
+    lateness.note(19, 0.6)
+    assert lateness.reserve(19) == pytest.approx(0.6)
+
+
+def test_less_cpu_keeps_more_for_the_answer() -> None:
+    lateness = Lateness()
+    lateness.note_share(1.0)
+    assert lateness.reserve(13) == ANSWER_SECONDS
+    lateness.note_share(0.5)  # half the time it wanted a core, it waited for one
+    assert lateness.reserve(13) == pytest.approx(2 * ANSWER_SECONDS)
+    lateness.note_share(0.01)  # capped: the answer's work mostly waits to be woken, which a scheduler favours
+    assert 2 * ANSWER_SECONDS < lateness.reserve(13) <= 4 * ANSWER_SECONDS
+    lateness.note_share(None)  # not measured (not Linux, or too short a move): no change
+    assert lateness.reserve(13) == pytest.approx(4 * ANSWER_SECONDS)
+
+
+def test_cpu_share_of_a_spinning_thread() -> None:
+    before = cpu_times()
+    if before is None:
+        pytest.skip("this system does not report a thread's time waiting for a core")
+    end = time.thread_time() + 0.1
+    while time.thread_time() < end:
+        pass
+    share = cpu_share(before, cpu_times())
+    assert share is not None and 0.0 < share <= 1.0
+    assert cpu_share(before, before) is None  # no time wanted: nothing to tell

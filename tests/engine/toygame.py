@@ -164,7 +164,7 @@ class Deferred:
         started = list(states)
         hashes = [s.graph_hash for s in started]
 
-        def finish() -> Any:
+        def finish(timeout: float | None = None) -> Any:
             assert [s.graph_hash for s in started] == hashes, "a started state moved before it was finished"
             return self.inner.evaluate(started)
 
@@ -199,8 +199,8 @@ class Overlapping:
         hashes = [s.graph_hash for s in started]
         future = self._pool.submit(self._run, started)
 
-        def finish() -> Any:
-            result = future.result()
+        def finish(timeout: float | None = None) -> Any:
+            result = future.result(timeout)
             assert [s.graph_hash for s in started] == hashes, "a started state moved before it was finished"
             return result
 
