@@ -42,13 +42,13 @@ class Chain:
 Merge = tuple[Chain, set[int], int, list[Chain]]
 
 
-# What ``Board.play`` changed, for ``Board.undo`` alone, which unpacks it into these names: (point, the stone's padded
-# index; colour; enemies, the opponent chains next to it, each of which lost the point as a liberty; captured, those
-# it took off, or None; merge, or None when the stone made a chain of its own; ko_point and ko_color, the simple-ko
-# ban before the play; old_hash; suicide, whether the stone's own chain was taken off; removed, the stones taken
-# off). A plain tuple, opaque to every caller: the board's innermost loop makes one per move, and a NamedTuple costs
-# about 2% of a whole search (its creation and unpacking have no fast path in CPython 3.11). What a game needs from
-# a play, the prisoners, the board keeps itself (``prisoners``).
+# What ``Board.play`` changed, for ``Board.undo`` and ``Board.unplay_colors`` alone, which unpack it into these
+# names: (point, the stone's padded index; colour; enemies, the opponent chains next to it, each of which lost the
+# point as a liberty; captured, those it took off, or None; merge, or None when the stone made a chain of its own;
+# ko_point and ko_color, the simple-ko ban before the play; old_hash; suicide, whether the stone's own chain was taken
+# off; removed, the stones taken off). A plain tuple, opaque outside this module: the board's innermost loop makes
+# one per move, and a NamedTuple costs about 2% of a whole search (its creation and unpacking have no fast path in
+# CPython 3.11). What a game needs from a play, the prisoners, the board keeps itself (``prisoners``).
 PlayRecord = tuple[int, int, list[Chain], "list[Chain] | None", "Merge | None", int, int, int, bool, int]
 
 
@@ -434,6 +434,20 @@ class Board:
         self.ko_point = ko_point
         self.ko_color = ko_color
         self.hash = old_hash
+
+    def unplay_colors(self, record: PlayRecord, colors: list[int]) -> None:
+        """Take back in ``colors`` (a ``colors()`` list) what the play that returned ``record`` did to the stones:
+        its point empty again, the chains it captured (or its own, taken off by suicide) back."""
+        p, c, _, captured, merge, _, _, _, suicide, _ = record
+        outer = self.geo.outer
+        if suicide:
+            assert merge is not None
+            for s in merge[0].stones:
+                colors[outer[s]] = c
+        for ch in captured or ():
+            for s in ch.stones:
+                colors[outer[s]] = 3 - c
+        colors[outer[p]] = 0
 
     def clear_ko(self) -> tuple[int, int]:
         """Lift the simple-ko ban (after a pass); returns what to give ``restore_ko``."""
