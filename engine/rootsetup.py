@@ -102,6 +102,11 @@ class RootSetup:
             self.scratch.append(self.state.copy())
         return self.scratch
 
+    def drop_scratch(self, states: list[Any]) -> None:
+        """Forget ``states`` (scratch states a batch given up may still be read from): fresh copies replace them."""
+        gone = {id(state) for state in states}
+        self.scratch = [state for state in self.scratch if id(state) not in gone]
+
     def territory(self) -> bool:
         """Whether the root is a Go game scored by territory (KataGo's fillDameBeforePass applies)."""
         return self.go and self.state.rules.scoring == Scoring.TERRITORY

@@ -267,8 +267,7 @@ class Search:
         run copies fresh ones)."""
         self._playouts.abandon(leaves)
         run.abandoned(len(leaves))
-        gone = {id(leaf.state) for leaf in leaves}
-        self._scratch = [state for state in self._scratch if id(state) not in gone]
+        self._setup.drop_scratch([leaf.state for leaf in leaves])
         self._count.batches_abandoned += 1
 
     def _evaluate(self, leaves: list[Leaf]) -> list[Evaluation]:
