@@ -20,6 +20,8 @@ ownership where fillDameBeforePass applies.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -27,7 +29,7 @@ import numpy as np
 from miai.engine.config import SearchConfig
 from miai.engine.ending import ending_bonus
 from miai.engine.expansion import BiasKey, Expansion
-from miai.engine.graph import BiasEntry, Node, NodeTable, Weighting, relink, revalue
+from miai.engine.graph import BiasEntry, Node, NodeTable, Stats, Weighting, relink, revalue
 from miai.engine.leaves import Valuation, candidate_moves
 from miai.engine.searchstate import GoPosition, SearchState
 from miai.engine.searchstats import Counters
@@ -35,13 +37,30 @@ from miai.go.coords import Color
 from miai.go.rules import KoRule, Scoring
 from miai.nets.evaluator import Evaluation, Evaluator, RootEvaluator, evaluate_root
 
-__all__ = ["RootSetup", "RootReady", "same_game"]
+__all__ = ["RootSetup", "RootFacts", "same_game"]
 
 WHITE = Color.WHITE
 
-# What begin() hands the run: the root, its moves' ending bonus (White's points) and, where fillDameBeforePass
-# applies, the root's net ownership (the mover's view).
-RootReady = tuple[Node, dict[int, float], np.ndarray | None]
+
+@dataclass(frozen=True, slots=True)
+class RootFacts:
+    """What holds at a run's root for the whole run, fixed when the root is set up (:meth:`RootSetup.begin`); the
+    run's playouts, its selection at the root and its snapshots read it."""
+
+    size: int  # the board's side
+    go: bool  # a Go game (miai.engine.searchstate.GoPosition): Go's own rules apply
+    superko: bool  # superko can make a known edge illegal on another path
+    valuation: Valuation  # node values under this run's dynamic score centre
+    permitted: Callable[[int], bool] | None = None  # the root moves the run may search (None: all)
+    ending: dict[int, float] = field(default_factory=dict)  # the root moves' ending bonus, White's points
+    dame: np.ndarray | None = None  # the root's net ownership (mover's view) where fillDameBeforePass applies
+
+    def ending_utility(self, move: int, stats: Stats) -> float:
+        """The utility (White's view) a root child with statistics ``stats`` gains from ``move``'s ending bonus."""
+        bonus = self.ending.get(move)
+        if not bonus:
+            return 0.0
+        return self.valuation.score_utility_diff(stats.score_mean, stats.score_sq, bonus, self.size)
 
 
 class RootSetup:
@@ -161,12 +180,11 @@ class RootSetup:
         return node
 
     # ------------------------------------------------------------------------------------------ a run's root
-    def begin(self, config: SearchConfig, evaluator: Evaluator, expansion: Expansion,
-              weighting: Weighting) -> RootReady:
+    def begin(self, config: SearchConfig, evaluator: Evaluator, expansion: Expansion, weighting: Weighting,
+              permitted: Callable[[int], bool] | None) -> tuple[Node, RootFacts]:
         """Make the root ready for a run (KataGo's beginSearch): create and evaluate it if needed, fix the run's
         dynamic score centre (:attr:`valuation` from then on) and revalue the graph under it, add root noise once.
-        Returns the root, its moves' ending bonus and, where fillDameBeforePass applies, the root's net
-        ownership."""
+        Returns the root and what holds there for the run, whose root filter is ``permitted``."""
         state = self.state
         if self.root is None:
             self.root = Node(expansion.key(state), 1 if state.to_play == WHITE else -1)
@@ -200,7 +218,7 @@ class RootSetup:
             self._add_noise(root, config)
             self._noised = root
         dame = ownership if config.fill_dame_before_pass and self.territory() else None
-        return root, ending, dame
+        return root, RootFacts(state.size, self.go, self.superko, valuation, permitted, ending, dame)
 
     def _reinstall(self, root: Node, config: SearchConfig, evaluation: Evaluation) -> None:
         """Give a kept root its evaluation as a root, after the graph was revalued: KataGo recomputes its stats

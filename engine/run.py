@@ -15,19 +15,17 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from miai.engine.graph import Node, Stats
-from miai.engine.leaves import Valuation
+from miai.engine.rootsetup import RootFacts
 from miai.engine.searchstats import Transpositions
 
 if TYPE_CHECKING:
     from miai.engine.snapshot import Snapshot
 
-__all__ = ["Limits", "RootFacts", "Run"]
+__all__ = ["Limits", "Run"]
 
 # Steps whose lengths predict the next one's (the longest of them).
 _STEPS_KEPT = 4
@@ -43,19 +41,6 @@ class Limits:
     playouts: int = 0  # playouts begun by this run, the passing hack's not counted (KataGo's maxPlayouts)
     seconds: float = 0.0  # from the run's start; no step is begun that would end past it
     nodes: int = 0  # the graph's size (search.max_nodes)
-
-
-@dataclass(frozen=True, slots=True)
-class RootFacts:
-    """What holds at a run's root for the whole run, fixed when the root is set up (miai.engine.search)."""
-
-    size: int  # the board's side
-    go: bool  # a Go game (miai.engine.searchstate.GoPosition): Go's own rules apply
-    superko: bool  # superko can make a known edge illegal on another path
-    valuation: Valuation  # node values under this run's dynamic score centre
-    permitted: Callable[[int], bool] | None = None  # the root moves the run may search (None: all)
-    ending: dict[int, float] = field(default_factory=dict)  # the root moves' ending bonus, White's points
-    dame: np.ndarray | None = None  # the root's net ownership (mover's view) where fillDameBeforePass applies
 
 
 class Run:
@@ -96,10 +81,7 @@ class Run:
 
     def ending_utility(self, move: int, stats: Stats) -> float:
         """The utility (White's view) a root child with statistics ``stats`` gains from ``move``'s ending bonus."""
-        bonus = self.ending.get(move)
-        if not bonus:
-            return 0.0
-        return self.facts.valuation.score_utility_diff(stats.score_mean, stats.score_sq, bonus, self.facts.size)
+        return self.facts.ending_utility(move, stats)
 
     @property
     def elapsed(self) -> float:

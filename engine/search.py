@@ -23,6 +23,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Collection
+from dataclasses import replace
 from typing import Any, Final
 
 import numpy as np
@@ -35,7 +36,7 @@ from miai.engine.leaves import own_eye_mask
 from miai.engine.movechoice import best_move, block_root_moves, move_filter, symmetric_duplicates, without
 from miai.engine.playout import Leaf, Playouts
 from miai.engine.rootsetup import RootSetup
-from miai.engine.run import Limits, RootFacts, Run
+from miai.engine.run import Limits, Run
 from miai.engine.searchstate import SearchState
 from miai.engine.searchstats import Counters, Transpositions, counter_stats, graph_dump, transposition_stats
 from miai.engine.selection import Selector
@@ -151,9 +152,8 @@ class Search:
             start = time.monotonic()  # (the root's evaluation counts against the time cap)
             if setup.state.is_over() and not setup.go:
                 return self._snapshot(None, 0, 0.0)  # a toy game's end has no moves (a finished Go game is searched on)
-            root, ending, dame = setup.begin(cfg, self.evaluator, self._expansion, self._weighting)
             permitted = move_filter(avoid, allow)
-            facts = RootFacts(setup.state.size, setup.go, setup.superko, setup.valuation, permitted, ending, dame)
+            root, facts = setup.begin(cfg, self.evaluator, self._expansion, self._weighting, permitted)
             blocked = block_root_moves(root, without(permitted, self._symmetric_duplicates(permitted)))
             run = Run(root, facts, Limits(visits_cap, playouts_cap, time_cap, cfg.max_nodes), start=start,
                       stop=stop, batch=lambda visits: leaves_per_batch(cfg, self.evaluator.max_batch, visits),
@@ -287,16 +287,17 @@ class Search:
         """The analysis now; ``run``: the run in progress or just ended, whose root filter applies (None: all root
         moves). The last run's ending bonus and dame rule steer the move choice until the next run begins."""
         last = self._last
-        ending = last.ending_utility if last is not None and last.ending else None
-        dame = last.facts.dame if last is not None else None
-        return build_snapshot(self.root, self._setup.state, self.config, playouts, elapsed,
-                              run.permitted if run is not None else None, ending, dame)
+        facts = run.facts if run is not None else None if last is None else replace(last.facts, permitted=None)
+        return build_snapshot(self.root, self._setup.state, self.config, playouts, elapsed, facts)
 
     def best_move(self, snapshot: Snapshot) -> int:
         """The move to play from ``snapshot``: order 0 (LCB/visits), or sampled when a temperature is configured
-        (miai.engine.movechoice)."""
+        (miai.engine.movechoice). With no move searched it is the root's best prior that the last run's root filter
+        permits (avoid/allow hold for the move played as for the moves searched)."""
         size = self._setup.state.size if self._setup.state else 19
-        return best_move(snapshot, self.config, size, self._rng, self.root, None)
+        last = self._last
+        permitted = last.facts.permitted if last is not None and last.root is self.root else None
+        return best_move(snapshot, self.config, size, self._rng, self.root, permitted)
 
     # ------------------------------------------------------------------------------------------- reports
     @property

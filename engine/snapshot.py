@@ -20,6 +20,7 @@ import numpy as np
 
 from miai.engine.config import SearchConfig
 from miai.engine.graph import Edge, Node, Stats, edge_weights
+from miai.engine.rootsetup import RootFacts
 from miai.engine.selection import exploration_scale, puct_score, puct_weight_for
 from miai.go.coords import PASS, to_gtp
 from miai.go.geometry import neighbor_table, symmetric_points
@@ -137,15 +138,17 @@ def choose_move(snapshot: Snapshot, temperature: float, rng: random.Random) -> i
 
 
 def build_snapshot(root: Node | None, state: Any, config: SearchConfig, playouts: int, elapsed: float,
-                   permitted: Callable[[int], bool] | None = None,
-                   ending: Callable[[int, Stats], float] | None = None,
-                   dame: np.ndarray | None = None) -> Snapshot:
-    """Read the analysis off the graph: root statistics and the root moves (only ``permitted`` ones if given),
-    converted from the graph's White view to the view of the side to move at the root. ``ending`` gives a root
-    move's ending bonus as a utility (White's view) from the move and its child's statistics: it steers the move
-    choice (play values and LCB, as KataGo's) but not the figures shown. ``dame``: the root's net ownership (the
-    mover's view) when KataGo's fillDameBeforePass applies (territory scoring): then a pass that some other move
-    matches is not chosen (``_pass_suppressed``)."""
+                   facts: RootFacts | None = None) -> Snapshot:
+    """Read the analysis off the graph: root statistics and the root moves, converted from the graph's White view
+    to the view of the side to move at the root. ``facts``: what holds at the root for the run
+    (miai.engine.rootsetup.RootFacts; None: nothing). Only the root moves its filter permits are shown; its root
+    moves' ending bonus, as a utility (White's view) from the move and its child's statistics, steers the move
+    choice (play values and LCB, as KataGo's) but not the figures shown; and where its ``dame`` ownership is given
+    (KataGo's fillDameBeforePass, territory scoring), a pass that some other move matches is not chosen
+    (``_pass_suppressed``)."""
+    permitted = facts.permitted if facts is not None else None
+    ending = facts.ending_utility if facts is not None and facts.ending else None
+    dame = facts.dame if facts is not None else None
     to_play = int(state.to_play)
     move_number = len(state.moves)
     if root is None or root.visits == 0:

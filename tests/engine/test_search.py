@@ -331,6 +331,18 @@ def test_avoid_and_allow_restrict_the_root_moves_for_one_run() -> None:
     assert_graph_sound(search)
 
 
+def test_the_move_played_after_a_one_visit_search_keeps_to_the_root_filter() -> None:
+    # One visit evaluates the root and searches no child: the move comes from the root's priors, where the filter
+    # must hold as it does for a searched move (kata-genmove_analyze avoid, or allow, at maxVisits 1).
+    game = set_game(points=5, depth=3)
+    search = Search(ScriptedEvaluator(priors={"root": {0: 0.1, 1: 0.5, 2: 0.2, 3: 0.1, 4: 0.1}}), config())
+    search.set_root(ToyState(game))
+    snap = search.run(max_visits=1, avoid=[1])
+    assert snap.moves == () and search.best_move(snap) == 2  # the best prior left, not the avoided 1
+    assert search.best_move(search.run(max_visits=1, allow=[0, 2])) == 2
+    assert search.best_move(search.run(max_visits=1)) == 1  # the next run has no filter
+
+
 def test_root_noise_changes_priors_but_keeps_a_distribution() -> None:
     game = set_game(points=5, depth=3)
     search = Search(ScriptedEvaluator(), config(max_visits=50, root_noise=True, seed=9))
