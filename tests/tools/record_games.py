@@ -33,7 +33,8 @@ from miai.gtp.player import RESIGN  # noqa: E402
 from tests.outside import SHARED  # noqa: E402
 
 NET = "nets/g170-b6c96-s175395328-d26788732.bin.gz"  # under the shared folder
-_COMMON = ("search.max_time=0", "search.max_playouts=0", "net.symmetry=fixed", "net.threads=1",
+# onnxruntime fp32 pinned: net.backend=auto picks bf16 where the CPU has it, and the recorded games are fp32's.
+_COMMON = ("search.max_time=0", "search.max_playouts=0", "net.symmetry=fixed", "net.threads=1", "net.backend=onnxruntime",
            "search.temperature_early=0.8", "search.temperature=0.2", "search.temperature_halflife=8")
 
 # name -> (model, size, moves at most, visits per move, overrides): the net under KataGo's defaults (overlapped
