@@ -37,7 +37,7 @@ from typing import Protocol
 import numpy as np
 
 from miai.engine.config import SearchConfig
-from miai.engine.graph import Edge, Node, Stats, edge_weights
+from miai.engine.graph import Edge, Node, Stats
 from miai.go.coords import PASS
 
 __all__ = [
@@ -223,9 +223,14 @@ class Selector:
         is_root = run is not None
         loss = self.loss
         sign = node.sign
-        weights = edge_weights(node)
+        # edge_weights, written out with the total in the same loop (as Node.recompute does): at the root, this and
+        # the loop below run over every touched move once per playout.
+        weights: list[float] = []
         total = 0.0
-        for w in weights:
+        for edge in node.edges:
+            child = edge.child
+            w = child.weight * (edge.visits / child.visits) if child is not None and child.visits > 0 else 0.0
+            weights.append(w)
             total += w
         scale = exploration_scale(total, self.config, node)
         fpu = self.first_play_value(node, is_root)

@@ -567,8 +567,11 @@ class GameState:
         own, other = board.count[c], board.count[opp]
         extra = zobrist.TO_PLAY[opp] if self._situational else 0
         counts = self._sk_counts
-        banned: set[int] = set()
         bucket = self._sk_buckets.get((own + 1, other) if c == 1 else (other, own + 1))
+        captures, suicides = self._may_capture_into_history(c, own, other)
+        if not bucket and not captures and not suicides:
+            return ()  # the common case: no earlier position within one move's reach (no set, no sort)
+        banned: set[int] = set()
         if bucket:
             zinv = board.geo.zinv[c]
             base = board.hash ^ extra
@@ -577,7 +580,6 @@ class GameState:
                 if move is not None and board.legality(move, c, self._suicide) is None:
                     if board.hash_after(move, c) ^ extra in counts:
                         banned.add(move)
-        captures, suicides = self._may_capture_into_history(c, own, other)
         if captures or suicides:
             buckets = self._sk_buckets
             for move, own_after, other_after in board.capturing_or_suicide_moves(c, captures, suicides):
@@ -590,12 +592,13 @@ class GameState:
 
     def _may_capture_into_history(self, c: int, own: int, other: int) -> tuple[bool, bool]:
         """Could a capture, or a suicide, by ``c`` reach stone counts seen before?"""
+        # min() over the dict's keys runs in C: a generator here cost about 5% of a uniform-evaluator search.
         after_capture = self._count_index[c].get(own + 1)
-        captures = any(n < other for n in after_capture) if after_capture else False
+        captures = min(after_capture) < other if after_capture else False
         suicides = False
         if self._suicide:
             after_suicide = self._count_index[3 - c].get(other)
-            suicides = any(n < own for n in after_suicide) if after_suicide else False
+            suicides = min(after_suicide) < own if after_suicide else False
         return captures, suicides
 
     def _reset_history(self) -> None:
