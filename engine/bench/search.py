@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -90,7 +91,7 @@ class FreeEvaluator:
 def bench_search_overhead(size: int, visits: int, batch: int, overlap: bool) -> list[BenchResult]:
     """Playouts/s of `visits`-visit searches from the empty board with the ``uniform`` evaluator (which lists legal
     moves in Python) and the ``free`` one (what remains is the search's own overhead)."""
-    return [_search_rate(name, evaluator, size, visits, batch, overlap)
+    return [_search_rate(name, evaluator, size, visits, batch, overlap, max_time=0.0)
             for name, evaluator in (("uniform", UniformEvaluator()), ("free", FreeEvaluator(size)))]
 
 
@@ -108,14 +109,23 @@ def bench_search_against_net(net: Any, size: int, visits: int, batch: int, overl
     return results
 
 
-def _search_rate(name: str, evaluator: Any, size: int, visits: int, batch: int, overlap: bool) -> BenchResult:
-    search = Search(evaluator, SearchConfig(max_visits=visits, batch_size=batch, overlap=overlap, seed=1))
+def _search_rate(name: str, evaluator: Any, size: int, visits: int, batch: int, overlap: bool,
+                 max_time: float | None = None) -> BenchResult:
+    """Playouts/s of one ``visits``-visit search from the empty board; ``max_time`` 0 lifts the config's time cap,
+    so that every run does the same work (the details then carry ``per_cpu_second``, steadier than wall-clock
+    rates on a loaded machine)."""
+    config = SearchConfig(max_visits=visits, batch_size=batch, overlap=overlap, seed=1)
+    if max_time is not None:
+        config = replace(config, max_time=max_time)
+    search = Search(evaluator, config)
     search.set_root(GameState(size))
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     snapshot = search.run()
+    cpu = time.process_time() - cpu
     return BenchResult.from_count(f"search {size}x{size} {name}: playouts", snapshot.playouts,
                                   time.perf_counter() - start, "playouts/s", size=size, visits=visits, batch=batch,
-                                  overlap=overlap)
+                                  overlap=overlap, cpu_seconds=cpu,
+                                  per_cpu_second=snapshot.playouts / cpu if cpu > 0 else 0.0)
 
 
 def _raw_rate(evaluator: Any, size: int, batch: int, seconds: float) -> BenchResult:

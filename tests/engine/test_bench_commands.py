@@ -139,6 +139,10 @@ def test_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nets: dict[str,
     assert _names(results) == ["search 5x5 uniform: playouts", "search 5x5 free: playouts",
                                "search 5x5 net: raw evals (batch 16)", "search 5x5 net: playouts",
                                "search 5x5 net: playouts/s over raw evals/s"]
+    uniform = results[0]
+    # Without the time cap every run does the same work, and the CPU-second rate is reported beside the wall-clock one.
+    assert uniform["count"] == 40
+    assert uniform["details"]["per_cpu_second"] > 0  # type: ignore[index, operator]
 
 
 def test_modes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nets: dict[str, str]) -> None:
