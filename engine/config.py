@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import json
 import math
 import tomllib
 import typing
@@ -45,6 +46,7 @@ __all__ = [
     "list_options",
     "parse_value",
     "katago_names",
+    "to_toml",
 ]
 
 
@@ -620,3 +622,35 @@ def katago_names(config: Config | None = None) -> dict[str, str]:
             if name:
                 out[name] = f"{section}.{f.name}"
     return out
+
+
+def to_toml(config: Config, keys: Iterable[str], header: str = "") -> str:
+    """The options ``keys`` (``section.key``) of ``config`` as miai's TOML, grouped by section in declaration order,
+    each after a comment with its help text; ``header`` comes first as ``#`` comment lines. :func:`load_config` reads
+    the text back to the same values (``miai tune`` writes its config with it)."""
+    wanted = set(keys)
+    unknown = wanted - {info.key for info in list_options(config)}
+    if unknown:
+        raise ConfigError(_unknown(sorted(unknown)[0], _all_keys(config)))
+    lines = [f"# {line}".rstrip() for line in header.splitlines()]
+    for section, cls in _sections(type(config)).items():
+        names = [f.name for f in dataclasses.fields(cls) if f"{section}.{f.name}" in wanted]
+        if not names:
+            continue
+        lines += ["", f"[{section}]"]
+        for f in dataclasses.fields(cls):
+            if f.name in names:
+                value = getattr(getattr(config, section), f.name)
+                lines += [f"# {f.metadata.get('help', '')}", f"{f.name} = {_toml_value(value)}"]
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def _toml_value(value: Any) -> str:
+    """One option value in TOML: booleans, numbers, strings (JSON's escapes are TOML's) and lists of strings."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, (tuple, list)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return json.dumps(str(value))

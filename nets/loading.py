@@ -88,15 +88,7 @@ def load_evaluator(
             raise EvaluatorError(f"{path}: is a directory, not a net file")
         if not path.is_file():
             raise FileNotFoundError(f"{path}: {describe(FileNotFoundError(), path)}")
-        model_bytes = None
-        if is_katago_model(path):
-            from miai.nets import convert
-
-            converted = convert.convert_cached_or_in_memory(path, board_size=board_size, cache_dir=directory,
-                                                            progress=progress)
-            path, model_bytes = (path, converted) if isinstance(converted, bytes) else (converted, None)
-        elif path.suffix.lower() != ".onnx":
-            raise EvaluatorError(f"{path}: expected an .onnx file or a KataGo model ({', '.join(KATAGO_SUFFIXES)})")
+        path, model_bytes = _onnx_source(path, board_size, directory, progress)
         if backend == "auto" or precision == "auto":
             backend, precision = _auto(path, model_bytes, backend, precision, directory, report, options)
         backends.check_available(backend, precision)
@@ -105,6 +97,42 @@ def load_evaluator(
     if cache_capacity > 0:
         evaluator = CachedEvaluator(evaluator, cache_capacity, features.CACHE_KEYS[cache_key])
     return evaluator
+
+
+def _onnx_source(path: Path, board_size: int | None, directory: str | Path | None,
+                 progress: Callable[..., Any] | None) -> tuple[Path, bytes | None]:
+    """The ONNX net of a model file: an .onnx file itself, or a KataGo model's conversion (its cached file, or its
+    bytes when the cache cannot keep it)."""
+    if is_katago_model(path):
+        from miai.nets import convert
+
+        converted = convert.convert_cached_or_in_memory(path, board_size=board_size, cache_dir=directory,
+                                                        progress=progress)
+        return (path, converted) if isinstance(converted, bytes) else (converted, None)
+    if path.suffix.lower() != ".onnx":
+        raise EvaluatorError(f"{path}: expected an .onnx file or a KataGo model ({', '.join(KATAGO_SUFFIXES)})")
+    return path, None
+
+
+def gate_passing_pairs(path_or_name: str | Path, *, board_size: int | None = None,
+                       directory: str | Path | None = None, progress: Callable[..., Any] | None = None,
+                       options: dict[str, Any] | None = None) -> tuple[list[tuple[str, str]], dict[str, str]]:
+    """The (backend, precision) pairs that can run the net of a model file here and pass the precision gate (the
+    ones ``auto`` chose among: its kept measurement, or a new one), and why the others are out.
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        EvaluatorError: the file is not a net, or nothing can run it here.
+    """
+    path = Path(path_or_name).expanduser()
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: {describe(FileNotFoundError(), path)}")
+    path, model_bytes = _onnx_source(path, board_size, directory, progress)
+    choice = auto_choice(path, model_bytes, directory=directory, options=options)
+    if not choice.rates:  # the only candidate here: nothing to measure
+        return [(choice.backend, choice.precision)], dict(choice.rejected)
+    pairs = [(backend, precision) for backend, precision in (pair.split() for pair in choice.rates)]
+    return pairs, dict(choice.rejected)
 
 
 def _auto(path: Path, model_bytes: bytes | None, backend: str, precision: str, directory: str | Path | None,

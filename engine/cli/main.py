@@ -2,7 +2,8 @@
 
 Subcommands: ``gtp`` (play or analyse through GTP), ``analysis`` (KataGo's JSON analysis engine), ``convert`` (KataGo
 model -> ONNX), ``bench`` (every speed figure; cli/bench.py), ``match`` (engine-vs-engine games over GTP),
-``train`` (miai's own nets), ``version`` (the install, the CPU and the backend; cli/version.py). The group here
+``train`` (miai's own nets), ``tune`` (the fastest net threads, batch and backend here, written as a config;
+cli/tune.py), ``version`` (the install, the CPU and the backend; cli/version.py). The group here
 imports each subcommand's module; none of them imports this one. Nothing but GTP ever goes to stdout from ``miai
 gtp``; diagnostics go to stderr.
 """
@@ -17,7 +18,7 @@ from typing import TypedDict
 
 import click
 
-from miai.engine.cli import analysis, bench, tools, train, version as version_cli
+from miai.engine.cli import analysis, bench, tools, train, tune, version as version_cli
 from miai.engine.cli.compose import (
     MODEL_HELP, RULES, RULES_HELP, ProgressBar, build_evaluator, config_options, gtp_settings, load_config_or_fail,
     playout_defaults, problem,
@@ -114,6 +115,7 @@ main.add_command(tools.match)
 main.add_command(train.train)
 main.add_command(analysis.analysis)
 main.add_command(version_cli.version_command)
+main.add_command(tune.tune_command)
 add_log_level(main)  # --log-level after any sub-command too (miai gtp --log-level debug)
 
 __all__ = ["main"]

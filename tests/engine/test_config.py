@@ -17,6 +17,7 @@ from miai.engine.config import (
     katago_names,
     apply_overrides,
     get_option,
+    to_toml,
     list_options,
     load_config,
     set_option,
@@ -142,3 +143,20 @@ def test_gtp_section_defaults_are_the_gtp_layers_and_bad_values_are_config_error
         set_option(Config(), "gtp.rules", "no-such-rules")
     with pytest.raises(ConfigError, match="^gtp.name must be one word"):
         GtpSection(name="two words")
+
+
+def test_to_toml_writes_what_load_config_reads_back(tmp_path: Path) -> None:
+    cfg = apply_overrides(Config(), ["search.batch_size=4", "search.max_time=2.5", "player.ponder=true",
+                                     'gtp.name=bot"x', "net.providers=A,B", "gtp.komi=6"])
+    every = [info.key for info in list_options(cfg)]
+    path = tmp_path / "all.toml"
+    path.write_text(to_toml(cfg, every, "a header\nof two lines"), encoding="utf-8")
+    assert load_config(path) == cfg
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("# a header\n# of two lines\n")
+    assert "# keep searching on the opponent's time\nponder = true\n" in text
+    some = tmp_path / "some.toml"
+    some.write_text(to_toml(cfg, ["search.batch_size"]), encoding="utf-8")
+    assert tomllib.loads(some.read_text(encoding="utf-8")) == {"search": {"batch_size": 4}}
+    with pytest.raises(ConfigError, match="unknown config key 'search.batch'"):
+        to_toml(cfg, ["search.batch"])

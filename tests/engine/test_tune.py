@@ -1,0 +1,143 @@
+"""``miai tune``: the stages pick the fastest setting, the table shows what was tried, the written file is a config
+miai reads holding the choice, and bad options get click's one-line errors."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from miai.engine.bench.tune import Setting, chosen, tune
+from miai.engine.cli.main import main
+from miai.engine.config import Config, load_config
+from miai.go.state import GameState
+from miai.nets.evaluator import Evaluation, UniformEvaluator
+
+
+class _Timed:
+    """The uniform evaluator, ``delay`` seconds slower per call: a net whose speed the test sets."""
+
+    def __init__(self, delay: float, max_batch: int = 16) -> None:
+        self.delay = delay
+        self.max_batch = max_batch
+        self.inner = UniformEvaluator(max_batch=max_batch)
+
+    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
+        time.sleep(self.delay)
+        return self.inner.evaluate(states)
+
+
+def test_each_stage_keeps_the_fastest_and_tries_only_the_pairs_given() -> None:
+    opened: list[tuple[str | None, str | None, int]] = []
+
+    def open_net(backend: str | None, precision: str | None, threads: int) -> _Timed:
+        opened.append((backend, precision, threads))
+        return _Timed((0.01 if backend == "openvino" else 0.03) / threads)  # openvino, and two threads, faster
+
+    trials = tune(open_net, [("onnxruntime", "fp32"), ("openvino", "bf16")], [1, 2], [4, 16], size=9,
+                  seconds=0.15, rounds=1)
+    assert {(b, p) for b, p, _ in opened} == {("onnxruntime", "fp32"), ("openvino", "bf16")}
+    assert [t.stage for t in trials] == ["backend"] * 2 + ["threads"] * 2 + ["batch"] * 2
+    assert trials[0].setting == Setting("openvino", "bf16", 1, 4)  # the backend stage starts at threads 1, batch 4
+    winner = chosen(trials)
+    # A bigger batch costs the same sleep per call: more leaves a second.
+    assert winner.setting == Setting("openvino", "bf16", 2, 16)
+    assert winner.visits_per_second == max(t.visits_per_second for t in trials if t.stage == "batch")
+
+
+def test_batches_beyond_the_nets_max_batch_are_left_out() -> None:
+    trials = tune(lambda *_: _Timed(0.0, max_batch=8), [], [0], [32, 8, 4], size=9, seconds=0.05, rounds=1)
+    assert sorted(t.setting.batch for t in trials) == [4, 8]
+
+
+def _tune(tmp_path: Path, *args: str) -> tuple[str, Path]:
+    out = tmp_path / "tuned.toml"
+    done = CliRunner().invoke(main, ["tune", "--model", "uniform", "--size", "9", "--quick", "--seconds", "0.05",
+                                     "--batches", "8,2", "-o", str(out), *args])
+    assert done.exit_code == 0, done.output
+    return done.output, out
+
+
+def test_tune_prints_the_table_and_writes_a_config_with_the_best_setting(tmp_path: Path) -> None:
+    output, out = _tune(tmp_path, "--visits", "300", "--ponder")
+    rows = re.findall(r"^batch\s+batch (\d+)\s+([\d,.]+)\s+([\d.]+)$", output, re.MULTILINE)
+    assert sorted(int(batch) for batch, _, _ in rows) == [2, 8]
+    assert rows[0][2] == "1.00" and float(rows[1][2]) <= 1.0  # best first, ratio to it
+    assert re.search(rf"^chose batch {rows[0][0]} \([\d,.]+ visits/s\); wrote {re.escape(str(out))}$", output,
+                     re.MULTILINE)
+    config = load_config(out)
+    assert config.search.batch_size == int(rows[0][0])
+    assert (config.search.max_visits, config.search.max_time) == (300, 0.0)
+    assert config.player.ponder and config.gtp.board_size == 9 and config.net.model == "uniform"
+    assert config.search.cpuct_exploration == Config().search.cpuct_exploration  # the rest keeps the defaults
+
+
+def test_time_per_move_is_written(tmp_path: Path) -> None:
+    _, out = _tune(tmp_path, "--time", "5")
+    config = load_config(out)
+    assert (config.search.max_time, config.search.max_visits, config.player.ponder) == (5.0, 0, False)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--time", "2", "--visits", "100"], "give --time or --visits, not both"),
+    (["--batches", "0,8"], "Invalid value for '--batches': batch sizes must be positive"),
+    (["--threads", "two"], "Invalid value for '--threads': expected thread counts like 1,8,32"),
+    (["-o", "tuned.cfg"], "Invalid value for '--output': tuned.cfg must end in .toml"),
+    (["--model", "playouts"], "Invalid value for '--model': random playouts have no net to tune"),
+    (["--model", "missing.onnx"], "cannot load model missing.onnx"),
+    (["--size", "40"], "Invalid value for '--size'"),
+])
+def test_bad_options_get_one_line_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str],
+                                         message: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(main, ["tune", "--quick", *args])
+    assert done.exit_code != 0
+    errors = [line for line in done.output.splitlines() if line.startswith("Error")]
+    assert len(errors) == 1 and message in errors[0], done.output
+    assert not (tmp_path / "tuned.toml").exists()
+
+
+def test_an_existing_output_is_kept_without_force(tmp_path: Path) -> None:
+    out = tmp_path / "tuned.toml"
+    out.write_text("[search]\nbatch_size = 3\n", encoding="utf-8")
+    done = CliRunner().invoke(main, ["tune", "--model", "uniform", "-o", str(out)])
+    assert done.exit_code == 1 and "exists; give --force" in done.output
+    assert load_config(out).search.batch_size == 3
+    _tune(tmp_path, "--force")
+    assert load_config(out).search.batch_size in (2, 8)
+
+
+@pytest.mark.slow
+def test_miai_tune_on_the_default_net_writes_what_gtp_reads(tmp_path: Path) -> None:
+    """The real command on the bundled net: the backend stage tries exactly the pairs that pass the precision gate,
+    and `miai gtp --config` plays with the file."""
+    from miai.engine.cli.compose import DEFAULT_NET_DIR, net_threads
+    from miai.nets.bundled import bundled_nets, net_for_size
+    from miai.nets.loading import gate_passing_pairs
+
+    out = tmp_path / "tuned.toml"
+    done = subprocess.run([sys.executable, "-m", "miai.engine", "tune", "--size", "9", "--quick", "--seconds", "0.2",
+                           "-o", str(out)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    net = net_for_size(bundled_nets(DEFAULT_NET_DIR), 9)
+    assert net is not None
+    pairs, _ = gate_passing_pairs(net.path, options={"intra_op_threads": net_threads(Config())})  # kept by the run
+    tried = set(re.findall(r"^backend\s+(\w+ \w+),", done.stdout, re.MULTILINE))
+    assert tried == ({f"{b} {p}" for b, p in pairs} if len(pairs) > 1 else set())
+    config = load_config(out)
+    line = re.search(r"^chose (?:(\w+) (\w+), )?threads (\d+), batch (\d+) ", done.stdout, re.MULTILINE)
+    assert line is not None, done.stdout
+    backend, precision, threads, batch = line.groups()
+    assert (config.net.threads, config.search.batch_size) == (int(threads), int(batch))
+    assert (config.net.backend, config.net.precision) == (backend, precision)
+    played = subprocess.run([sys.executable, "-m", "miai.engine", "gtp", "--config", str(out)],
+                            input="kata-get-param batch_size\ngenmove b\nquit\n", capture_output=True, text=True,
+                            timeout=120)
+    assert played.returncode == 0, played.stderr
+    assert played.stdout.startswith(f"= {batch}\n\n= "), played.stdout
