@@ -328,9 +328,11 @@ def test_structured_random_records_load_or_raise_sgf_error(text: str) -> None:
         state = game.to_state()
     except SgfError:
         return
-    assert len(state.moves) == len(game.moves)
+    # Setup after moves starts the history where it stands (as GNU Go sets it up): the moves before it are gone.
+    start = max((setup.after for setup in game.later_setup), default=0)
+    assert len(state.moves) == len(game.moves) - start
     again = load_sgf(write_sgf(state))
-    assert again.moves == game.moves
+    assert again.moves == game.moves[start:]
 
 
 def test_katago_rules_strings_are_understood_and_written() -> None:
