@@ -28,12 +28,12 @@ from tests.gtp.test_server_bridges import Timing, replay, rotated  # noqa: E402
 SETS = ("server:uniform", "default:uniform", "server:net", "default:net")
 
 
-def one_run(sets: list[str]) -> list[Timing]:
-    """Every scenario once for each set."""
-    timings: list[Timing] = []
+def one_run(sets: list[str]) -> list[tuple[str, Timing]]:
+    """Every scenario once for each set, each timing with its set's name."""
+    timings: list[tuple[str, Timing]] = []
     for name in sets:
         config, evaluator = name.split(":")
-        timings += replay(config, None if evaluator == "net" else evaluator, rotated())
+        timings += [(name, t) for t in replay(config, None if evaluator == "net" else evaluator, rotated())]
     return timings
 
 
@@ -48,19 +48,20 @@ def main() -> int:
     with busy_cores(args.per_core) as spinning:
         print(f"{spinning} spinning processes on {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f}")
         for run in range(1, args.runs + 1):
-            timings = one_run(args.sets)
+            named = one_run(args.sets)
+            timings = [t for _, t in named]
             total += timings
-            late = [t for t in timings if t.over]
-            worst = max(timings, key=lambda t: t.seconds - t.limit)
-            print(f"run {run}: {len(late)} of {len(timings)} late; closest: {worst} "
+            late = [(name, t) for name, t in named if t.over]
+            name, worst = max(named, key=lambda pair: pair[1].seconds - pair[1].limit)
+            print(f"run {run}: {len(late)} of {len(timings)} late; closest: {name} {worst} "
                   f"(load average {os.getloadavg()[0]:.1f})", flush=True)
-            for timing in late:
-                print(f"    late: {timing}", flush=True)
-    late = [t for t in total if t.over]
+            for name, timing in late:
+                print(f"    late: {name} {timing}", flush=True)
+    over = [t for t in total if t.over]
     margins = sorted(t.limit - t.seconds for t in total)
-    print(f"{len(total)} genmoves in {args.runs} runs ({time.monotonic() - began:.0f} s): {len(late)} late; "
+    print(f"{len(total)} genmoves in {args.runs} runs ({time.monotonic() - began:.0f} s): {len(over)} late; "
           f"smallest margin {margins[0]:+.2f} s, median {margins[len(margins) // 2]:+.2f} s")
-    return 1 if late else 0
+    return 1 if over else 0
 
 
 if __name__ == "__main__":
