@@ -232,10 +232,7 @@ def calculate_area(
     switches = {"non_pass_alive_stones": non_pass_alive_stones, "safe_big_territories": safe_big_territories,
                 "unsafe_big_territories": unsafe_big_territories, "multi_stone_suicide": multi_stone_suicide}
     if compiled.ENABLED:
-        flat = np.asarray(stones, dtype=np.int8)
-        if flat.shape != (size * size,):
-            raise ValueError(f"stones has {flat.size} points, expected {size * size} for size {size}")
-        return compiled.calculate_area(flat, size, **switches)
+        return compiled.calculate_area(compiled.board_array(stones, size), size, **switches)
     return calculate_area_python(stones, size, **switches)
 
 

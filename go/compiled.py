@@ -73,6 +73,18 @@ _SOLVED = 7  # board scan: stones of chains already read
 _ROWS = 8
 
 
+def board_array(stones: Any, size: int) -> NDArray[np.int8]:
+    """``stones`` (a flat sequence of 0 / 1 / 2) as the int8 array the kernels read.
+
+    Raises:
+        ValueError: when it does not hold ``size * size`` points.
+    """
+    flat = np.asarray(stones, dtype=np.int8)
+    if flat.shape != (size * size,):
+        raise ValueError(f"stones has {flat.size} points, expected {size * size} for size {size}")
+    return flat
+
+
 @lru_cache(maxsize=None)
 def _layout(size: int) -> tuple[int, int, NDArray[np.int32]]:
     """(stride, padded length, padded index of each flat point) of ``miai.go.geometry`` for ``size``."""
@@ -325,16 +337,19 @@ def _atari_neighbour_libs(colors: Any, stride: int, count: int, work: Any, out: 
                 continue
             for k in range(size):
                 work[_SEEN_MARK, work[_STONES, k]] = stamp
-            lib = work[_LIBS, 0]
-            fresh = True
-            for k in range(start, end):
-                if out[k] == lib:
-                    fresh = False
-            if fresh:
-                out = _grow(out, end + 1)
-                out[end] = lib
-                end += 1
+            out, end = _append_new(out, start, end, work[_LIBS, 0])
     return out, end
+
+
+@_jit
+def _append_new(out: Any, start: int, end: int, value: int) -> tuple[Any, int]:
+    """``value`` appended to ``out[start:end]`` unless already there (grown as needed). Returns (out, end)."""
+    for k in range(start, end):
+        if out[k] == value:
+            return out, end
+    out = _grow(out, end + 1)
+    out[end] = value
+    return out, end + 1
 
 
 # ----------------------------------------------------------------------------------------------- the search
@@ -352,15 +367,7 @@ def _defender_moves(colors: Any, stride: int, target: int, ko: int, work: Any, m
         return moves, start, _ESCAPED
     moves, end = _atari_neighbour_libs(colors, stride, count, work, moves, start)
     for k in range(libs):
-        lib = work[_TARGET_LIBS, k]
-        fresh = True
-        for j in range(start, end):
-            if moves[j] == lib:
-                fresh = False
-        if fresh:
-            moves = _grow(moves, end + 1)
-            moves[end] = lib
-            end += 1
+        moves, end = _append_new(moves, start, end, work[_TARGET_LIBS, k])
     # KataGo bounds the last move in the list, normally the defender's own liberty.
     lower, upper = _liberty_bounds_after_play(colors, stride, moves[end - 1], colors[target], work)
     if lower >= 3:

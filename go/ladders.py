@@ -646,10 +646,8 @@ def ladder_planes(
     (``miai.go.compiled``) when it runs and no ``memo`` is given, else by :func:`ladder_planes_python`, whose
     arguments and results these are."""
     if memo is None and compiled.ENABLED:
-        flat = np.asarray(stones, dtype=np.int8)
-        if flat.shape != (size * size,):
-            raise ValueError(f"stones has {flat.size} points, expected {size * size} for size {size}")
-        return compiled.ladder_planes(flat, size, to_play, ko_point, max_moves=max_moves)
+        board = compiled.board_array(stones, size)
+        return compiled.ladder_planes(board, size, to_play, ko_point, max_moves=max_moves)
     return ladder_planes_python(stones, size, to_play, ko_point, max_moves=max_moves, memo=memo, previous=previous)
 
 
