@@ -108,7 +108,7 @@ class EnginePlayer(Player):
                 self._clocks.charge(color, time.monotonic() - start.wall)
                 return PASS
         seconds, deadline = self._clocks.move_seconds(root, color, start.wall, self.config)
-        calls_before = self.search.batches
+        calls_before, evals_before = self.search.batches, self._evaluations()
         self._set_playout_advantage(root, self._game.advantage(root, self.config.player))
         snapshot = self._search(root, self._interrupt, analysis, emit, seconds, allow=targets)
         self._game.record(root, snapshot)
@@ -127,7 +127,8 @@ class EnginePlayer(Player):
             move = RESIGN
         else:
             move = self.search.best_move(snapshot)  # with one visit: the policy's top move
-        _log_search(snapshot, root.size, move)
+        evals_after = self._evaluations()
+        _log_search(snapshot, root.size, move, (evals_after[0] - evals_before[0], evals_after[1] - evals_before[1]))
         self._clocks.answered(color, start, deadline, seconds, snapshot, root.size)
         return move
 
@@ -357,6 +358,11 @@ class EnginePlayer(Player):
         self.search.clear()
         return BenchmarkResult(len(states), total_visits, net_evals, batches, seconds, self.config.search.batch_size)
 
+    def _evaluations(self) -> tuple[int, int]:
+        """Positions the search has had evaluated so far, and how many of them the evaluation cache answered."""
+        hits = self.evaluator.hits if isinstance(self.evaluator, CachingEvaluator) else 0
+        return self.search.net_evals, hits
+
     def clear_cache(self) -> None:
         """Forget the search graph and the evaluation cache."""
         self.stop_pondering()
@@ -386,13 +392,13 @@ class EnginePlayer(Player):
         self._ponderer.stop()
 
 
-def _log_search(snapshot: Snapshot, size: int, move: GenmoveResult) -> None:
+def _log_search(snapshot: Snapshot, size: int, move: GenmoveResult, evaluations: tuple[int, int]) -> None:
     """The search's summary on the player's logger at debug (stderr at ``--log-level debug``), and with the best
     moves on the log file's search channel (``log.search_info``)."""
     wanted = log.isEnabledFor(logging.DEBUG), search_info_log.isEnabledFor(logging.INFO)
     if not any(wanted):
         return
-    summary = search_summary(snapshot, size, move if isinstance(move, str) else to_gtp(move, size))
+    summary = search_summary(snapshot, size, move if isinstance(move, str) else to_gtp(move, size), evaluations)
     if wanted[0]:
         log.debug("%s", summary)
     if wanted[1]:

@@ -306,6 +306,12 @@ class Search:
         ``stats()`` does: a genmove reads it on the clock)."""
         return self._count.eval_batches
 
+    @property
+    def net_evals(self) -> int:
+        """Positions the evaluator was asked for since the search was made (``stats()``'s ``net_evals``; KataGo's
+        logSearchInfo "NN rows" counts the same, less its cache's hits)."""
+        return self._count.net_evals
+
     def stats(self) -> dict[str, Any]:
         """Counters for ``miai-search_stats`` (one JSON object)."""
         out = counter_stats(self._count, self.root, self.table)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import logging
+import re
 import threading
 
 import pytest
@@ -14,7 +16,9 @@ from miai.go.rules import Rules
 from miai.go.state import GameState
 from miai.go.clock import TimeControl, TimeSystem
 from miai.gtp.player import RESIGN, AnalyzeRequest, ClockReading
+from miai.nets.cache import CachedEvaluator
 from miai.nets.evaluator import UniformEvaluator
+from miai.nets.features import situation_key
 from miai.nets.playouts import PlayoutEvaluator
 
 
@@ -278,3 +282,28 @@ def test_the_next_genmove_keeps_the_whole_subgraph_of_the_two_moves_played_as_ka
     assert subgraph <= reachable_ids(kept)  # nothing of the old subgraph was dropped or rebuilt
     assert evaluator.positions - evaluated <= added + 1
     assert player.search.stats()["nodes_created"] - created <= added
+
+
+def _summary_counts(line: str) -> tuple[int, int, int]:
+    """Playouts, net evaluations and cache answers of one genmove summary line (miai's log at debug)."""
+    found = re.search(r"(\d+) playouts \(\d+ carried over, (\d+) net evals, (\d+) cache hits\)", line)
+    assert found is not None, line
+    playouts, evals, hits = map(int, found.groups())
+    return playouts, evals, hits
+
+
+def test_the_search_summary_says_what_the_net_ran_and_what_the_cache_answered(
+        caplog: pytest.LogCaptureFixture) -> None:
+    # KataGo's logSearchInfo gives "NN rows" beside "New playouts"; its NN cache outlives moves and games, so a
+    # position searched again costs no net run. miai's summary says the same, and its cache outlives the graph.
+    player = EnginePlayer(CachedEvaluator(UniformEvaluator(), 10_000, situation_key),
+                          _config("search.max_visits=80", "search.max_time=0"))
+    with caplog.at_level(logging.DEBUG, logger="miai.engine.player"):
+        player.genmove(_state(7, "b:D4"), Color.WHITE)
+        player.on_state_changed(_state(7))  # a new game: the graph is dropped, the cache is kept
+        player.genmove(_state(7, "b:D4"), Color.WHITE)
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("genmove W")]
+    assert len(lines) == 2
+    (playouts, evals, hits), (_, evals_again, hits_again) = map(_summary_counts, lines)
+    assert 0 < evals + hits <= playouts + 1  # a playout needs at most one evaluation (the root's own counts one)
+    assert hits_again >= 0.8 * (evals_again + hits_again) and evals_again < evals / 4
