@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from miai.engine.results import Pov
 from miai.engine.snapshot import Snapshot
 from miai.go.coords import Color
 from miai.go.geometry import neighbor_table
@@ -40,7 +41,7 @@ class DeadStones:
         if snapshot.ownership is None or biased:
             self._last = None
             return
-        black = snapshot.ownership if root.to_play == Color.BLACK else -snapshot.ownership
+        black = Pov(snapshot.ownership, root.to_play).black()
         self._last = (root.stones().tobytes(), black)
 
     def remembered(self, state: GameState) -> np.ndarray | None:

@@ -11,6 +11,7 @@ from typing import Any
 
 from miai.engine.config import PlayerConfig
 from miai.engine.handicap import dynamic_pda_for_white
+from miai.engine.results import Pov
 from miai.engine.snapshot import Snapshot
 from miai.go.coords import Color
 from miai.go.state import GameState
@@ -55,6 +56,5 @@ class GameValues:
     def record(self, root: GameState, snapshot: Snapshot) -> None:
         """Keep the search's root win-loss value and score lead, from White's view."""
         if snapshot.root.visits > 0:
-            sign = 1.0 if root.to_play == Color.WHITE else -1.0
-            self.white_values.append(sign * (2.0 * snapshot.root.winrate - 1.0))
-            self.white_lead = sign * snapshot.root.score_lead
+            self.white_values.append(Pov(2.0 * snapshot.root.winrate - 1.0, root.to_play).white())
+            self.white_lead = Pov(snapshot.root.score_lead, root.to_play).white()

@@ -45,6 +45,12 @@ class Stats(NamedTuple):
     lead: float  # the points White leads by
     utility_sq: float  # the expected square of the utility (for KataGo's utility stdev)
 
+    def __neg__(self) -> Stats:
+        """The same statistics from Black's view (squares unchanged): a relative value for
+        :class:`miai.engine.results.Pov`, which the result path reads them through."""
+        return _stats(Stats, (-self.utility, -self.winloss, -self.score_mean, self.score_sq, -self.lead,
+                              self.utility_sq))
+
 
 # Stats from six floats without NamedTuple.__new__'s Python-level call: Node.recompute makes one per backed-up node.
 _stats = cast(Callable[[type[Stats], tuple[float, float, float, float, float, float]], Stats], tuple.__new__)

@@ -44,6 +44,7 @@ from miai.engine.katago_config import MAPPED, KatagoConfigError, apply_katago, c
 from miai.engine.pondering import Ponderer
 from miai.engine.resign import should_resign
 from miai.engine.search import Search, leaves_per_batch
+from miai.engine.results import Pov
 from miai.engine.snapshot import Snapshot, search_details, search_info_log, search_summary
 from miai.engine.timecontrol import cpu_times
 from miai.go.clock import TimeControl
@@ -259,7 +260,7 @@ class EnginePlayer(Player):
         ownership = snapshot.ownership
         if ownership is None:
             return None
-        return ownership if root.to_play == Color.BLACK else -ownership
+        return Pov(ownership, root.to_play).black()
 
     # ------------------------------------------------------------------------------------------ clocks
     def command_arrived(self, when: float) -> None:

@@ -2,12 +2,12 @@
 
 Every number in a snapshot is from the point of view of the **side to move at the root** (winrate 1 = the root
 player wins; ownership +1 = owned by the root player), like :class:`miai.nets.evaluator.Evaluation`. ``to_play``
-says who that is, so the GTP layer can convert to White's or Black's view.
+says who that is: ``Pov(snapshot.root, snapshot.to_play).white()`` gives White's view (:mod:`miai.engine.results`).
+The graph keeps its statistics from White's view; they are read through :class:`~miai.engine.results.Pov` here.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import math
 import random
@@ -20,14 +20,14 @@ import numpy as np
 
 from miai.engine.config import SearchConfig
 from miai.engine.graph import Edge, Node, Stats, edge_weights
+from miai.engine.results import MoveResult, Pov, RootResult
 from miai.engine.rootsetup import RootFacts
 from miai.engine.selection import exploration_scale, puct_score, puct_weight_for
-from miai.go.coords import PASS, to_gtp
+from miai.go.coords import PASS, Color, to_gtp
 from miai.go.geometry import neighbor_table, symmetric_points
-from miai.gtp.player import MoveInfo, RootInfo
 
 __all__ = ["Snapshot", "FinalChoice", "build_snapshot", "choose_move", "move_temperature", "PASS",
-           "pv_visits", "ownership_moments"]
+           "PvLine", "pv_line", "ownership_moments", "mover"]
 
 
 class FinalChoice(Enum):
@@ -40,19 +40,12 @@ class FinalChoice(Enum):
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    """One search run's result: the root position's figures and one :class:`~miai.gtp.player.MoveInfo` per visited
-    root move, best first (``moves[0]`` is the move to play, a move's index is its ``order``), plus what the run
-    knows beyond the analysis records.
+    """One search run's result: the root position's figures and one :class:`~miai.engine.results.MoveResult` per
+    visited root move, best first (``moves[0]`` is the move to play, a move's index is its ``order``), plus what the
+    run knows beyond the analysis records. Every record is the side to move's (``to_play``) view."""
 
-    The records are the GTP layer's (one definition of what an analysis reports), filled with every statistic the
-    search has: ``edge_visits`` (times the root chose the move: what PUCT and move choice use; ``visits`` is the
-    child's, which transpositions may raise), ``utility_lcb`` and ``play_value`` (KataGo's play selection value,
-    what the move choice and its temperature use) always; ``weight``, ``pv_visits`` and ``ownership`` per move only
-    when converted for an analysis command.
-    """
-
-    root: RootInfo
-    moves: tuple[MoveInfo, ...]
+    root: RootResult
+    moves: tuple[MoveResult, ...]
     to_play: int  # 1 Black, 2 White (miai.go.coords.Color values): the side whose view every number takes
     move_number: int  # moves played in the game so far
     playouts: int  # playouts of the run that produced this snapshot
@@ -62,9 +55,9 @@ class Snapshot:
     # children weighted by their play values before the LCB, plus the root's own evaluation, so that moves the
     # search tried and rejected do not drag the reported winrate. ``root`` keeps the graph's own average (what
     # resignation reads, as KataGo's genmove does). None: the same as ``root``.
-    reported: RootInfo | None = None
+    reported: RootResult | None = None
 
-    def best(self) -> MoveInfo | None:
+    def best(self) -> MoveResult | None:
         """The move of order 0, or None when nothing was searched."""
         return self.moves[0] if self.moves else None
 
@@ -103,9 +96,8 @@ def search_details(snapshot: Snapshot, size: int, moves: int = 8) -> list[str]:
     lines = []
     for info in snapshot.moves[:moves]:
         pv = " ".join(to_gtp(move, size) for move in info.pv)
-        lead = "" if info.score_lead is None else f" lead {info.score_lead:+6.1f}"
         lines.append(f"  {to_gtp(info.move, size):>4} visits {info.visits:6d} winrate {100 * info.winrate:5.1f}%"
-                     f"{lead} prior {100 * info.prior:5.1f}% lcb {100 * info.lcb:5.1f}% pv {pv}")
+                     f" lead {info.score_lead:+6.1f} prior {100 * info.prior:5.1f}% lcb {100 * info.lcb:5.1f}% pv {pv}")
     return lines
 
 
@@ -156,12 +148,10 @@ def build_snapshot(root: Node | None, state: Any, config: SearchConfig, playouts
     to_play = int(state.to_play)
     move_number = len(state.moves)
     if root is None or root.visits == 0:
-        return Snapshot(RootInfo(visits=0, winrate=0.5, score_lead=0.0, score_mean=0.0, score_stdev=0.0, utility=0.0),
-                        (), to_play, move_number, playouts, elapsed, None)
-    sign = root.sign
-    q = root.q
+        return Snapshot(RootResult(visits=0, winrate=0.5, score_lead=0.0, score_mean=0.0, score_stdev=0.0,
+                                   utility=0.0), (), to_play, move_number, playouts, elapsed, None)
     ownership = average_ownership(root) if root.ownership is not None else None
-    info = _root_info(root.visits, sign, q)
+    info = _root_info(root, root.q)
     rows = _rows(root, config, permitted, ending)
     reported = None
     choice = FinalChoice(config.final_choice)
@@ -178,21 +168,28 @@ def build_snapshot(root: Node | None, state: Any, config: SearchConfig, playouts
     else:  # the classic rules: most visits, or most wins (visits times winrate)
         for r in rows:
             r["play_value"] = r["edge_visits"] * (r["winrate"] if choice is FinalChoice.WINS else 1.0)
-    return Snapshot(info, _move_infos(rows), to_play, move_number, playouts, elapsed,
-                    None if ownership is None else (ownership * sign).astype(np.float32), reported)
+    return Snapshot(info, _move_results(rows), to_play, move_number, playouts, elapsed,
+                    None if ownership is None else Pov(ownership, Color.WHITE).pov(mover(root)).astype(np.float32),
+                    reported)
 
 
-def _root_info(visits: int, sign: int, q: Stats) -> RootInfo:
-    """Root figures from White-view statistics."""
-    return RootInfo(visits=visits, winrate=0.5 * (1 + sign * q.winloss), score_lead=sign * q.lead,
-                    score_mean=sign * q.score_mean, score_stdev=_score_stdev(q), utility=sign * q.utility)
+def mover(node: Node) -> Color:
+    """The side to move at ``node`` (whose view its statistics are read from)."""
+    return Color.WHITE if node.sign > 0 else Color.BLACK
+
+
+def _root_info(root: Node, white: Stats) -> RootResult:
+    """Root figures, the side to move's view, from ``root``'s White-view statistics ``white``."""
+    q = Pov(white, Color.WHITE).pov(mover(root))
+    return RootResult(visits=root.visits, winrate=0.5 * (1 + q.winloss), score_lead=q.lead, score_mean=q.score_mean,
+                      score_stdev=_score_stdev(white), utility=q.utility)
 
 
 def _score_stdev(q: Stats) -> float:
     return math.sqrt(max(0.0, q.score_sq - q.score_mean * q.score_mean))
 
 
-def _pruned_root(root: Node, rows: list[_Row]) -> RootInfo:
+def _pruned_root(root: Node, rows: list[_Row]) -> RootResult:
     """KataGo's getPrunedNodeValues at the root: each searched child's statistics weighted by its play value in
     hindsight (``rows`` carry them, before the LCB step), and the root's own evaluation with its own weight."""
     weight = root.own_weight
@@ -202,11 +199,12 @@ def _pruned_root(root: Node, rows: list[_Row]) -> RootInfo:
         weight += w
         for i, x in enumerate(r["stats"]):
             sums[i] += w * x
-    return _root_info(root.visits, root.sign, Stats(*(x / weight for x in sums)))
+    return _root_info(root, Stats(*(x / weight for x in sums)))
 
 
 class _Row(TypedDict):
-    """One root move's figures while the snapshot is built: MoveInfo's fields plus ``weight`` and ``radius``."""
+    """One root move's figures while the snapshot is built: MoveResult's fields (``weight`` here is the edge's,
+    set to 0 where a pass is suppressed) plus ``radius``."""
 
     move: int
     visits: int
@@ -220,6 +218,8 @@ class _Row(TypedDict):
     utility: float
     utility_lcb: float
     weight: float
+    child_weight: float
+    edge_weight: float
     radius: float
     pv: tuple[int, ...]
     stats: Stats  # the child's statistics, White's view
@@ -230,7 +230,7 @@ class _Row(TypedDict):
 def _rows(root: Node, config: SearchConfig, permitted: Callable[[int], bool] | None,
           ending: Callable[[int, Stats], float] | None = None) -> list[_Row]:
     """One row per searched root move (only ``permitted`` ones if given), without play values yet."""
-    sign = root.sign
+    color = mover(root)
     utility_radius = (config.win_loss_utility_factor + config.static_score_utility_factor
                       + config.dynamic_score_utility_factor)
     rows: list[_Row] = []
@@ -238,29 +238,34 @@ def _rows(root: Node, config: SearchConfig, permitted: Callable[[int], bool] | N
         child = edge.child
         if child is None or weight <= 0.0 or (permitted is not None and not permitted(edge.move)):
             continue
-        q = child.q
-        utility = sign * q.utility
+        white = child.q
+        q = Pov(white, Color.WHITE).pov(color)
         share = edge.visits / child.visits
-        radius = _lcb_radius(weight, child.weight_sq * share, q.utility, q.utility_sq, utility_radius,
+        radius = _lcb_radius(weight, child.weight_sq * share, white.utility, white.utility_sq, utility_radius,
                              config.lcb_stdevs)
-        winrate = 0.5 * (1 + sign * q.winloss)
+        winrate = 0.5 * (1 + q.winloss)
+        # KataGo's weight (childWeightSum) and edgeWeight; a child without weight yet counts its visits.
+        child_weight, edge_weight = ((child.weight, weight) if child.weight and child.visits
+                                     else (float(child.visits), float(edge.visits)))
         rows.append(_Row(
             move=edge.move, visits=child.visits, edge_visits=edge.visits, winrate=winrate,
-            score_lead=sign * q.lead, score_mean=sign * q.score_mean, score_stdev=_score_stdev(q),
-            prior=edge.prior, lcb=winrate - 0.5 * radius / max(utility_radius, 1e-9), utility=utility,
-            utility_lcb=utility - radius, weight=weight, radius=radius, stats=q,
-            bonus=sign * ending(edge.move, q) if ending is not None else 0.0,
-            pv=principal_variation(root, edge, config.pv_length)))
+            score_lead=q.lead, score_mean=q.score_mean, score_stdev=_score_stdev(white),
+            prior=edge.prior, lcb=winrate - 0.5 * radius / max(utility_radius, 1e-9), utility=q.utility,
+            utility_lcb=q.utility - radius, weight=weight, child_weight=child_weight, edge_weight=edge_weight,
+            radius=radius, stats=white,
+            bonus=Pov(ending(edge.move, white), Color.WHITE).pov(color) if ending is not None else 0.0,
+            pv=pv_line(root, edge, config.pv_length).moves))
     return rows
 
 
-def _move_infos(rows: list[_Row]) -> tuple[MoveInfo, ...]:
+def _move_results(rows: list[_Row]) -> tuple[MoveResult, ...]:
     """The rows as analysis records, best play value first."""
     rows.sort(key=lambda r: (-r["play_value"], -r["edge_visits"], -r["utility"]))
-    return tuple(MoveInfo(
-        move=r["move"], visits=r["visits"], edge_visits=r["edge_visits"], winrate=r["winrate"],
-        score_lead=r["score_lead"], score_mean=r["score_mean"], score_stdev=r["score_stdev"], prior=r["prior"],
-        lcb=r["lcb"], utility=r["utility"], utility_lcb=r["utility_lcb"], pv=r["pv"], play_value=r["play_value"])
+    return tuple(MoveResult(
+        move=r["move"], visits=r["visits"], edge_visits=r["edge_visits"], weight=r["child_weight"],
+        edge_weight=r["edge_weight"], prior=r["prior"], winrate=r["winrate"], score_lead=r["score_lead"],
+        score_mean=r["score_mean"], score_stdev=r["score_stdev"], utility=r["utility"], lcb=r["lcb"],
+        utility_lcb=r["utility_lcb"], play_value=r["play_value"], pv=r["pv"])
         for r in rows)
 
 
@@ -361,37 +366,34 @@ def _raise_best_lcb(rows: list[_Row], config: SearchConfig) -> None:
     chosen["play_value"] = adjusted
 
 
-def principal_variation(root: Node, edge: Edge, length: int) -> tuple[int, ...]:
-    """The edge's move, then the most-visited edge at each node, up to ``length`` moves (cycle-safe)."""
-    pv = [edge.move]
-    node = edge.child
-    seen = {id(root)}
-    while node is not None and len(pv) < length and id(node) not in seen:
-        seen.add(id(node))
-        best = max((e for e in node.edges if e.visits > 0), key=lambda e: e.visits, default=None)
-        if best is None:
-            break
-        pv.append(best.move)
-        node = best.child
-    return tuple(pv)
+@dataclass(frozen=True, slots=True)
+class PvLine:
+    """A principal variation and the counts along it: ``visits`` of the node each move leads to (kata-analyze
+    ``pvVisits``) and ``edge_visits`` of the edge that plays it (``pvEdgeVisits``)."""
+
+    moves: tuple[int, ...]
+    visits: tuple[int, ...]
+    edge_visits: tuple[int, ...]
 
 
-def pv_visits(root: Node, edge: Edge, length: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """kata-analyze ``pvVisits`` and ``pvEdgeVisits``: along the same walk as :func:`principal_variation`, the
-    visits of the node each PV move leads to and the visits of the edge that plays it."""
-    node_visits: list[int] = []
+def pv_line(root: Node, edge: Edge, length: int) -> PvLine:
+    """The one PV walk: ``edge``'s move, then the most-visited edge at each node, up to ``length`` moves; it stops
+    where a node has no visited edge, or comes round again (a cycle in the graph)."""
+    moves: list[int] = []
+    visits: list[int] = []
     edge_visits: list[int] = []
     seen = {id(root)}
     current: Edge | None = edge
-    while current is not None and len(edge_visits) < length:
+    while current is not None and (not moves or len(moves) < length):
         child = current.child
-        node_visits.append(child.visits if child is not None else current.visits)
+        moves.append(current.move)
+        visits.append(child.visits if child is not None else current.visits)
         edge_visits.append(current.visits)
         if child is None or id(child) in seen:
             break
         seen.add(id(child))
         current = max((e for e in child.edges if e.visits > 0), key=lambda e: e.visits, default=None)
-    return tuple(node_visits), tuple(edge_visits)
+    return PvLine(tuple(moves), tuple(visits), tuple(edge_visits))
 
 
 def ownership_moments(root: Node, memo: dict[int, tuple[np.ndarray, np.ndarray]] | None = None,
@@ -485,23 +487,3 @@ def carried(values: Sequence[float], size: int, symmetry: int) -> list[float]:
     for point, value in enumerate(values):
         moved[image[point]] = value
     return moved
-
-
-def with_symmetric_copies(moves: Sequence[MoveInfo], size: int, symmetries: Sequence[int]) -> list[MoveInfo]:
-    """The analysis of a root searched with symmetry pruning, as KataGo shows it (``symmetric_copies``): each move
-    followed by its copies, each with the move's figures and its PV and per-move ownership carried over by the same
-    symmetry."""
-    if len(symmetries) < 2:
-        return list(moves)
-    images = symmetric_points(size)
-    out = []
-    for index, symmetry, move in symmetric_copies([m.move for m in moves], size, symmetries):
-        info = moves[index]
-        if symmetry == 0:
-            out.append(info)
-            continue
-        image = images[symmetry]
-        out.append(dataclasses.replace(
-            info, move=move, pv=tuple(image[p] if p >= 0 else p for p in info.pv),
-            ownership=None if info.ownership is None else carried(info.ownership, size, symmetry)))
-    return out

@@ -72,9 +72,10 @@ class AnalyzeRequest:
 class MoveInfo:
     """One candidate move of an analysis snapshot, from the analysed colour's view (see module docstring).
 
-    The one definition of a move's analysis record: the engine's search fills it (``miai.engine.snapshot``) and the
-    GTP layer prints it. Optional fields left ``None`` are omitted from the output; a move's ``order`` is its place
-    in the snapshot.
+    What the GTP layer prints of a move: a player fills it from its own records (the engine from
+    ``miai.engine.results.MoveResult``). Optional fields left ``None`` are omitted from the output (a player that
+    has no such figure); a move's ``order`` is its place in the snapshot. ``weight`` is KataGo's: the child's total
+    value weight (its visits when every visit weighs 1).
     """
 
     move: int
@@ -98,8 +99,7 @@ class MoveInfo:
 
 @dataclass(frozen=True)
 class RootInfo:
-    """Whole-position figures (kata-analyze ``rootInfo``), from the analysed colour's view; the search's root
-    record too (``miai.engine.snapshot``)."""
+    """Whole-position figures (kata-analyze ``rootInfo``), from the analysed colour's view."""
 
     visits: int
     winrate: float

@@ -1,9 +1,10 @@
 """The analysis engine's responses: a search snapshot as KataGo's JSON (moveInfos, rootInfo, ownership, policy).
 
 The search reports every number from the view of the side to move at the root (:mod:`miai.engine.snapshot`); the
-graph's nodes keep their net ownership from White's view (stored by :mod:`miai.engine.expansion`). Here everything is turned to the view the
-query asked for (``reportAnalysisWinratesAs``: BLACK, WHITE or SIDETOMOVE), the way KataGo does it: winrate and
-lcb become ``1 - x``, utilities and scores change sign, ownership changes sign.
+graph's nodes keep their net ownership from White's view (stored by :mod:`miai.engine.expansion`). Here everything
+is seen from the side the query asked for (``reportAnalysisWinratesAs``: BLACK, WHITE or SIDETOMOVE) through
+:class:`~miai.engine.results.Pov`, the way KataGo does it: winrate and lcb become ``1 - x``, utilities, scores and
+ownership change sign.
 
 Ownership and its standard deviation are averaged over the graph (:func:`miai.engine.snapshot.ownership_moments`):
 a node's own net ownership with weight 1 plus its children's averages weighted by edge visits, not by the child
@@ -19,12 +20,12 @@ from typing import Any
 import numpy as np
 
 from miai.engine.analysis.query import Job, root_filters
-from miai.engine.graph import Node, edge_weights
-from miai.engine.snapshot import Snapshot, carried, ownership_moments, symmetric_copies
+from miai.engine.graph import Node
+from miai.engine.results import Chance, MoveResult, Pov
+from miai.engine.snapshot import Snapshot, carried, ownership_moments, pv_line, symmetric_copies
 from miai.go import zobrist
 from miai.go.coords import PASS, Color, parse_gtp, to_gtp
 from miai.go.geometry import symmetric_points
-from miai.gtp.player import MoveInfo
 from miai.nets.evaluator import Evaluation
 
 __all__ = ["build_response", "no_results", "position_hashes", "OwnershipStats"]
@@ -80,22 +81,14 @@ def position_hashes(stones: np.ndarray, size: int, to_play: Color, ko_move: int)
     return f"{hashes[0]:032X}", f"{min(hashes):032X}"
 
 
-class Viewpoint:
-    """Turns root-player numbers into the requested perspective."""
+def reported_side(perspective: str, to_play: Color) -> Color:
+    """Whose view the response takes (``reportAnalysisWinratesAs``: BLACK, WHITE, or SIDETOMOVE: ``to_play``)."""
+    return {"BLACK": Color.BLACK, "WHITE": Color.WHITE}.get(perspective, to_play)
 
-    def __init__(self, perspective: str, to_play: Color) -> None:
-        holder = {"BLACK": Color.BLACK, "WHITE": Color.WHITE}.get(perspective, to_play)
-        self.flip = holder != to_play  # root-player view -> perspective: 1 - winrate, -score
-        self.white_sign = 1.0 if holder == Color.WHITE else -1.0  # White-view ownership -> perspective
 
-    def winrate(self, value: float) -> float:
-        return rounded(1.0 - value if self.flip else value)
-
-    def signed(self, value: float) -> float:
-        return rounded(-value if self.flip else value)
-
-    def ownership(self, white_view: np.ndarray) -> list[float]:
-        return [round(float(x), 6) + 0.0 for x in white_view * self.white_sign]
+def _ownership(white_view: np.ndarray, side: Color) -> list[float]:
+    """White-view ownership from ``side``'s view, as KataGo writes it (6 decimals, no -0.0)."""
+    return [round(float(x), 6) + 0.0 for x in Pov(white_view, Color.WHITE).pov(side)]
 
 
 def build_response(job: Job, snapshot: Snapshot, root: Node | None, root_eval: Evaluation | None,
@@ -104,21 +97,21 @@ def build_response(job: Job, snapshot: Snapshot, root: Node | None, root_eval: E
     """The response for one turn from a snapshot of its search (``root`` = the search's root node, read in the
     searching thread; ``root_eval`` = the net's evaluation of the root, for rawWinrate and policy)."""
     state = job.state
-    view = Viewpoint(job.settings.perspective, state.to_play)
+    side = reported_side(job.settings.perspective, state.to_play)
     stats = OwnershipStats()
     pv_cap = job.settings.pv_len + 1
-    infos = [_move_info(info, order, root, view, stats, job, pv_cap) for order, info in enumerate(snapshot.moves)]
+    infos = [_move_info(info, order, root, side, stats, job, pv_cap) for order, info in enumerate(snapshot.moves)]
     if job.settings.config.search.root_symmetry_pruning:
         infos = _with_symmetric_copies(infos, snapshot.moves, job)
     out: dict[str, Any] = {"id": job.id, "isDuringSearch": during, "turnNumber": job.turn, "moveInfos": infos,
-                           "rootInfo": _root_info(snapshot, root, root_eval, view, state.to_play, hashes)}
+                           "rootInfo": _root_info(snapshot, root, root_eval, side, state.to_play, hashes)}
     flags = job.flags
     if flags.ownership or flags.ownership_stdev:
         own = stats.of(root) if root is not None else None
         mean, stdev = own if own is not None else (_raw_ownership(root_eval, state.to_play, state.size),
                                                    np.zeros(state.size * state.size))
         if flags.ownership:
-            out["ownership"] = view.ownership(mean)
+            out["ownership"] = _ownership(mean, side)
         if flags.ownership_stdev:
             out["ownershipStdev"] = [round(float(x), 6) for x in stdev]
     if flags.policy and root_eval is not None:
@@ -131,7 +124,7 @@ def _raw_ownership(root_eval: Evaluation | None, to_play: Color, size: int) -> n
     own = root_eval.ownership if root_eval is not None else None
     if own is None:
         return np.zeros(size * size)
-    return np.asarray(own, dtype=np.float64) * (1.0 if to_play == Color.WHITE else -1.0)
+    return Pov(np.asarray(own, dtype=np.float64), to_play).white()
 
 
 def policy_list(policy: np.ndarray, state: Any) -> list[float]:
@@ -142,7 +135,7 @@ def policy_list(policy: np.ndarray, state: Any) -> list[float]:
     return [rounded(float(p)) if legal else -1.0 for p, legal in zip(np.asarray(policy, dtype=np.float64), mask)]
 
 
-def _with_symmetric_copies(infos: list[dict[str, Any]], moves: Sequence[MoveInfo], job: Job) -> list[dict[str, Any]]:
+def _with_symmetric_copies(infos: list[dict[str, Any]], moves: Sequence[MoveResult], job: Job) -> list[dict[str, Any]]:
     """The moves symmetry pruning left out, as KataGo's analysis engine shows them (``symmetric_copies``): after
     each move its copies under the root's symmetries, with ``isSymmetryOf`` naming the move searched and the PV and
     ownership carried over; copies the query avoids are left out."""
@@ -173,80 +166,55 @@ def _with_symmetric_copies(infos: list[dict[str, Any]], moves: Sequence[MoveInfo
     return out
 
 
-def _move_info(info: MoveInfo, order: int, root: Node | None, view: Viewpoint, stats: OwnershipStats, job: Job,
+def _move_info(result: MoveResult, order: int, root: Node | None, side: Color, stats: OwnershipStats, job: Job,
                pv_cap: int) -> dict[str, Any]:
     size = job.state.size
-    # The engine's snapshots fill every figure (miai.engine.snapshot); only other players leave some out.
-    assert (info.edge_visits is not None and info.utility is not None and info.score_lead is not None
-            and info.score_mean is not None and info.score_stdev is not None and info.utility_lcb is not None)
+    info = Pov(result, job.state.to_play).pov(side)
     pv = list(info.pv[:pv_cap])
-    weight, edge_weight = _weights(root, info)
     out: dict[str, Any] = {
         "move": to_gtp(info.move, size), "visits": int(info.visits), "edgeVisits": int(info.edge_visits),
-        "weight": weight, "edgeWeight": edge_weight,
-        "utility": view.signed(info.utility), "winrate": view.winrate(info.winrate),
-        "scoreMean": view.signed(info.score_lead), "scoreSelfplay": view.signed(info.score_mean),
-        "scoreLead": view.signed(info.score_lead), "scoreStdev": rounded(info.score_stdev),
-        "prior": rounded(info.prior), "lcb": view.winrate(info.lcb), "utilityLcb": view.signed(info.utility_lcb),
-        "order": order, "playSelectionValue": rounded(float(info.play_value or 0.0)),
+        "weight": rounded(info.weight), "edgeWeight": rounded(info.edge_weight),
+        "utility": rounded(info.utility), "winrate": rounded(info.winrate),
+        "scoreMean": rounded(info.score_lead), "scoreSelfplay": rounded(info.score_mean),
+        "scoreLead": rounded(info.score_lead), "scoreStdev": rounded(info.score_stdev),
+        "prior": rounded(info.prior), "lcb": rounded(info.lcb), "utilityLcb": rounded(info.utility_lcb),
+        "order": order, "playSelectionValue": rounded(float(info.play_value)),
     }
+    edge = root.edge_for(info.move) if root is not None else None
     if job.flags.pv_visits:
-        pv, visits, edge_visits = _pv_counts(root, pv)
-        out["pvVisits"], out["pvEdgeVisits"] = visits, edge_visits
+        line = pv_line(root, edge, len(pv)) if root is not None and edge is not None else None
+        out["pvVisits"] = list(line.visits) if line is not None else []
+        out["pvEdgeVisits"] = list(line.edge_visits) if line is not None else []
+        pv = pv[:len(out["pvVisits"])]
     out["pv"] = [to_gtp(move, size) for move in pv]
     if job.flags.moves_ownership or job.flags.moves_ownership_stdev:
-        edge = root.edge_for(info.move) if root is not None else None
         own = stats.of(edge.child) if edge is not None and edge.child is not None else None
         area = size * size
         mean, stdev = own if own is not None else (np.zeros(area), np.zeros(area))
         if job.flags.moves_ownership:
-            out["ownership"] = view.ownership(mean)
+            out["ownership"] = _ownership(mean, side)
         if job.flags.moves_ownership_stdev:
             out["ownershipStdev"] = [round(float(x), 6) for x in stdev]
     return out
 
 
-def _weights(root: Node | None, info: MoveInfo) -> tuple[float, float]:
-    """The child's total value weight and the part of it its edge from the root carries (KataGo's weight and
-    edgeWeight); both equal the visits when the search weighs every visit 1."""
-    assert info.edge_visits is not None  # filled by the engine's snapshots
-    for edge, edge_weight in zip(root.edges, edge_weights(root)) if root is not None else ():
-        child = edge.child
-        if edge.move == info.move and child is not None and child.weight and child.visits:
-            return rounded(child.weight), rounded(edge_weight)
-    return float(info.visits), float(info.edge_visits)
-
-
-def _pv_counts(root: Node | None, pv: list[int]) -> tuple[list[int], list[int], list[int]]:
-    """Child visits and edge visits along ``pv`` (the pv is cut where the graph no longer has its edge)."""
-    visits, edge_visits = [], []
-    node = root
-    for move in pv:
-        edge = node.edge_for(move) if node is not None else None
-        if edge is None or edge.child is None:
-            break
-        edge_visits.append(int(edge.visits))
-        visits.append(int(edge.child.visits))
-        node = edge.child
-    return pv[:len(visits)], visits, edge_visits
-
-
-def _root_info(snapshot: Snapshot, root_node: Node | None, root_eval: Evaluation | None, view: Viewpoint,
-               to_play: Color,
-               hashes: tuple[str, str]) -> dict[str, Any]:
-    root = snapshot.reported or snapshot.root  # KataGo's pruned root values, as its analysis engine reports
-    assert root.score_mean is not None and root.score_stdev is not None and root.utility is not None  # engine's
+def _root_info(snapshot: Snapshot, root_node: Node | None, root_eval: Evaluation | None, side: Color,
+               to_play: Color, hashes: tuple[str, str]) -> dict[str, Any]:
+    # KataGo's pruned root values, as its analysis engine reports
+    root = Pov(snapshot.reported or snapshot.root, to_play).pov(side)
+    weight = (root_node.weight if root_node is not None else 0.0) or root.visits
     info: dict[str, Any] = {
-        "visits": int(root.visits), "weight": rounded(float((root_node.weight if root_node is not None else 0.0) or root.visits)), "winrate": view.winrate(root.winrate),
-        "scoreLead": view.signed(root.score_lead), "scoreSelfplay": view.signed(root.score_mean),
-        "scoreStdev": rounded(root.score_stdev), "utility": view.signed(root.utility),
+        "visits": int(root.visits), "weight": rounded(float(weight)), "winrate": rounded(root.winrate),
+        "scoreLead": rounded(root.score_lead), "scoreSelfplay": rounded(root.score_mean),
+        "scoreStdev": rounded(root.score_stdev), "utility": rounded(root.utility),
         "currentPlayer": "B" if to_play == Color.BLACK else "W", "thisHash": hashes[0], "symHash": hashes[1],
     }
     if root_eval is not None:
         info.update({
-            "rawWinrate": view.winrate(0.5 * (1.0 + float(root_eval.win) - float(root_eval.loss))),
-            "rawLead": view.signed(float(root_eval.lead)),
-            "rawScoreSelfplay": view.signed(float(root_eval.score_mean)),
+            "rawWinrate": rounded(Pov(Chance(0.5 * (1.0 + float(root_eval.win) - float(root_eval.loss))),
+                                      to_play).pov(side)),
+            "rawLead": rounded(Pov(float(root_eval.lead), to_play).pov(side)),
+            "rawScoreSelfplay": rounded(Pov(float(root_eval.score_mean), to_play).pov(side)),
             "rawScoreSelfplayStdev": rounded(float(root_eval.score_stdev)),
             "rawNoResultProb": rounded(float(root_eval.no_result)),
             "rawStWrError": rounded(0.5 * float(root_eval.shortterm_winloss_error)),

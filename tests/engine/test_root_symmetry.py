@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from miai.engine.config import SearchConfig
 from miai.engine.search import Search, symmetric_duplicates
-from miai.engine.snapshot import with_symmetric_copies
+from miai.engine.gtpanalysis import with_symmetric_copies
 from miai.go.coords import Color, parse_gtp, to_gtp
 from miai.go.rules import Rules
 from miai.go.state import GameState

@@ -19,7 +19,7 @@ from miai.engine.snapshot import Snapshot
 from miai.go.coords import PASS, Color
 from miai.go.rules import Rules
 from miai.go.state import GameState
-from miai.gtp.player import MoveInfo, RootInfo
+from miai.engine.results import MoveResult, RootResult
 from miai.nets import features
 from miai.nets.evaluator import legal_mask
 from miai.nets.train.datagen import Labels, SelfPlayConfig, Teacher, pack_spatial, unpack_spatial
@@ -48,14 +48,15 @@ def raw_labels(state: GameState, no_result: float = 0.0) -> Labels:
                   ownership=np.zeros((1, state.size ** 2), np.float16))
 
 
-def move(point: int, visits: int, winrate: float) -> MoveInfo:
-    return MoveInfo(move=point, visits=visits, winrate=winrate, prior=0.1, lcb=winrate, pv=(point,),
-                    edge_visits=visits)
+def move(point: int, visits: int, winrate: float) -> MoveResult:
+    return MoveResult(move=point, visits=visits, edge_visits=visits, weight=visits, edge_weight=visits, prior=0.1,
+                      winrate=winrate, score_lead=0.0, score_mean=0.0, score_stdev=0.0, utility=2 * winrate - 1,
+                      lcb=winrate, utility_lcb=2 * winrate - 1, play_value=visits, pv=(point,))
 
 
-def snapshot(moves: tuple[MoveInfo, ...], winrate: float, lead: float) -> Snapshot:
-    root = RootInfo(visits=sum(m.visits for m in moves) + 1, winrate=winrate, score_lead=lead, score_mean=lead + 0.5,
-                    score_stdev=6.0)
+def snapshot(moves: tuple[MoveResult, ...], winrate: float, lead: float) -> Snapshot:
+    root = RootResult(visits=sum(m.visits for m in moves) + 1, winrate=winrate, score_lead=lead,
+                      score_mean=lead + 0.5, score_stdev=6.0, utility=2 * winrate - 1)
     return Snapshot(root=root, moves=moves, to_play=1, move_number=0, playouts=root.visits, elapsed=0.1,
                     ownership=None)
 
