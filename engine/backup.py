@@ -9,7 +9,7 @@ include a changed child are recomputed too (docs/search.md "Stale values").
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,13 +18,7 @@ from miai.engine.graph import Edge, Node, StaleUpdate, Weighting, refresh_ancest
 if TYPE_CHECKING:
     from miai.nets.evaluator import Amaf
 
-__all__ = ["Backup", "backup", "add_amaf", "unwind"]
-
-
-class Undoable(Protocol):
-    """A scratch state the playout's moves are taken back on."""
-
-    def pop(self) -> object: ...
+__all__ = ["Backup", "backup", "add_amaf", "release"]
 
 
 def backup(path: list[Node], edges: list[Edge], weighting: Weighting, cut: int = -1) -> None:
@@ -38,12 +32,12 @@ def backup(path: list[Node], edges: list[Edge], weighting: Weighting, cut: int =
         node.virtual_loss -= 1
 
 
-def unwind(state: Undoable, path: list[Node], edges: list[Edge]) -> None:
-    """Take a playout back without a trace (a collision): its virtual loss and its moves on the scratch state."""
+def release(path: list[Node]) -> None:
+    """Take a playout back without a trace (a collision, a failed evaluation): the virtual loss on its path. Its
+    moves stay on the scratch state, which the next playout from it takes back as far as it must
+    (miai.engine.playout)."""
     for node in path:
         node.virtual_loss -= 1
-    for _ in edges:
-        state.pop()
 
 
 class Backup:
@@ -54,9 +48,9 @@ class Backup:
         self.refresh = {StaleUpdate.PATH: None, StaleUpdate.PARENTS: refresh_parents,
                         StaleUpdate.ANCESTORS: refresh_ancestors}[stale]
 
-    def finish(self, state: Undoable, path: list[Node], edges: list[Edge], cut: int = -1) -> int:
-        """Back up a playout (the edges below ``cut``: see :func:`backup`) and take its moves back on the scratch
-        state; returns how many nodes off its path were recomputed."""
+    def finish(self, path: list[Node], edges: list[Edge], cut: int = -1) -> int:
+        """Back up a playout (the edges below ``cut``: see :func:`backup`); returns how many nodes off its path were
+        recomputed. The playout's moves stay on its scratch state (miai.engine.playout)."""
         weighting = self.weighting
         backup(path, edges, weighting, cut)
         refreshed = 0
@@ -69,8 +63,6 @@ class Backup:
                 # under "ancestors"): go over the path once more so the root is always exact.
                 for node in reversed(path):
                     node.recompute(weighting)
-        for _ in edges:
-            state.pop()
         return refreshed
 
 

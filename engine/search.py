@@ -163,6 +163,7 @@ class Search:
             try:
                 self._loop(run)
             finally:
+                self._playouts.settle()  # every scratch state back at the root
                 for edge in blocked:
                     edge.illegal = False
             elapsed = run.elapsed

@@ -78,12 +78,6 @@ class SelectionRule(str, Enum):
         raise SelectionError(f"unknown selection rule {text!r}; expected one of {names}")
 
 
-class PassState(Protocol):
-    """What the passing hacks ask of the position at the node (miai.go.state.GameState answers)."""
-
-    def pass_ends_game(self) -> bool: ...
-
-
 # ------------------------------------------------------------------------------------------------------- PUCT
 def puct_exploration(total_weight: float, c_puct: float = 1.0, c_log: float = 0.45, base: float = 500.0) -> float:
     """KataGo's exploration constant: ``c_puct + c_log * ln((total_weight + base) / base)``."""
@@ -364,13 +358,14 @@ def _touch_at(node: Node, j: int) -> Edge:
 
 
 # ------------------------------------------------------------------------------------------- passing hacks
-def passing_hack_edge(node: Node, state: PassState, chosen: Edge) -> Edge | None:
+def passing_hack_edge(node: Node, pass_ends_game: bool, chosen: Edge) -> Edge | None:
     """KataGo's enableMorePassingHacks (selectBestChildToDescend, searchexplorehelpers.cpp): where a pass would end
     the game and the node's edges have at least two visits, a search that has made children for other moves but
     not for pass tries pass once, and one that has made a child only for pass tries the best new move once, so that
-    both ways of ending (or not ending) the game are looked at. Returns the edge to take instead of ``chosen``
-    (without an edge visit), or None."""
-    if not state.pass_ends_game() or sum(e.visits for e in node.edges) < 2:
+    both ways of ending (or not ending) the game are looked at. ``pass_ends_game``: whether a pass at the node would
+    end the game (the position's ``pass_ends_game()``). Returns the edge to take instead of ``chosen`` (without an
+    edge visit), or None."""
+    if not pass_ends_game or sum(e.visits for e in node.edges) < 2:
         return None
     made = [e for e in node.edges if e.child is not None]
     has_pass = any(e.move == PASS for e in made)

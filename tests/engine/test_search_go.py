@@ -235,6 +235,36 @@ def test_scratch_states_follow_the_game_between_moves() -> None:
     assert search._setup.scratch == [] and search.root is None
 
 
+class LeafRecorder(UniformEvaluator):
+    """The uniform evaluator that records the graph hash of every state it is given, and checks that the state is
+    the position its moves make when replayed from the game's start (nothing left over from an earlier playout)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hashes: list[int] = []
+
+    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:  # type: ignore[override]
+        for state in states:
+            replay = state.copy()
+            assert (replay.graph_hash, replay.legal_moves()) == (state.graph_hash, state.legal_moves())
+            self.hashes.append(state.graph_hash)
+        return super().evaluate(states)
+
+
+@pytest.mark.parametrize("rules", ["tromp-taylor", "japanese"])
+def test_the_net_sees_each_leaf_exactly_where_its_playout_ended(rules: str) -> None:
+    # Scratch states stay where their last playout ended, and the next playout from one takes back only the moves
+    # it does not share: every leaf must still be evaluated at its own position, and the states end at the root.
+    state = GameState(9, Rules.preset(rules), 7.5)
+    evaluator = LeafRecorder()
+    search, _ = run(state, evaluator, max_visits=400, batch_size=4, max_time=0.0)
+    expanded = {node.key for node in search.table if node.expanded and not node.terminal}
+    assert set(evaluator.hashes[1:]) == expanded  # (the first evaluation is the root's, kept outside the table)
+    assert len(set(evaluator.hashes)) == len(evaluator.hashes) == search.stats()["net_evals"]
+    for scratch in search._setup.scratch:
+        assert scratch.graph_hash == state.graph_hash and scratch.moves == state.moves
+
+
 @pytest.mark.slow
 def test_real_transpositions_share_one_node_keyed_by_the_graph_hash() -> None:
     state = GameState(7)
