@@ -1,7 +1,7 @@
 """The game: rules, komi, side to move, history with push/pop, superko, and the three hashes.
 
 ``GameState`` wraps a ``Board`` with everything that depends on history: the move stack (undo records), prisoners,
-consecutive passes, the superko history, and the hashes KataGo keeps (cpp/game/board.cpp, boardhistory.cpp and
+consecutive passes, the superko history (miai.go.superko), and the hashes KataGo keeps (cpp/game/board.cpp, boardhistory.cpp and
 graphhash.cpp in lightvector/KataGo):
 
 * ``position_hash``: the stones and the board size (the superko key under positional superko);
@@ -26,16 +26,17 @@ not count towards ending the game; taking it also clears the superko history.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, NamedTuple, TypeVar
+from typing import NamedTuple
 
 import numpy as np
 
 from miai.go import scoring, zobrist
-from miai.go.board import NO_POINT, Board
+from miai.go.board import NO_POINT, Board, PlayRecord
 from miai.go.coords import PASS, Color, check_size
 from miai.go.geometry import symmetric_points
 from miai.go.errors import IllegalMoveError, IllegalReason, InvalidMoveError, SetupError
 from miai.go.rules import KoRule, Rules, Scoring, Tax
+from miai.go.superko import SuperkoHistory
 
 _COLORS = (Color.EMPTY, Color.BLACK, Color.WHITE)
 _TROMP_TAYLOR = Rules.preset("tromp-taylor")
@@ -53,19 +54,19 @@ def _pass_key(passes: int) -> int:
 
 
 _PASS_KEYS = tuple(_pass_key(n) for n in range(8))
-_WAS_OVER = ("over",)  # undo record of a move played after the game had ended
 
-_Key = TypeVar("_Key")
-# The superko history: position counts, counts by stone-count bucket, and the index of stone counts by colour.
-_Superko = tuple[dict[int, int], dict[tuple[int, int], dict[int, int]], tuple[dict[int, dict[int, int]], ...]]
-# What taking the button clears: the superko history and the positions where each player passed.
-_ButtonUndo = tuple[_Superko, dict[tuple[int, int], int]]
+
+class _ButtonUndo(NamedTuple):
+    """What taking the button cleared, for ``_unpass`` to put back."""
+
+    superko: SuperkoHistory  # the superko history before it (taking the button starts a fresh one)
+    pass_positions: dict[tuple[int, int], int]  # where each player had passed (under simple ko)
 
 
 class _PassUndo(NamedTuple):
     """What ``_unpass`` restores of a pass (made only by passes, which are rare: the names cost nothing)."""
 
-    over: bool  # whether the game had ended
+    ko: tuple[int, int]  # the simple-ko ban the pass lifted (Board.clear_ko's record)
     phase_start: int
     button_taker: int
     button: _ButtonUndo | None  # what taking the button cleared, if this pass took it
@@ -73,7 +74,8 @@ class _PassUndo(NamedTuple):
 
 # Builds an _Undo from a plain tuple, skipping NamedTuple's __new__, a Python function: play and pop are the search's
 # hot path (about ten of each per playout on 9x9). A play and its pop took 3.9 us with a plain tuple, 4.2 us so and
-# 4.3 us through _Undo(...) (a loop of play_unchecked and pop on a 9x9 game, CPU time, the three interleaved).
+# 4.3 us through _Undo(...) (a loop of play_unchecked and pop on a 9x9 game, CPU time, the three interleaved); the
+# tenth field (``over`` apart from a pass's record) and the superko history in its own object cost nothing measurable.
 _new_undo = tuple.__new__
 
 
@@ -82,13 +84,14 @@ class _Undo(NamedTuple):
 
     move: int  # the move played, PASS included
     color: int  # who played it
-    board: Any  # the board's own record: Board.play's for a stone, Board.clear_ko's for a pass
+    board: PlayRecord | None  # Board.play's record for a stone (only the board reads it); None for a pass
     to_play: int  # the player to move before it
     passes: int  # consecutive passes before it
     state_hash: int
     graph_hash: int
     bans: tuple[int, ...]  # the superko bans before it
-    game: _PassUndo | tuple[str] | None  # a pass's bookkeeping; for a stone, _WAS_OVER when the game had ended
+    over: bool  # whether the game had ended before it
+    passed: _PassUndo | None  # a pass's bookkeeping (None for a stone)
 
 
 class GameState:
@@ -100,9 +103,7 @@ class GameState:
     _button_taker: int
     _pass_positions: dict[tuple[int, int], int]
     _salt: tuple[int, ...]
-    _sk_counts: dict[int, int]
-    _sk_buckets: dict[tuple[int, int], dict[int, int]]
-    _count_index: tuple[dict[int, dict[int, int]], ...]
+    _history: SuperkoHistory  # the positions so far (kept under positional and situational superko only)
     _bans: tuple[int, ...]
     _state_hash: int
     _graph_hash: int
@@ -284,7 +285,7 @@ class GameState:
         """The ``stones()`` array ``k`` moves ago (moves before the start give the earliest board)."""
         colors = self.board.colors()
         for entry in reversed(self._stack[len(self._stack) - min(k, len(self._stack)) :]):
-            if entry.move != PASS:
+            if entry.board is not None:  # a stone (a pass changed no stone)
                 self.board.unplay_colors(entry.board, colors)
         return np.array(colors, dtype=np.int8)
 
@@ -313,11 +314,7 @@ class GameState:
         """Would ``color`` playing the (pseudo-legal) ``move`` recreate an earlier position (or situation, under
         situational superko)? Checked directly from the hash after the move. Always False under simple ko, where
         no position history is kept."""
-        c = int(color)
-        key = self.board.hash_after(move, c)
-        if self._situational:
-            key ^= zobrist.TO_PLAY[3 - c]
-        return key in self._sk_counts
+        return self._history.repeats(self.board, move, int(color))
 
     def is_legal(self, move: int, color: Color | int | None = None) -> bool:
         """True if ``color`` (default: the player to move) may play ``move``."""
@@ -391,11 +388,11 @@ class GameState:
         if c == self._to_play:
             return
         if self._superko:
-            self._forget_position()  # under situational superko the player to move is part of the key
+            self._history.forget(self.board, self._to_play)  # under situational superko the mover is in the key
         self._to_play = c
         if self._superko:
-            self._remember_position()
-            self._bans = self._superko_bans()
+            self._history.remember(self.board, c)
+            self._bans = self._history.bans(self.board, c)
         self._state_hash = self._compute_state_hash()
         self._graph_hash = zobrist.chain_graph_hash(self._graph_hash, self._state_hash)
 
@@ -405,25 +402,27 @@ class GameState:
 
     def _play(self, move: int, c: int) -> None:
         board = self.board
-        undo: _PassUndo | tuple[str] | None
+        over = self._over
+        record: PlayRecord | None
+        passed: _PassUndo | None
         if move == PASS:
-            record: Any = board.clear_ko()
-            passes, undo = self._pass(c)
+            record = None
+            passes, passed = self._pass(c)
         else:
             record = board.play(move, c)
-            passes = 0
-            undo = _WAS_OVER if self._over else None
+            passes, passed = 0, None
             self._over = False
         self._stack.append(
             _new_undo(_Undo, (move, c, record, self._to_play, self.consecutive_passes, self._state_hash,
-                              self._graph_hash, self._bans, undo))
+                              self._graph_hash, self._bans, over, passed))
         )
-        self._to_play = 3 - c
+        self._to_play = to_play = 3 - c
         self.consecutive_passes = passes
         self.moves.append((_COLORS[c], move))
         if self._superko:
-            self._remember_position()
-            self._bans = self._superko_bans()
+            history = self._history
+            history.remember(board, to_play)
+            self._bans = history.bans(board, to_play)
         state_hash = self._compute_state_hash()
         self._state_hash = state_hash
         if move != PASS and board.exceeds_repetition_bound(move, self._rep_bound):
@@ -440,33 +439,32 @@ class GameState:
         if not self._stack:
             raise IndexError("no move to undo")
         if self._superko:
-            self._forget_position()
+            self._history.forget(self.board, self._to_play)
         entry = self._stack.pop()
-        move = entry.move
-        if move == PASS:
-            self.board.restore_ko(entry.board)
-            assert isinstance(entry.game, _PassUndo)
-            self._unpass(entry.color, entry.game)
+        record = entry.board
+        if record is not None:
+            self.board.undo(record)
         else:
-            self._over = entry.game is _WAS_OVER
-            self.board.undo(entry.board)
+            passed = entry.passed
+            assert passed is not None  # a pass's entry
+            self._unpass(entry.color, passed)
+        self._over = entry.over
         self._to_play = entry.to_play
         self.consecutive_passes = entry.passes
         self._state_hash = entry.state_hash
         self._graph_hash = entry.graph_hash
         self._bans = entry.bans
         self.moves.pop()
-        return _COLORS[entry.color], move
+        return _COLORS[entry.color], entry.move
 
     def _pass(self, c: int) -> tuple[int, _PassUndo]:
         """Bookkeeping of a pass by ``c``: the new count of consecutive passes, and what ``_unpass`` needs."""
-        undo = _PassUndo(self._over, self._phase_start, self._button_taker, None)
+        undo = _PassUndo(self.board.clear_ko(), self._phase_start, self._button_taker, None)
         if self._rules.has_button and self._button_taker == 0:
             # Taking the button: not a game-ending pass, and a fresh start for superko and for repeated passes.
             self._button_taker = c
-            superko = (self._sk_counts, self._sk_buckets, self._count_index)
-            self._sk_counts, self._sk_buckets, self._count_index = {}, {}, ({}, {}, {})
-            undo = undo._replace(button=(superko, self._pass_positions))
+            undo = undo._replace(button=_ButtonUndo(self._history, self._pass_positions))
+            self._history = self._history.fresh()
             self._pass_positions = {}
             return 0, undo
         passes = self.consecutive_passes + 1
@@ -481,14 +479,20 @@ class GameState:
         return passes, undo
 
     def _unpass(self, c: int, undo: _PassUndo) -> None:
-        """Undo ``_pass`` (the position's superko entry is already forgotten)."""
-        self._over, self._phase_start, self._button_taker = undo.over, undo.phase_start, undo.button_taker
+        """Undo ``_pass`` (the position's superko entry is already forgotten; ``pop`` restores whether the game was
+        over)."""
+        self.board.restore_ko(undo.ko)
+        self._phase_start, self._button_taker = undo.phase_start, undo.button_taker
         button = undo.button
         if button is not None:
-            superko, self._pass_positions = button
-            self._sk_counts, self._sk_buckets, self._count_index = superko
+            self._history, self._pass_positions = button.superko, button.pass_positions
         elif self._repeat_pass_ends:
-            _decrement(self._pass_positions, (c, self.board.hash))
+            key = (c, self.board.hash)
+            left = self._pass_positions[key] - 1
+            if left:
+                self._pass_positions[key] = left
+            else:
+                del self._pass_positions[key]
 
     # ----------------------------------------------------------------- hashes and superko
     def _compute_state_hash(self) -> int:
@@ -509,98 +513,6 @@ class GameState:
             h ^= ban_keys[move]
         return h
 
-    def _remember_position(self) -> None:
-        """Add the current position to the superko history, its stone-count bucket and the count indexes."""
-        board = self.board
-        key = board.hash ^ zobrist.TO_PLAY[self._to_play] if self._situational else board.hash
-        counts = self._sk_counts
-        counts[key] = counts.get(key, 0) + 1
-        black, white = board.count[1], board.count[2]
-        bucket = self._sk_buckets.get((black, white))
-        if bucket is None:
-            self._sk_buckets[(black, white)] = {key: 1}
-        else:
-            bucket[key] = bucket.get(key, 0) + 1
-        by_black, by_white = self._count_index[1], self._count_index[2]
-        seen = by_black.get(black)
-        if seen is None:
-            by_black[black] = {white: 1}
-        else:
-            seen[white] = seen.get(white, 0) + 1
-        seen = by_white.get(white)
-        if seen is None:
-            by_white[white] = {black: 1}
-        else:
-            seen[black] = seen.get(black, 0) + 1
-
-    def _forget_position(self) -> None:
-        """Remove the current position from the superko history (the inverse of ``_remember_position``)."""
-        board = self.board
-        key = board.hash ^ zobrist.TO_PLAY[self._to_play] if self._situational else board.hash
-        _decrement(self._sk_counts, key)
-        black, white = board.count[1], board.count[2]
-        bucket = self._sk_buckets[(black, white)]
-        _decrement(bucket, key)
-        if not bucket:
-            del self._sk_buckets[(black, white)]
-        by_black, by_white = self._count_index[1], self._count_index[2]
-        seen = by_black[black]
-        _decrement(seen, white)
-        if not seen:
-            del by_black[black]
-        seen = by_white[white]
-        _decrement(seen, black)
-        if not seen:
-            del by_white[white]
-
-    def _superko_bans(self) -> tuple[int, ...]:
-        """Points where the player to move would recreate an earlier position (or situation).
-
-        Stone counts filter the history first: a plain move adds one stone, a capture removes opponent stones and a
-        suicide own stones, so only earlier positions with matching counts can repeat. Plain moves are then found
-        by inverting the Zobrist key; captures and suicides come from the board's atari set, and only when an
-        earlier position has stone counts that a capture or a suicide could reach.
-        """
-        board = self.board
-        c = self._to_play
-        opp = 3 - c
-        own, other = board.count[c], board.count[opp]
-        extra = zobrist.TO_PLAY[opp] if self._situational else 0
-        counts = self._sk_counts
-        bucket = self._sk_buckets.get((own + 1, other) if c == 1 else (other, own + 1))
-        captures, suicides = self._may_capture_into_history(c, own, other)
-        if not bucket and not captures and not suicides:
-            return ()  # the common case: no earlier position within one move's reach (no set, no sort)
-        banned: set[int] = set()
-        if bucket:
-            zinv = board.geo.zinv[c]
-            base = board.hash ^ extra
-            for key in bucket:
-                move = zinv.get(key ^ base)
-                if move is not None and board.legality(move, c, self._suicide) is None:
-                    if board.hash_after(move, c) ^ extra in counts:
-                        banned.add(move)
-        if captures or suicides:
-            buckets = self._sk_buckets
-            for move, own_after, other_after in board.capturing_or_suicide_moves(c, captures, suicides):
-                if ((own_after, other_after) if c == 1 else (other_after, own_after)) in buckets:
-                    if board.hash_after(move, c) ^ extra in counts:
-                        banned.add(move)
-        if board.ko_point != NO_POINT and board.ko_color == c:
-            banned.discard(board.ko_move)
-        return tuple(sorted(banned))
-
-    def _may_capture_into_history(self, c: int, own: int, other: int) -> tuple[bool, bool]:
-        """Could a capture, or a suicide, by ``c`` reach stone counts seen before?"""
-        # min() over the dict's keys runs in C: a generator here cost about 5% of a uniform-evaluator search.
-        after_capture = self._count_index[c].get(own + 1)
-        captures = min(after_capture) < other if after_capture else False
-        suicides = False
-        if self._suicide:
-            after_suicide = self._count_index[3 - c].get(other)
-            suicides = min(after_suicide) < own if after_suicide else False
-        return captures, suicides
-
     def _reset_history(self) -> None:
         """Make the current position the start of the game: fresh superko history and hashes."""
         self._stack.clear()
@@ -615,12 +527,10 @@ class GameState:
             self._rules_key ^ zobrist.TO_PLAY[c] ^ zobrist.komi_key(self._komi if c == 2 else -self._komi) if c else 0
             for c in range(3)
         )
-        self._sk_counts = {}
-        self._sk_buckets = {}
-        self._count_index = ({}, {}, {})
+        self._history = SuperkoHistory(self._situational, self._suicide)
         self._bans = ()
         if self._superko:
-            self._remember_position()
+            self._history.remember(self.board, self._to_play)
         self._state_hash = self._compute_state_hash()
         self._graph_hash = self._state_hash
 
@@ -756,14 +666,6 @@ class GameState:
         from miai.go import benson
 
         return benson.area_map_for_rules(self.stones(), self.size, self.rules)
-
-
-def _decrement(counts: dict[_Key, int], key: _Key) -> None:
-    left = counts[key] - 1
-    if left:
-        counts[key] = left
-    else:
-        del counts[key]
 
 
 def max_fixed_handicap(size: int) -> int:
