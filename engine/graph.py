@@ -362,7 +362,9 @@ def _prune_noise(utilities: list[float], weights: list[float], priors: list[floa
     utility_sum = weight_sum = policy_sum = 0.0
     for i, utility in enumerate(utilities):
         weight = weights[i]
-        prior = max(priors[i], 1e-30)
+        prior = priors[i]
+        if prior < 1e-30:  # (max(prior, 1e-30), without a call per child)
+            prior = 1e-30
         if weight_sum > 0.0 and policy_sum > 0.0:
             gap = utility_sum / weight_sum - utility
             lenient = 2.0 * weight_sum * prior / policy_sum
@@ -380,11 +382,14 @@ def _downweight_bad(utilities: list[float], weights: list[float], total: float, 
     utility's distance from the weighted mean in units of ``1 / sqrt(1.5 sqrt(weight))``; the total is kept."""
     mean = sum(u * w for u, w in zip(utilities, weights)) / total
     new_total = 0.0
+    sqrt, atan = math.sqrt, math.atan
     for i, utility in enumerate(utilities):
         w = weights[i]
         if w > 0.0:
-            z = (utility - mean) * math.sqrt(1.5 * math.sqrt(w) / (1.0 + 1.5e-8 * math.sqrt(w)))
-            w *= (t3_cdf(z) + 0.0001) ** exponent
+            root = sqrt(w)
+            x = (utility - mean) * sqrt(1.5 * root / (1.0 + 1.5e-8 * root)) / _SQRT3
+            # (t3_cdf(z) + 0.0001) ** exponent, t3_cdf written out: at the root this runs for every visited child
+            w *= (0.5 + _INV_PI * (x / (1.0 + x * x) + atan(x)) + 0.0001) ** exponent
             weights[i] = w
             new_total += w
     if new_total > 0.0:
