@@ -16,18 +16,18 @@ from miai.engine.results import MoveResult, Pov
 from miai.engine.search import Search
 from miai.engine.snapshot import (Snapshot, average_ownership, carried, mover, ownership_moments, pv_line,
                                   symmetric_copies)
-from miai.go.coords import PASS, Color
+from miai.go.coords import Color
 from miai.go.geometry import symmetric_points
 from miai.go.state import GameState
 from miai.gtp.player import AnalysisSnapshot, AnalyzeRequest, MoveInfo, RootInfo
 
-__all__ = ["allowed_moves", "analysis_snapshot", "with_symmetric_copies"]
+__all__ = ["analysis_snapshot", "with_symmetric_copies"]
 
 
 def analysis_snapshot(search: Search, snapshot: Snapshot, root: GameState, request: AnalyzeRequest) -> AnalysisSnapshot:
     """``snapshot`` (a run of ``search`` from ``root``) as the GTP layer prints it: the same records (already from
     the root player's view), cut to the moves ``request`` allows and to ``maxmoves``, with the extras it asked for."""
-    allowed = allowed_moves(request, root.to_play, root.size)
+    allowed = request.root_moves(root.to_play, root.size)
     moves = [_move_info(search, m, request) for m in snapshot.moves if allowed is None or m.move in allowed]
     if search.config.root_symmetry_pruning:  # the moves symmetry pruning left out, shown as KataGo does
         copies = with_symmetric_copies(moves, root.size, root.symmetries())
@@ -68,20 +68,6 @@ def _move_info(search: Search, m: MoveResult, request: AnalyzeRequest) -> MoveIn
         edge_visits=m.edge_visits, weight=m.weight, play_value=m.play_value,
         pv_visits=visits if request.pv_visits else None,
         pv_edge_visits=edge_visits if request.pv_edge_visits else None, ownership=ownership)
-
-
-def allowed_moves(request: AnalyzeRequest, color: Color, size: int) -> set[int] | None:
-    """Root moves the analysis may report under ``allow``/``avoid`` (None = all)."""
-    allow = [r for r in request.allow if r.color == color and r.until_depth >= 1]
-    avoid = [r for r in request.avoid if r.color == color and r.until_depth >= 1]
-    if not allow and not avoid:
-        return None
-    moves = set(range(size * size)) | {PASS}
-    if allow:
-        moves = set().union(*(set(r.moves) for r in allow))
-    for r in avoid:
-        moves -= set(r.moves)
-    return moves
 
 
 def with_symmetric_copies(moves: Sequence[MoveInfo], size: int, symmetries: Sequence[int]) -> list[MoveInfo]:

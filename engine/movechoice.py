@@ -2,6 +2,8 @@
 
 A run's root moves are filtered by the user (kata-analyze avoid/allow, no pass while cleaning up) and by KataGo's
 root symmetry pruning (one move of each set of symmetric moves); the filtered moves are marked illegal for the run.
+Restrictions deeper than the root (avoid/allow with an untilDepth above 1, :class:`AvoidUntil`) are applied at
+each node the playouts choose at, the same way, for the one choice.
 The move played comes from the run's snapshot (miai.engine.snapshot: KataGo's play selection values, a temperature),
 or from the root's priors when no child was visited.
 """
@@ -9,7 +11,8 @@ or from the root's priors when no child was visited.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -19,7 +22,8 @@ from miai.engine.snapshot import Snapshot, choose_move, move_temperature
 from miai.go.coords import PASS, Color
 from miai.go.geometry import symmetric_points
 
-__all__ = ["best_move", "move_filter", "without", "symmetric_duplicates", "block_root_moves", "MoveFilter"]
+__all__ = ["best_move", "move_filter", "without", "both", "symmetric_duplicates", "block_root_moves", "MoveFilter",
+           "AvoidUntil"]
 
 MoveFilter = Callable[[int], bool]  # True for a root move a run may search
 
@@ -31,6 +35,47 @@ def move_filter(avoid: Collection[int], allow: Collection[int] | None) -> MoveFi
     avoided = frozenset(avoid)
     allowed = None if allow is None else frozenset(allow)
     return lambda move: move not in avoided and (allowed is None or move in allowed)
+
+
+def both(first: MoveFilter | None, second: MoveFilter | None) -> MoveFilter | None:
+    """The moves both filters permit."""
+    if first is None or second is None:
+        return first if second is None else second
+    return lambda move: first(move) and second(move)
+
+
+class Restrictions(Protocol):
+    """What asks for avoid/allow (miai.gtp.player.AnalyzeRequest, for kata-analyze and the analysis engine alike)."""
+
+    def avoided_until(self, color: Color, size: int) -> dict[int, int]:
+        """Each move ``color`` may not play near the root, and the depth from which it may."""
+        ...
+
+
+class AvoidUntil:
+    """KataGo's avoidMoveUntilByLoc: for each colour, the moves it may not play in the first plies of a search and
+    the depth (plies from the root; the root's move is at depth 0) from which it may again, as kata-analyze's and
+    the analysis engine's avoid/allow with their untilDepth ask. A move is kept out of the choice at a node of depth
+    ``d`` whose player has it listed with a depth above ``d``."""
+
+    def __init__(self, black: Mapping[int, int], white: Mapping[int, int]) -> None:
+        self._until = {Color.BLACK: dict(black), Color.WHITE: dict(white)}
+        self.depth = max((*black.values(), *white.values(), 0))  # no restriction at this depth or below
+        self._filters: dict[tuple[Color, int], MoveFilter | None] = {}
+
+    @classmethod
+    def of(cls, request: Restrictions, size: int) -> AvoidUntil | None:
+        """The restrictions ``request`` asks for on a ``size`` board (None: none)."""
+        black, white = request.avoided_until(Color.BLACK, size), request.avoided_until(Color.WHITE, size)
+        return cls(black, white) if black or white else None
+
+    def permitted(self, color: Color, depth: int) -> MoveFilter | None:
+        """The moves ``color`` may play at ``depth`` (None: all)."""
+        key = (color, depth)
+        if key not in self._filters:
+            banned = frozenset(move for move, until in self._until[color].items() if depth < until)
+            self._filters[key] = (lambda move: move not in banned) if banned else None
+        return self._filters[key]
 
 
 def without(permitted: MoveFilter | None, banned: frozenset[int]) -> MoveFilter | None:
@@ -62,8 +107,10 @@ def symmetric_duplicates(size: int, to_play: int, symmetries: Sequence[int],
 
 
 def block_root_moves(root: Node | None, permitted: MoveFilter | None) -> list[Edge]:
-    """Mark the root's forbidden moves as illegal edges for this run (untouched ones are touched first, out of
-    prior order, so the permitted untouched moves keep their order); returns the edges to unblock after."""
+    """Mark the forbidden moves of ``root`` (the run's root, or a node below it restricted by :class:`AvoidUntil`)
+    as illegal edges (untouched ones are touched first, out of prior order, so the permitted untouched moves keep
+    their order; a touched edge without a child is scored as the untouched move was); returns the edges to unblock
+    after."""
     if permitted is None or root is None:
         return []
     rest = range(root.next_index, len(root.moves))

@@ -39,11 +39,12 @@ from miai.engine.cleanup import STATUS_VISITS, DeadStones, cleanup_move, cleanup
 from miai.engine.clocks import MoveStart, PlayerClocks
 from miai.engine.config import Config, ConfigError, get_option, list_options
 from miai.engine.gamevalues import GameValues
-from miai.engine.gtpanalysis import allowed_moves, analysis_snapshot
+from miai.engine.gtpanalysis import analysis_snapshot
 from miai.engine.katago_config import MAPPED, KatagoConfigError, apply_katago, closest_key, kind, miai_key
 from miai.engine.pondering import Ponderer
 from miai.engine.resign import should_resign
 from miai.engine.search import Search, leaves_per_batch
+from miai.engine.movechoice import AvoidUntil
 from miai.engine.results import Pov
 from miai.engine.snapshot import Snapshot, search_details, search_info_log, search_summary
 from miai.engine.timecontrol import cpu_times
@@ -182,8 +183,8 @@ class EnginePlayer(Player):
         allow: Collection[int] | None = None,
     ) -> Snapshot:
         """Search ``root`` until ``stop``, the config's visit limits or ``seconds`` (0 = no time limit); with
-        ``seconds`` None (analysis) only ``stop`` or the node cap ends it. ``allow`` (and the request's allow and
-        avoid) restrict the root moves."""
+        ``seconds`` None (analysis) only ``stop`` or the node cap ends it. ``allow`` restricts the root moves; the
+        request's avoid and allow restrict the moves of each side for as many plies as they say."""
         self.search.set_root(root)
         on_progress: Callable[[Snapshot], None] | None = None
         interval = 1.0
@@ -193,15 +194,12 @@ class EnginePlayer(Player):
             def on_progress(snapshot: Snapshot) -> None:
                 emit(analysis_snapshot(self.search, snapshot, root, request))
 
-        if request is not None:
-            requested = allowed_moves(request, root.to_play, root.size)
-            if requested is not None:
-                allow = requested if allow is None else set(allow) & requested
+        avoid_until = AvoidUntil.of(request, root.size) if request is not None else None
         if seconds is None:  # analysis: only stop (or the node cap) ends it
             return self.search.run(stop, on_progress, max_visits=0, max_playouts=0, max_time=0.0,
-                                   progress_interval=interval, allow=allow)
+                                   progress_interval=interval, allow=allow, avoid_until=avoid_until)
         return self.search.run(stop, on_progress, max_time=seconds, progress_interval=interval, allow=allow,
-                               step_seconds=self._clocks.step_seconds(root.size))
+                               avoid_until=avoid_until, step_seconds=self._clocks.step_seconds(root.size))
 
     def warm_up(self, state: GameState) -> None:
         """Run the evaluator on ``state``'s board size once, if not done yet, and time one batch.
@@ -415,9 +413,4 @@ def _root_for(state: GameState, color: Color, *, fresh_passes: bool = False) -> 
     """
     if state.to_play == color and not (fresh_passes and state.is_over()):
         return state.copy()
-    fresh = GameState(state.size, state.rules, state.komi, state.rep_bound)
-    stones = state.stones()
-    fresh.set_stones([int(p) for p in np.flatnonzero(stones == int(Color.BLACK))],
-                     [int(p) for p in np.flatnonzero(stones == int(Color.WHITE))])
-    fresh.set_to_play(color)
-    return fresh
+    return state.fresh_copy(color)

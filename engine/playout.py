@@ -29,9 +29,11 @@ from miai.engine.backup import Backup, add_amaf, release
 from miai.engine.config import SearchConfig
 from miai.engine.expansion import Expansion
 from miai.engine.graph import Edge, Node, link
+from miai.engine.movechoice import MoveFilter, block_root_moves
 from miai.engine.searchstate import GoPosition
 from miai.engine.searchstats import Counters
 from miai.engine.selection import SelectionRule, Selector, passing_hack_edge
+from miai.engine.snapshot import mover
 from miai.go.coords import PASS
 
 if TYPE_CHECKING:
@@ -193,7 +195,8 @@ class Playouts:
         pass_ends = line.pass_ends
         exceed = self.exceed
         choose = self.selector.choose
-        hacks = self.hacks and run.permitted is None
+        hacks = self.hacks and run.permitted is None and run.avoid_until is None
+        avoid_until = run.avoid_until
         count = self.count
         node = root = run.root
         superko = run.superko
@@ -221,7 +224,10 @@ class Playouts:
                     line.rewind(depth)  # the evaluator reads the state at the leaf
                 return Leaf(path, edges, state, cut)
             weightless = False
-            edge = choose(node, run if node is root else None)
+            if avoid_until is not None and 0 < depth < avoid_until.depth:
+                edge = self._choose_avoiding(node, avoid_until.permitted(mover(node), depth))
+            else:
+                edge = choose(node, run if node is root else None)
             if edge is not None and hacks:
                 ends = pass_ends[depth] if depth < len(kept) else state.pass_ends_game()
                 forced = passing_hack_edge(node, ends, edge)
@@ -271,6 +277,16 @@ class Playouts:
             edges.append(edge)
             on_path.add(id(child))
             node = child
+
+    def _choose_avoiding(self, node: Node, permitted: MoveFilter | None) -> Edge | None:
+        """The choice at a node below the root where the analysis's avoid/allow keep moves out (KataGo's
+        avoidMoveUntilByLoc): those moves are blocked for this one choice, as the root's are for the run."""
+        blocked = block_root_moves(node, permitted)
+        try:
+            return self.selector.choose(node, None)
+        finally:
+            for edge in blocked:
+                edge.illegal = False
 
     def _dead_end(self, run: Run, path: list[Node], edges: list[Edge], cut: int) -> _Collision | None:
         """A node without a playable move: at the root the playout cannot go anywhere; below it, as the stop rule,

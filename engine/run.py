@@ -23,6 +23,7 @@ from miai.engine.rootsetup import RootFacts
 from miai.engine.searchstats import Transpositions
 
 if TYPE_CHECKING:
+    from miai.engine.movechoice import AvoidUntil
     from miai.engine.snapshot import Snapshot
 
 __all__ = ["Limits", "Run"]
@@ -55,13 +56,14 @@ class Run:
                  stop: threading.Event | None, batch: Callable[[int], int], graph_size: Callable[[], int],
                  snapshot: Callable[[Run, int, float], Snapshot],
                  on_progress: Callable[[Snapshot], None] | None = None, interval: float = 1.0,
-                 step_seconds: float = 0.0) -> None:
+                 step_seconds: float = 0.0, avoid_until: AvoidUntil | None = None) -> None:
         self.root = root
         self.facts = facts
         self.permitted = facts.permitted  # (read per playout)
         self.superko = facts.superko
         self.go = facts.go
         self.ending = facts.ending
+        self.avoid_until = avoid_until  # the analysis's avoid/allow below the root (None: none there)
         self.trans = Transpositions()
         self.limits = limits
         self.stop = stop

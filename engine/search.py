@@ -33,7 +33,8 @@ from miai.engine.config import SearchConfig
 from miai.engine.expansion import Expansion
 from miai.engine.graph import Node, NodeTable, StaleUpdate, Weighting
 from miai.engine.leaves import own_eye_mask
-from miai.engine.movechoice import best_move, block_root_moves, move_filter, symmetric_duplicates, without
+from miai.engine.movechoice import (AvoidUntil, best_move, block_root_moves, both, move_filter, symmetric_duplicates,
+                                   without)
 from miai.engine.playout import Leaf, Playouts
 from miai.engine.rootsetup import RootSetup
 from miai.engine.run import Limits, Run
@@ -41,6 +42,7 @@ from miai.engine.searchstate import SearchState
 from miai.engine.searchstats import Counters, Transpositions, counter_stats, graph_dump, transposition_stats
 from miai.engine.selection import Selector
 from miai.engine.snapshot import PASS, Snapshot, build_snapshot
+from miai.go.coords import Color
 from miai.nets.evaluator import (CachingEvaluator, Evaluation, Evaluator, Finish, StagedEvaluator, innermost,
                                  start_evaluation)
 
@@ -130,6 +132,7 @@ class Search:
         progress_interval: float = 1.0,
         avoid: Collection[int] = (),
         allow: Collection[int] | None = None,
+        avoid_until: AvoidUntil | None = None,
         step_seconds: float = 0.0,
     ) -> Snapshot:
         """Search until a limit is reached or ``stop`` is set; returns the final snapshot.
@@ -139,7 +142,8 @@ class Search:
         The run ends within ``max_time``: no step (a batch collected, evaluated and backed up) is begun that would
         end past it, judging by the last step's length, or by ``step_seconds`` before the first step.
         ``avoid`` / ``allow`` restrict the root moves for this run (kata-analyze avoid/allow; e.g. avoid PASS while
-        cleaning up dead stones); the snapshots of the run show only the permitted moves.
+        cleaning up dead stones); the snapshots of the run show only the permitted moves. ``avoid_until``: the
+        analysis's avoid/allow at every depth (its depth 0 joins ``avoid``/``allow`` at the root).
         """
         setup = self._setup
         if setup.state is None:
@@ -153,12 +157,15 @@ class Search:
             if setup.state.is_over() and not setup.go:
                 return self._snapshot(None, 0, 0.0)  # a toy game's end has no moves (a finished Go game is searched on)
             permitted = move_filter(avoid, allow)
+            if avoid_until is not None:
+                permitted = both(permitted, avoid_until.permitted(Color(setup.state.to_play), 0))
             root, facts = setup.begin(cfg, self.evaluator, self._expansion, self._weighting, permitted)
             blocked = block_root_moves(root, without(permitted, self._symmetric_duplicates(permitted)))
             run = Run(root, facts, Limits(visits_cap, playouts_cap, time_cap, cfg.max_nodes), start=start,
                       stop=stop, batch=lambda visits: leaves_per_batch(cfg, self.evaluator.max_batch, visits),
                       graph_size=setup.table.__len__, snapshot=self._snapshot, on_progress=on_progress,
-                      interval=progress_interval, step_seconds=step_seconds)
+                      interval=progress_interval, step_seconds=step_seconds,
+                      avoid_until=avoid_until if avoid_until is not None and avoid_until.depth > 1 else None)
             self._last = run
             try:
                 self._loop(run)

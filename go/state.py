@@ -619,6 +619,16 @@ class GameState:
             other.give_turn(self._to_play)
         return other
 
+    def fresh_copy(self, to_play: Color | int) -> GameState:
+        """The same stones, as setup stones, with ``to_play`` to move and no history: no moves, passes, or ko and
+        superko bans, so a search looks at the position for itself (a move for the side not to move, a finished
+        game's stones). The handicap count is not carried over."""
+        other = GameState(self.size, self.rules, self._komi, self.rep_bound)
+        stones = self.stones()
+        other.set_stones([int(p) for p in np.flatnonzero(stones == 1)], [int(p) for p in np.flatnonzero(stones == 2)])
+        other.set_to_play(to_play)
+        return other
+
     # ----------------------------------------------------------------- scoring
     def score(self, dead: Iterable[int] = ()) -> float:
         """Final score from White's view (positive: White ahead) by the rules' scoring, with ``dead`` stones lifted

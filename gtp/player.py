@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Union
 
 from miai.go.clock import TimeControl
-from miai.go.coords import Color
+from miai.go.coords import PASS, Color
 from miai.go.state import GameState
 
 RESIGN: Literal["resign"] = "resign"
@@ -34,8 +34,9 @@ GenmoveResult = Union[int, Literal["resign"]]
 
 @dataclass(frozen=True)
 class MoveRestriction:
-    """``avoid``/``allow`` of lz-/kata-analyze: ``moves`` of ``color`` are avoided (or the only ones allowed)
-    for the first ``until_depth`` plies of the search tree."""
+    """``avoid``/``allow`` of lz-/kata-analyze and ``avoidMoves``/``allowMoves`` of the JSON analysis engine:
+    ``moves`` of ``color`` are avoided (or the only ones allowed) for the first ``until_depth`` plies of the search
+    (depth 0 is the root's move: ``until_depth`` 1 restricts the root only)."""
 
     color: Color
     moves: tuple[int, ...]
@@ -44,10 +45,14 @@ class MoveRestriction:
 
 @dataclass(frozen=True)
 class AnalyzeRequest:
-    """What an analysis command asked for (KataGo's GTP extension keys).
+    """What an analysis asked for: the one request of lz-analyze, kata-analyze, their genmove_analyze forms (KataGo's
+    GTP extension keys) and the JSON analysis engine's queries (its ``include...`` fields, avoidMoves/allowMoves).
 
-    ``interval_cs``: centiseconds between two snapshots. ``min_moves``/``max_moves``: how many candidate
-    moves to report at least / at most (0 = no limit). The boolean flags ask for optional output fields.
+    ``interval_cs``: centiseconds between two snapshots (GTP; the JSON engine's report times are its queries').
+    ``min_moves``/``max_moves``: how many candidate moves to report at least / at most (0 = no limit).
+    ``avoid``/``allow``: root and deeper move restrictions, as KataGo applies them (:meth:`avoided_until`). The
+    boolean flags ask for optional output fields; ``pv_visits`` of the JSON engine brings ``pvEdgeVisits`` too,
+    and ``policy`` and ``moves_ownership_stdev`` are the JSON engine's only.
     """
 
     interval_cs: int = 100
@@ -59,13 +64,37 @@ class AnalyzeRequest:
     ownership: bool = False
     ownership_stdev: bool = False
     moves_ownership: bool = False
+    moves_ownership_stdev: bool = False
     pv_visits: bool = False
     pv_edge_visits: bool = False
+    policy: bool = False
 
     @property
     def interval_seconds(self) -> float:
         """The interval in seconds."""
         return self.interval_cs / 100.0
+
+    def avoided_until(self, color: Color, size: int) -> dict[int, int]:
+        """KataGo's avoidMoveUntilByLoc for ``color`` on a ``size`` board: each move ``color`` may not play near
+        the root, with the depth (plies from the root, the root's move at depth 0) from which it may again. An
+        ``allow`` forbids every other move, pass included; a move listed twice keeps its last depth, as in KataGo."""
+        until: dict[int, int] = {}
+        for restriction in self.allow:
+            if restriction.color == color:
+                listed = set(restriction.moves)
+                until.update((move, restriction.until_depth) for move in (*range(size * size), PASS)
+                             if move not in listed)
+        for restriction in self.avoid:
+            if restriction.color == color:
+                until.update((move, restriction.until_depth) for move in restriction.moves)
+        return {move: depth for move, depth in until.items() if depth > 0}
+
+    def root_moves(self, color: Color, size: int) -> set[int] | None:
+        """The root moves ``color`` may play under ``avoid``/``allow`` (None: every move)."""
+        until = self.avoided_until(color, size)
+        if not until:
+            return None
+        return {move for move in (*range(size * size), PASS) if move not in until}
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,9 @@ from miai.go.coords import MAX_SIZE, PASS, Color, parse_color, parse_gtp
 from miai.go.errors import GoError, IllegalReason, InvalidMoveError
 from miai.go.rules import Rules, Scoring
 from miai.go.state import GameState
+from miai.gtp.player import AnalyzeRequest, MoveRestriction
 
-__all__ = ["QueryError", "Flags", "MoveFilter", "Job", "ParsedQuery", "parse_query", "parse_vertex"]
+__all__ = ["QueryError", "Job", "ParsedQuery", "parse_query", "parse_vertex"]
 
 # Top-level fields a query may have (KataGo's analysis engine, v1.17.2).
 KNOWN_FIELDS = frozenset({
@@ -34,15 +35,6 @@ KNOWN_FIELDS = frozenset({
     "includeNoResultValue", "reportDuringSearchEvery", "firstReportDuringSearchAfter", "priority", "allowMoves",
     "avoidMoves",
 })
-_FLAGS = {
-    "includeOwnership": "ownership",
-    "includeOwnershipStdev": "ownership_stdev",
-    "includeMovesOwnership": "moves_ownership",
-    "includeMovesOwnershipStdev": "moves_ownership_stdev",
-    "includePolicy": "policy",
-    "includePVVisits": "pv_visits",
-    "includeNoResultValue": "no_result_value",
-}
 _PRIORITY_LIMIT = (1 << 62) - 1
 _XY = re.compile(r"^\(\s*(\d+)\s*,\s*(\d+)\s*\)$")
 
@@ -55,28 +47,6 @@ class QueryError(ValueError):
         self.field = field_name
 
 
-@dataclass(frozen=True)
-class Flags:
-    """What the responses include beyond the always-present fields."""
-
-    ownership: bool = False
-    ownership_stdev: bool = False
-    moves_ownership: bool = False
-    moves_ownership_stdev: bool = False
-    policy: bool = False
-    pv_visits: bool = False
-    no_result_value: bool = False
-
-
-@dataclass(frozen=True)
-class MoveFilter:
-    """One ``avoidMoves`` / ``allowMoves`` entry."""
-
-    color: Color
-    moves: tuple[int, ...]
-    until_depth: int
-
-
 @dataclass
 class Job:
     """One turn of a query: the position to search and how."""
@@ -86,11 +56,9 @@ class Job:
     priority: int
     state: GameState
     settings: AnalysisSettings
-    flags: Flags
+    request: AnalyzeRequest  # what to include, and avoidMoves/allowMoves: the request kata-analyze makes too
     report_every: float | None = None  # seconds between isDuringSearch reports (None: no reports)
     first_report_after: float | None = None
-    avoid: tuple[MoveFilter, ...] = ()
-    allow: tuple[MoveFilter, ...] = ()
 
 
 @dataclass
@@ -139,19 +107,32 @@ def parse_query(data: dict[str, Any], base: AnalysisSettings) -> ParsedQuery:
     priorities = _priorities(data, turns)
     rules, komi = _rules_and_komi(data)
     settings = _settings(data, base, query_id, warnings)
-    flags = Flags(**{name: _boolean(data, key) for key, name in _FLAGS.items() if key in data})
+    included = _included(data)
     every, first = _report_times(data)
-    avoid, allow = _move_filters(data, size, warnings)
-    if flags.no_result_value:
+    avoid, allow = _move_filters(data, size)
+    request = dataclasses.replace(included, avoid=avoid, allow=allow)
+    if "includeNoResultValue" in data and _boolean(data, "includeNoResultValue"):
         warnings.append(("includeNoResultValue", "miai's search keeps no no-result value; the field is left out"))
     warnings += [(key, "Unexpected or unused field, do you have a typo?") for key in data if key not in KNOWN_FIELDS]
     states = _turn_states(data, size, rules, komi, setup, moves, set(turns))
-    jobs = [Job(query_id, turn, priorities.get(turn, 0), states[turn], settings, flags, every, first, avoid, allow)
+    jobs = [Job(query_id, turn, priorities.get(turn, 0), states[turn], settings, request, every, first)
             for turn in sorted(set(turns))]
     return ParsedQuery(query_id, jobs, warnings)
 
 
 # ---------------------------------------------------------------------------------------------- fields
+def _included(data: dict[str, Any]) -> AnalyzeRequest:
+    """The query's include... fields as an analysis request (kata-analyze's type); includePVVisits brings pvVisits
+    and pvEdgeVisits."""
+    def flag(key: str) -> bool:
+        return _boolean(data, key) if key in data else False
+
+    return AnalyzeRequest(ownership=flag("includeOwnership"),
+                          ownership_stdev=flag("includeOwnershipStdev"), moves_ownership=flag("includeMovesOwnership"),
+                          moves_ownership_stdev=flag("includeMovesOwnershipStdev"), policy=flag("includePolicy"),
+                          pv_visits=flag("includePVVisits"), pv_edge_visits=flag("includePVVisits"))
+
+
 def _integer(data: dict[str, Any], key: str, lo: int, hi: int, message: str) -> int:
     value = data[key]
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not float(value).is_integer():
@@ -328,8 +309,9 @@ def _report_times(data: dict[str, Any]) -> tuple[float | None, float | None]:
     return every, first
 
 
-def _move_filters(data: dict[str, Any], size: int, warnings: list[tuple[str, str]]
-                  ) -> tuple[tuple[MoveFilter, ...], tuple[MoveFilter, ...]]:
+def _move_filters(data: dict[str, Any], size: int
+                  ) -> tuple[tuple[MoveRestriction, ...], tuple[MoveRestriction, ...]]:
+    """avoidMoves or allowMoves, each entry for the first ``untilDepth`` plies of its player (as KataGo)."""
     if "allowMoves" in data and "avoidMoves" in data:
         raise QueryError("allowMoves", "give either allowMoves or avoidMoves, not both")
     key = "allowMoves" if "allowMoves" in data else "avoidMoves"
@@ -338,13 +320,11 @@ def _move_filters(data: dict[str, Any], size: int, warnings: list[tuple[str, str
     entries = list(_filter_entries(data[key], key, size))
     if key == "allowMoves" and len({entry.color for entry in entries}) != len(entries):
         raise QueryError(key, "allowMoves allows at most one entry per player")
-    if any(entry.until_depth > 1 for entry in entries):
-        warnings.append((key, "miai applies avoidMoves/allowMoves at the root only (untilDepth above 1 acts as 1)"))
     filters = tuple(entries)
     return ((), filters) if key == "allowMoves" else (filters, ())
 
 
-def _filter_entries(items: Any, key: str, size: int) -> Iterator[MoveFilter]:
+def _filter_entries(items: Any, key: str, size: int) -> Iterator[MoveRestriction]:
     shape = "must be a list of objects with fields player, moves and untilDepth"
     if not isinstance(items, list):
         raise QueryError(key, shape)
@@ -364,7 +344,7 @@ def _filter_entries(items: Any, key: str, size: int) -> Iterator[MoveFilter]:
         depth = item["untilDepth"]
         if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
             raise QueryError(key, "untilDepth must be a positive integer")
-        yield MoveFilter(color, moves, depth)
+        yield MoveRestriction(color, moves, depth)
 
 
 # ---------------------------------------------------------------------------------------------- positions
@@ -426,11 +406,3 @@ def _play_tolerant(state: GameState, color: Color, move: int, turn: int, size: i
         from miai.go.coords import to_gtp
 
         raise QueryError("moves", f"Illegal move {turn}: {to_gtp(move, size)}")
-
-
-def root_filters(job: Job, to_play: Color, size: int) -> tuple[list[int], list[int] | None]:
-    """avoidMoves / allowMoves entries for the player at the root, as the search's root move filter."""
-    avoid = [move for entry in job.avoid if entry.color == to_play for move in entry.moves]
-    allowed = [entry for entry in job.allow if entry.color == to_play]
-    allow = [move for entry in allowed for move in entry.moves] if allowed else None
-    return avoid, allow

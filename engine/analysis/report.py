@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from miai.engine.analysis.query import Job, root_filters
+from miai.engine.analysis.query import Job
 from miai.engine.graph import Node
 from miai.engine.results import Chance, MoveResult, Pov
 from miai.engine.snapshot import Snapshot, carried, ownership_moments, pv_line, symmetric_copies
@@ -105,7 +105,7 @@ def build_response(job: Job, snapshot: Snapshot, root: Node | None, root_eval: E
         infos = _with_symmetric_copies(infos, snapshot.moves, job)
     out: dict[str, Any] = {"id": job.id, "isDuringSearch": during, "turnNumber": job.turn, "moveInfos": infos,
                            "rootInfo": _root_info(snapshot, root, root_eval, side, state.to_play, hashes)}
-    flags = job.flags
+    flags = job.request
     if flags.ownership or flags.ownership_stdev:
         own = stats.of(root) if root is not None else None
         mean, stdev = own if own is not None else (_raw_ownership(root_eval, state.to_play, state.size),
@@ -145,14 +145,14 @@ def _with_symmetric_copies(infos: list[dict[str, Any]], moves: Sequence[MoveResu
         return infos
     size = state.size
     images = symmetric_points(size)
-    avoided, allowed = root_filters(job, state.to_play, size)
+    allowed = job.request.root_moves(state.to_play, size)
     out: list[dict[str, Any]] = []
     for index, symmetry, move in symmetric_copies([m.move for m in moves], size, symmetries):
         entry = infos[index]
         if not symmetry:
             out.append(entry)
             continue
-        if move in avoided or (allowed is not None and move not in allowed):
+        if allowed is not None and move not in allowed:
             continue
         image = images[symmetry]
         copy = dict(entry, move=to_gtp(move, size), isSymmetryOf=entry["move"],
@@ -181,19 +181,19 @@ def _move_info(result: MoveResult, order: int, root: Node | None, side: Color, s
         "order": order, "playSelectionValue": rounded(float(info.play_value)),
     }
     edge = root.edge_for(info.move) if root is not None else None
-    if job.flags.pv_visits:
+    if job.request.pv_visits:
         line = pv_line(root, edge, len(pv)) if root is not None and edge is not None else None
         out["pvVisits"] = list(line.visits) if line is not None else []
         out["pvEdgeVisits"] = list(line.edge_visits) if line is not None else []
         pv = pv[:len(out["pvVisits"])]
     out["pv"] = [to_gtp(move, size) for move in pv]
-    if job.flags.moves_ownership or job.flags.moves_ownership_stdev:
+    if job.request.moves_ownership or job.request.moves_ownership_stdev:
         own = stats.of(edge.child) if edge is not None and edge.child is not None else None
         area = size * size
         mean, stdev = own if own is not None else (np.zeros(area), np.zeros(area))
-        if job.flags.moves_ownership:
+        if job.request.moves_ownership:
             out["ownership"] = _ownership(mean, side)
-        if job.flags.moves_ownership_stdev:
+        if job.request.moves_ownership_stdev:
             out["ownershipStdev"] = [round(float(x), 6) for x in stdev]
     return out
 

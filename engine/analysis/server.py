@@ -30,12 +30,12 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from miai.engine.analysis.query import Job, ParsedQuery, QueryError, parse_query, root_filters
+from miai.engine.analysis.query import Job, ParsedQuery, QueryError, parse_query
 from miai.engine.analysis.report import build_response, no_results, position_hashes
 from miai.engine.analysis.settings import AnalysisSettings
+from miai.engine.movechoice import AvoidUntil
 from miai.engine.search import Search
 from miai.engine.snapshot import Snapshot
-from miai.go.coords import Color
 from miai.go.state import GameState
 from miai.nets.evaluator import (CachingEvaluator, Evaluator, EvaluatorError, Finish, innermost, onnx_net,
                                  start_evaluation)
@@ -316,9 +316,9 @@ class AnalysisServer:
         search = Search(evaluator, config)
         search.set_root(state)
         hashes = position_hashes(state.stones(), state.size, state.to_play, state.board.ko_move)
-        avoid, allow = root_filters(job, state.to_play, state.size)
         on_progress, interval = self._progress(job, search, evaluator, hashes)
-        snapshot = search.run(task.stop, on_progress, progress_interval=interval, avoid=avoid, allow=allow)
+        snapshot = search.run(task.stop, on_progress, progress_interval=interval,
+                              avoid_until=AvoidUntil.of(job.request, state.size))
         if snapshot.root.visits == 0 and task.stop.is_set():
             self.emit(no_results(job))
             return
@@ -353,14 +353,7 @@ class AnalysisServer:
 def searchable(state: GameState) -> GameState:
     """The position to search for a turn: the state itself, or after a finished game (two passes) the same stones
     with a fresh history, so the search looks at the position rather than at a game that is already over."""
-    if not state.is_over():
-        return state
-    fresh = GameState(state.size, state.rules, state.komi, state.rep_bound)
-    stones = state.stones()
-    fresh.set_stones([int(p) for p in np.flatnonzero(stones == int(Color.BLACK))],
-                     [int(p) for p in np.flatnonzero(stones == int(Color.WHITE))])
-    fresh.set_to_play(state.to_play)
-    return fresh
+    return state.fresh_copy(state.to_play) if state.is_over() else state
 
 
 def _model_version(evaluator: Evaluator) -> int:

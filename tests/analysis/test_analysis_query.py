@@ -135,14 +135,14 @@ def test_flags_settings_and_filters_reach_the_job() -> None:
                   reportDuringSearchEvery=0.5, avoidMoves=[{"player": "B", "moves": ["E5", "pass"], "untilDepth": 1}],
                   overrideSettings={"maxTime": 2.5, "reportAnalysisWinratesAs": "black", "wideRootNoise": 0.04,
                                     "rootPolicyTemperature": 2})
-    flags = job.flags
+    flags = job.request
     assert flags.ownership and flags.policy and flags.pv_visits and flags.moves_ownership and flags.ownership_stdev
     search = job.settings.config.search
     assert (search.max_visits, search.max_time, search.root_fpu_reduction) == (77, 2.5, 0.0)
     assert (job.settings.perspective, job.settings.pv_len) == ("BLACK", 4)
     assert (job.settings.wide_root_noise, job.settings.root_policy_temperature) == (0.04, 2.0)
     assert job.report_every == 0.5
-    assert job.avoid[0].moves == (parse_gtp("E5", 9), PASS) and job.allow == ()
+    assert job.request.avoid[0].moves == (parse_gtp("E5", 9), PASS) and job.request.allow == ()
 
 
 def test_top_level_fields_win_over_override_settings() -> None:
@@ -166,9 +166,11 @@ def test_no_result_value_is_not_invented() -> None:
     assert [f for f, _ in parsed.warnings] == ["includeNoResultValue"]
 
 
-def test_deep_avoid_moves_warn_that_only_the_root_is_restricted() -> None:
+def test_deep_avoid_moves_reach_the_request_without_a_warning() -> None:
+    """untilDepth is honoured (the search keeps the moves out for that many plies), so nothing is warned of."""
     parsed = parse_query(query(avoidMoves=[{"player": "W", "moves": ["C3"], "untilDepth": 3}]), settings())
-    assert parsed.warnings and parsed.warnings[0][0] == "avoidMoves"
+    assert parsed.warnings == []
+    assert parsed.jobs[0].request.avoided_until(Color.WHITE, 9) == {parse_gtp("C3", 9): 3}
 
 
 def test_vertices_in_gtp_and_katago_xy_form() -> None:

@@ -350,3 +350,15 @@ def test_push_without_superko_plays_only_what_superko_alone_forbids() -> None:
     state.pop()
     state.pop()
     assert len(state.moves) == 11 and state.legality(banned) == IllegalReason.SUPERKO
+
+
+def test_fresh_copy_keeps_the_stones_and_drops_the_history() -> None:
+    """A finished game's stones searched for themselves: same stones, the side given to move, no moves or passes."""
+    state = GameState(9)
+    for vertex in ("E5", "C3", "pass", "pass"):
+        state.push(parse_gtp(vertex, 9), state.to_play)
+    assert state.is_over()
+    fresh = state.fresh_copy(Color.WHITE)
+    assert (fresh.stones() == state.stones()).all()
+    assert fresh.to_play == Color.WHITE and not fresh.moves and not fresh.is_over()
+    assert state.moves and state.is_over()  # the game itself is untouched

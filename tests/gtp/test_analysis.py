@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from miai.go.coords import Color, parse_gtp
+from miai.go.coords import PASS, Color, parse_gtp
 from miai.gtp.analysis import decimal, format_snapshot, parse_analyze_args, ten_thousandths
 from miai.gtp.errors import GtpSyntaxError
 from miai.gtp.player import AnalysisSnapshot, AnalyzeRequest, MoveInfo, MoveRestriction, RootInfo
@@ -213,3 +213,16 @@ def test_numpy_numbers_format_like_python_ones() -> None:
                     "lcb 0.375 order 0 pv C4")
     assert format_snapshot(AnalysisSnapshot(moves=(info,)), 9, "lz", AnalyzeRequest()) == (
         "info move C4 visits 47 winrate 5000 prior 2500 lcb 3750 order 0 pv C4")
+
+
+def test_avoid_and_allow_name_each_move_and_its_depth_as_katago() -> None:
+    """avoid/allow become KataGo's avoidMoveUntilByLoc: a later entry for a move wins, allow forbids every other move
+    (pass too), and the root moves are those free at depth 0."""
+    d4, e5, c3 = (parse_gtp(v, 9) for v in ("D4", "E5", "C3"))
+    _, request = parse_analyze_args("b avoid w D4,E5 3 avoid w E5 1".split(), 9, Color.BLACK)
+    assert request.avoided_until(Color.WHITE, 9) == {d4: 3, e5: 1}
+    assert request.avoided_until(Color.BLACK, 9) == {} and request.root_moves(Color.BLACK, 9) is None
+    _, request = parse_analyze_args("allow b C3 2".split(), 9, Color.BLACK)
+    until = request.avoided_until(Color.BLACK, 9)
+    assert len(until) == 81 and c3 not in until and until[PASS] == 2
+    assert request.root_moves(Color.BLACK, 9) == {c3}
