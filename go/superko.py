@@ -10,29 +10,26 @@ each position as it is reached and forgets it on undo; taking the button (button
 
 from __future__ import annotations
 
-from typing import TypeVar
-
 from miai.go import zobrist
 from miai.go.board import NO_POINT, Board
 
 __all__ = ["SuperkoHistory"]
 
-_Key = TypeVar("_Key")
-
-
 class SuperkoHistory:
     """The positions of one game so far, counted, and indexed by their stone counts."""
 
-    __slots__ = ("_situational", "_suicide", "_counts", "_buckets", "_by_count")
+    __slots__ = ("_situational", "_suicide", "_counts", "_buckets", "_least")
 
     def __init__(self, situational: bool, suicide: bool) -> None:
         self._situational = situational  # the side to move is part of the key (situational superko)
         self._suicide = suicide  # multi-stone suicide is legal: a suicide can bring back a position too
         self._counts: dict[int, int] = {}  # key -> how many times it was reached
-        # (black stones, white stones) -> the keys with those counts, counted.
-        self._buckets: dict[tuple[int, int], dict[int, int]] = {}
-        # By colour (index 1 Black, 2 White): that colour's stone count -> the other colour's counts seen with it.
-        self._by_count: tuple[dict[int, dict[int, int]], ...] = ({}, {}, {})
+        # (black stones, white stones) -> the keys reached with those counts, in the order reached (a key reached
+        # twice is listed twice).
+        self._buckets: dict[tuple[int, int], list[int]] = {}
+        # By colour (index 1 Black, 2 White): that colour's stone count -> the least count of the other colour seen
+        # with it, as a stack of running minima (one entry per position remembered, the last one the least of all).
+        self._least: tuple[dict[int, list[int]], ...] = ({}, {}, {})
 
     def fresh(self) -> SuperkoHistory:
         """An empty history under the same rules."""
@@ -49,39 +46,53 @@ class SuperkoHistory:
         black, white = board.count[1], board.count[2]
         bucket = self._buckets.get((black, white))
         if bucket is None:
-            self._buckets[(black, white)] = {key: 1}
+            self._buckets[(black, white)] = [key]
         else:
-            bucket[key] = bucket.get(key, 0) + 1
-        by_black, by_white = self._by_count[1], self._by_count[2]
-        seen = by_black.get(black)
-        if seen is None:
-            by_black[black] = {white: 1}
+            bucket.append(key)
+        # Each colour's stack of running minima, written out twice rather than called: this runs at every move of
+        # every playout.
+        least = self._least[1]
+        stack = least.get(black)
+        if stack is None:
+            least[black] = [white]
         else:
-            seen[white] = seen.get(white, 0) + 1
-        seen = by_white.get(white)
-        if seen is None:
-            by_white[white] = {black: 1}
+            top = stack[-1]
+            stack.append(white if white < top else top)
+        least = self._least[2]
+        stack = least.get(white)
+        if stack is None:
+            least[white] = [black]
         else:
-            seen[black] = seen.get(black, 0) + 1
+            top = stack[-1]
+            stack.append(black if black < top else top)
 
     def forget(self, board: Board, to_play: int) -> None:
-        """Remove ``board``'s position (``to_play`` to move) from the history (the inverse of :meth:`remember`)."""
+        """Take back the latest :meth:`remember` not yet taken back, whose position is ``board``'s (``to_play`` to
+        move): a game's positions are forgotten in the reverse order they were reached (undo), which lets the
+        buckets and the count indexes be stacks."""
         key = self._key(board, to_play)
-        _decrement(self._counts, key)
+        counts = self._counts
+        left = counts[key] - 1
+        if left:
+            counts[key] = left
+        else:
+            del counts[key]
         black, white = board.count[1], board.count[2]
-        bucket = self._buckets[(black, white)]
-        _decrement(bucket, key)
+        buckets = self._buckets
+        bucket = buckets[(black, white)]
+        bucket.pop()
         if not bucket:
-            del self._buckets[(black, white)]
-        by_black, by_white = self._by_count[1], self._by_count[2]
-        seen = by_black[black]
-        _decrement(seen, white)
-        if not seen:
-            del by_black[black]
-        seen = by_white[white]
-        _decrement(seen, black)
-        if not seen:
-            del by_white[white]
+            del buckets[(black, white)]
+        least = self._least[1]
+        stack = least[black]
+        stack.pop()
+        if not stack:
+            del least[black]
+        least = self._least[2]
+        stack = least[white]
+        stack.pop()
+        if not stack:
+            del least[white]
 
     def repeats(self, board: Board, move: int, color: int) -> bool:
         """Would ``color`` playing ``move`` (legal on ``board`` by the basic rules) bring back a position of the
@@ -127,19 +138,10 @@ class SuperkoHistory:
 
     def _may_capture_into_history(self, c: int, own: int, other: int) -> tuple[bool, bool]:
         """Could a capture, or a suicide, by ``c`` reach stone counts seen before?"""
-        # min() over the dict's keys runs in C: a generator here cost about 5% of a uniform-evaluator search.
-        after_capture = self._by_count[c].get(own + 1)
-        captures = min(after_capture) < other if after_capture else False
+        after_capture = self._least[c].get(own + 1)
+        captures = after_capture[-1] < other if after_capture else False
         suicides = False
         if self._suicide:
-            after_suicide = self._by_count[3 - c].get(other)
-            suicides = min(after_suicide) < own if after_suicide else False
+            after_suicide = self._least[3 - c].get(other)
+            suicides = after_suicide[-1] < own if after_suicide else False
         return captures, suicides
-
-
-def _decrement(counts: dict[_Key, int], key: _Key) -> None:
-    left = counts[key] - 1
-    if left:
-        counts[key] = left
-    else:
-        del counts[key]
