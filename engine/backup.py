@@ -16,7 +16,7 @@ import numpy as np
 from miai.engine.graph import Edge, Node, StaleUpdate, Weighting, refresh_ancestors, refresh_parents
 
 if TYPE_CHECKING:
-    from miai.nets.evaluator import Amaf
+    from miai.nets.protocol import Amaf
 
 __all__ = ["Backup", "backup", "add_amaf", "release"]
 

@@ -16,7 +16,7 @@ from miai.engine.searchstate import GoPosition, SearchState
 from miai.go.coords import PASS, Color
 
 if TYPE_CHECKING:
-    from miai.nets.evaluator import Evaluation
+    from miai.nets.protocol import Evaluation
 
 __all__ = ["Expansion", "BiasKey"]
 

@@ -18,7 +18,8 @@ from miai.engine.scorevalue import expected_score_value
 from miai.go.coords import PASS
 
 if TYPE_CHECKING:
-    from miai.nets.evaluator import Evaluation
+    from miai.engine.searchstate import SearchState
+    from miai.nets.protocol import Evaluation
 
 __all__ = ["own_eye_mask", "candidate_moves", "Valuation", "PASS"]
 
@@ -69,7 +70,7 @@ def _without_own_eyes(policy: np.ndarray, state: ShowsStones, size: int) -> np.n
     return trimmed
 
 
-def candidate_moves(policy: np.ndarray, state: Any, forbid_eye_filling: bool) -> tuple[np.ndarray, np.ndarray]:
+def candidate_moves(policy: np.ndarray, state: SearchState, forbid_eye_filling: bool) -> tuple[np.ndarray, np.ndarray]:
     """The moves with a positive prior (pass as PASS) and their renormalised priors; own true eyes are dropped
     when ``forbid_eye_filling`` (and the state can show its stones). With no move at all, pass alone."""
     size = state.size

@@ -23,14 +23,14 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Final, cast
 
 from miai.engine.backup import Backup, add_amaf, release
 from miai.engine.config import SearchConfig
 from miai.engine.expansion import Expansion
 from miai.engine.graph import Edge, Node, link
 from miai.engine.movechoice import MoveFilter, block_root_moves
-from miai.engine.searchstate import GoPosition
+from miai.engine.searchstate import GoPosition, SearchPosition
 from miai.engine.searchstats import Counters
 from miai.engine.selection import SelectionRule, Selector, passing_hack_edge
 from miai.engine.snapshot import mover
@@ -38,7 +38,7 @@ from miai.go.coords import PASS
 
 if TYPE_CHECKING:
     from miai.engine.run import Run
-    from miai.nets.evaluator import Evaluation
+    from miai.nets.protocol import Evaluation
 
 __all__ = ["Playouts", "Leaf", "Line", "ExceedRule", "COLLISION"]
 
@@ -63,7 +63,7 @@ class Leaf:
 
     path: list[Node]
     edges: list[Edge]
-    state: Any  # the game's scratch state (miai.engine.searchstate.SearchState; the evaluator reads it)
+    state: SearchPosition  # the game's scratch state (the evaluator reads it)
     cut: int = -1  # edges[cut] was taken without an edge visit (passing hack): back up only the edges below it
 
 
@@ -74,7 +74,7 @@ class Line:
 
     __slots__ = ("state", "edges", "pass_ends")
 
-    def __init__(self, state: Any) -> None:
+    def __init__(self, state: SearchPosition) -> None:
         self.state = state
         self.edges: list[Edge] = []
         self.pass_ends: list[bool] = []
@@ -116,7 +116,7 @@ class Playouts:
         self._lines: dict[int, Line] = {}  # by id(state): where each scratch state of the run stands (it holds the
         # state, so an id is not reused while listed)
 
-    def collect(self, run: Run, states: list[Any]) -> tuple[int, list[Leaf]]:
+    def collect(self, run: Run, states: list[SearchPosition]) -> tuple[int, list[Leaf]]:
         """Run one playout of ``run`` per scratch state; returns (playouts finished without the net, leaves to
         evaluate)."""
         done = 0
@@ -298,7 +298,7 @@ class Playouts:
         self._finish(run, path, edges, cut)
         return None
 
-    def _make_child(self, run: Run, node: Node, edge: Edge, state: Any, depth: int) -> Node:
+    def _make_child(self, run: Run, node: Node, edge: Edge, state: SearchPosition, depth: int) -> Node:
         """Play ``edge``'s move on ``state`` and give the edge its child node (found in the table, or new)."""
         move = edge.move
         expansion = self.expansion

@@ -31,11 +31,11 @@ from miai.engine.ending import ending_bonus
 from miai.engine.expansion import BiasKey, Expansion
 from miai.engine.graph import BiasEntry, Node, NodeTable, Stats, Weighting, relink, revalue
 from miai.engine.leaves import Valuation, candidate_moves
-from miai.engine.searchstate import GoPosition, SearchState
+from miai.engine.searchstate import GoPosition, SearchPosition, SearchState
 from miai.engine.searchstats import Counters
 from miai.go.coords import Color
 from miai.go.rules import KoRule, Scoring
-from miai.nets.evaluator import Evaluation, Evaluator, RootEvaluator, evaluate_root
+from miai.nets.protocol import Evaluation, Evaluator, RootEvaluator, evaluate_root
 
 __all__ = ["RootSetup", "RootFacts", "same_game"]
 
@@ -73,8 +73,8 @@ class RootSetup:
         self.table = NodeTable()  # the graph's nodes, the root excepted
         self.bias_table: dict[BiasKey, BiasEntry] = {}  # the graph's subtree value bias entries
         self.root: Node | None = None  # None until a run makes it, and after the graph is cleared
-        self.state: Any = None  # a copy of the root position (a SearchState; Any, as the scratch states)
-        self.scratch: list[Any] = []  # copies of the root position the playouts walk from (each back at the root)
+        self.state: SearchPosition | None = None  # a copy of the root position
+        self.scratch: list[SearchPosition] = []  # copies of the root position the playouts walk from (each back at the root)
         self.valuation = Valuation(config)  # the last run's (its dynamic score centre)
         self.superko = False  # the root's rules: superko can make a known edge illegal on another path
         self.go = False  # the root is a Go game (GoPosition): Go's own rules apply
@@ -97,7 +97,7 @@ class RootSetup:
             relink(self.root, self.table, keep)  # parent lists appear (or go) with the option
         self.keep_parents = keep
 
-    def move_to(self, state: SearchState, config: SearchConfig) -> None:
+    def move_to(self, state: SearchPosition, config: SearchConfig) -> None:
         """Make ``state`` the root (KataGo's makeMove): the graph is reused when ``state`` extends the previous root
         by moves that the graph contains (then unreachable nodes are swept), otherwise it is cleared."""
         kept = self._reuse(state, config) if config.reuse_tree else None
@@ -115,22 +115,30 @@ class RootSetup:
         self.superko = state.rules.ko is not KoRule.SIMPLE
         self.go = isinstance(state, GoPosition)
 
-    def scratch_states(self, slots: int) -> list[Any]:
+    def scratch_states(self, slots: int) -> list[SearchPosition]:
         """The scratch states, at least ``slots`` of them (copies of the root position are added as needed)."""
+        state = self._root_state()
         while len(self.scratch) < slots:
-            self.scratch.append(self.state.copy())
+            self.scratch.append(state.copy())
         return self.scratch
 
-    def drop_scratch(self, states: list[Any]) -> None:
+    def drop_scratch(self, states: list[SearchPosition]) -> None:
         """Forget ``states`` (scratch states a batch given up may still be read from): fresh copies replace them."""
         gone = {id(state) for state in states}
         self.scratch = [state for state in self.scratch if id(state) not in gone]
 
     def territory(self) -> bool:
         """Whether the root is a Go game scored by territory (KataGo's fillDameBeforePass applies)."""
-        return self.go and self.state.rules.scoring == Scoring.TERRITORY
+        return self.go and self._root_state().rules.scoring == Scoring.TERRITORY
 
-    def _advance_scratch(self, state: SearchState) -> list[Any]:
+    def _root_state(self) -> SearchPosition:
+        """The root position (set by :meth:`move_to`, which every run's root set-up follows)."""
+        state = self.state
+        if state is None:
+            raise RuntimeError("the search has no root position: set_root first")
+        return state
+
+    def _advance_scratch(self, state: SearchPosition) -> list[SearchPosition]:
         """The scratch states moved on to ``state`` by pushing the new moves (much cheaper than copying a long
         game), or none when ``state`` does not extend the old root (they are then copied afresh for the run)."""
         old = self.state
@@ -185,7 +193,7 @@ class RootSetup:
         """Make the root ready for a run (KataGo's beginSearch): create and evaluate it if needed, fix the run's
         dynamic score centre (:attr:`valuation` from then on) and revalue the graph under it, add root noise once.
         Returns the root and what holds there for the run, whose root filter is ``permitted``."""
-        state = self.state
+        state = self._root_state()
         if self.root is None:
             self.root = Node(expansion.key(state), 1 if state.to_play == WHITE else -1)
             self._count.nodes_created += 1
@@ -224,7 +232,7 @@ class RootSetup:
         """Give a kept root its evaluation as a root, after the graph was revalued: KataGo recomputes its stats
         (beginSearch) with the evaluation it had as an inner node and installs the new one at the first playout,
         priors and own value alike, which the root's statistics take in from the first backup on."""
-        state = self.state
+        state = self._root_state()
         moves, priors = candidate_moves(evaluation.policy, state, config.forbid_eye_filling)
         root.replace_priors(dict(zip(moves.tolist(), priors.tolist())))
         root.own, root.own_weight = Expansion.own_value(state, evaluation, self.valuation)
@@ -233,14 +241,14 @@ class RootSetup:
     def _evaluate(self, evaluator: Evaluator, config: SearchConfig) -> Evaluation:
         self._count.net_evals += 1
         self._count.eval_batches += 1
-        return evaluate_root(evaluator, self.state, config.conservative_pass)
+        return evaluate_root(evaluator, self._root_state(), config.conservative_pass)
 
     def _ending_bonus(self, config: SearchConfig, evaluator: Evaluator,
                       evaluation: Evaluation | None) -> tuple[dict[int, float], np.ndarray | None]:
         """KataGo's root ending bonus of each root move (engine/ending.py) and the root's own net ownership it is read
         from (the root evaluated again if a kept root has no evaluation at hand, as KataGo does for it), which the
         dame rule of the move choice reads too."""
-        state = self.state
+        state = self._root_state()
         wanted = config.root_ending_bonus_points or (config.fill_dame_before_pass and self.territory())
         if not wanted or not isinstance(state, GoPosition):
             return {}, None

@@ -38,12 +38,12 @@ from miai.engine.movechoice import (AvoidUntil, best_move, block_root_moves, bot
 from miai.engine.playout import Leaf, Playouts
 from miai.engine.rootsetup import RootSetup
 from miai.engine.run import Limits, Run
-from miai.engine.searchstate import SearchState
+from miai.engine.searchstate import SearchPosition, SearchState
 from miai.engine.searchstats import Counters, Transpositions, counter_stats, graph_dump, transposition_stats
 from miai.engine.selection import Selector
 from miai.engine.snapshot import PASS, Snapshot, build_snapshot
 from miai.go.coords import Color
-from miai.nets.evaluator import (CachingEvaluator, Evaluation, Evaluator, Finish, StagedEvaluator, innermost,
+from miai.nets.protocol import (CachingEvaluator, Evaluation, Evaluator, Finish, StagedEvaluator, innermost,
                                  start_evaluation)
 
 __all__ = ["Search", "SearchError", "SearchState", "leaves_per_batch", "own_eye_mask", "symmetric_duplicates", "PASS"]
@@ -113,7 +113,7 @@ class Search:
         """Forget the whole graph (the root position stays)."""
         self._setup.clear()
 
-    def set_root(self, state: SearchState) -> None:
+    def set_root(self, state: SearchPosition) -> None:
         """Search from ``state`` next. The graph is reused when ``state`` extends the previous root by moves that the
         graph contains (then unreachable nodes are swept); otherwise it is cleared (miai.engine.rootsetup says
         what is kept)."""
@@ -196,7 +196,7 @@ class Search:
         scratch = self._setup.scratch_states(2 * batch if self.config.overlap else batch)
         # Only where the evaluator under the caches and routers can split a batch: one that cannot (random playouts)
         # would give staler batches with nothing running beside them.
-        if self.config.overlap and isinstance(innermost(self.evaluator, self._setup.state.size), StagedEvaluator):
+        if self.config.overlap and isinstance(innermost(self.evaluator, run.facts.size), StagedEvaluator):
             self._loop_overlapped(run, batch, scratch)
             return
         collect, apply = self._playouts.collect, self._playouts.apply
@@ -210,7 +210,7 @@ class Search:
                 run.applied(len(leaves))
             run.report()
 
-    def _loop_overlapped(self, run: Run, batch: int, scratch: list[Any]) -> None:
+    def _loop_overlapped(self, run: Run, batch: int, scratch: list[SearchPosition]) -> None:
         """Collect one batch while the net runs the previous one (``search.overlap``); the two batches use separate
         scratch states. The evaluator's ``start`` encodes a batch in this thread and runs the net in its own, which
         holds no GIL (``miai.nets.evaluator.StagedEvaluator``): the search's Python and the net share the cores

@@ -1,5 +1,6 @@
-"""What the search asks of a position: :class:`SearchState` of any game it can search (tests pass toy games), and
-:class:`GoPosition` of a Go game, for the rules that only Go has.
+"""What the search asks of a position: :class:`SearchState` of any game it can search (tests pass toy games),
+:class:`SearchPosition` of one its evaluator reads too (the root and scratch states), and :class:`GoPosition` of a Go
+game, for the rules that only Go has.
 
 miai.go.state.GameState is both. The search tells them apart once per root (``isinstance`` on the protocol, never on
 a concrete class) and then applies KataGo's Go-only rules or not: passes that end the game searched on (conservative
@@ -16,10 +17,12 @@ import numpy as np
 
 from miai.go.rules import Rules
 
+from miai.nets.protocol import NetPosition
+
 if TYPE_CHECKING:
     from miai.go.board import Board
 
-__all__ = ["SearchState", "GoPosition"]
+__all__ = ["SearchState", "SearchPosition", "GoPosition"]
 
 
 class SearchState(Protocol):
@@ -46,6 +49,8 @@ class SearchState(Protocol):
     @property
     def graph_hash(self) -> int: ...
     def play_unchecked(self, move: int) -> None: ...
+    # Moves the scratch states on to a new root that extends the old one (a TypeError or ValueError: copied afresh).
+    def push(self, move: int, color: int) -> None: ...
     def pop(self) -> object: ...
     def is_legal(self, move: int) -> bool: ...
     def is_over(self) -> bool: ...
@@ -55,8 +60,14 @@ class SearchState(Protocol):
     def copy(self) -> Self: ...
 
 
+class SearchPosition(SearchState, NetPosition, Protocol):
+    """A search state the evaluator reads (miai.nets.protocol.NetPosition): what the search's root copy and its
+    scratch states are, handed to the evaluator at every leaf. (A toy game of the tests is evaluated by a toy
+    evaluator, which reads only what that game has.)"""
+
+
 @runtime_checkable
-class GoPosition(SearchState, Protocol):
+class GoPosition(SearchPosition, Protocol):
     """A Go game (miai.go.state.GameState): what the Go-only rules of the search and of engine/ending.py read."""
 
     @property

@@ -22,7 +22,7 @@ from miai.nets.evaluator import (Evaluation, Evaluator, EvaluatorError, Finish, 
                                  set_playout_advantage, start_evaluation)
 
 if TYPE_CHECKING:
-    from miai.go.state import GameState
+    from miai.nets.protocol import NetPosition
 
 __all__ = ["BUNDLED_DIR", "BundledNet", "SizeRoutedEvaluator", "bundled_nets", "load_bundled", "net_for_size"]
 
@@ -95,7 +95,7 @@ class SizeRoutedEvaluator:
                 set_playout_advantage(loaded, *self._advantage)
             return self._loaded[net.path]
 
-    def evaluate_root(self, state: GameState, conservative_pass: bool = False) -> Evaluation:
+    def evaluate_root(self, state: NetPosition, conservative_pass: bool = False) -> Evaluation:
         """See ``RootEvaluator``: by the net for the board's size."""
         return evaluate_root(self.route(int(state.size)), state, conservative_pass)
 
@@ -110,7 +110,7 @@ class SizeRoutedEvaluator:
         """See ``WrappingEvaluator``: the net chosen for ``size`` (``route``)."""
         return self.route(size)
 
-    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
+    def evaluate(self, states: Sequence[NetPosition]) -> list[Evaluation]:
         """See ``Evaluator.evaluate``: one call per board size present, results in the input order."""
         results: list[Evaluation | None] = [None] * len(states)
         for size, indices in _by_size(states).items():
@@ -119,7 +119,7 @@ class SizeRoutedEvaluator:
                 results[i] = evaluation
         return [r for r in results if r is not None]
 
-    def start(self, states: Sequence[GameState]) -> Finish:
+    def start(self, states: Sequence[NetPosition]) -> Finish:
         """See ``StagedEvaluator``: each board size's states started on its net, results in the input order."""
         started = [(indices, start_evaluation(self.route(size), [states[i] for i in indices]))
                    for size, indices in _by_size(states).items()]
@@ -136,7 +136,7 @@ class SizeRoutedEvaluator:
         return finish
 
 
-def _by_size(states: Sequence[GameState]) -> dict[int, list[int]]:
+def _by_size(states: Sequence[NetPosition]) -> dict[int, list[int]]:
     """The indices of the states of each board size, in order."""
     by_size: dict[int, list[int]] = {}
     for i, state in enumerate(states):

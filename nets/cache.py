@@ -24,7 +24,7 @@ from miai.nets.evaluator import (Evaluation, Evaluator, Finish, RootEvaluator, s
                                  set_playout_advantage, start_evaluation)
 
 if TYPE_CHECKING:
-    from miai.go.state import GameState
+    from miai.nets.protocol import NetPosition
 
 CHUNK_ROWS = 2048
 """Rows allocated at a time."""
@@ -174,7 +174,7 @@ class CachedEvaluator:
     """
 
     def __init__(self, inner: Evaluator, capacity: int = 20_000,
-                 key: Callable[[GameState], bytes] = features.input_key) -> None:
+                 key: Callable[[NetPosition], bytes] = features.input_key) -> None:
         if capacity < 1:
             raise ValueError("capacity must be at least 1")
         self.inner = inner
@@ -226,7 +226,7 @@ class CachedEvaluator:
             self._tables = {table.shape: 2}
             table.reserve(self.capacity)
 
-    def evaluate_root(self, state: GameState, conservative_pass: bool = False) -> Evaluation:
+    def evaluate_root(self, state: NetPosition, conservative_pass: bool = False) -> Evaluation:
         """See ``RootEvaluator``: past the cache when the evaluator behind evaluates roots its own way (a root is
         evaluated once a search, and differently from the same position inside one), else through it."""
         if isinstance(self.inner, RootEvaluator):
@@ -244,7 +244,7 @@ class CachedEvaluator:
         """See ``WrappingEvaluator``: the evaluator behind the cache, for every size."""
         return self.inner
 
-    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
+    def evaluate(self, states: Sequence[NetPosition]) -> list[Evaluation]:
         """See ``Evaluator.evaluate``. A position counts as a hit when its entry was cached at the
         start of the call (or it occurred earlier in the same batch); afterwards the entries are
         refreshed in batch order, so the call acts on the LRU order like one lookup per position."""
@@ -253,7 +253,7 @@ class CachedEvaluator:
             values.update(zip(todo, self.inner.evaluate(list(todo.values()))))
         return self._keep(keys, values)
 
-    def start(self, states: Sequence[GameState]) -> Finish:
+    def start(self, states: Sequence[NetPosition]) -> Finish:
         """See ``StagedEvaluator``: the lookups now, the misses started on the evaluator behind."""
         keys, values, todo = self._look_up(states)
         inner = start_evaluation(self.inner, list(todo.values())) if todo else None
@@ -265,12 +265,12 @@ class CachedEvaluator:
 
         return finish
 
-    def _look_up(self, states: Sequence[GameState]) -> tuple[list[bytes], dict[bytes, Evaluation],
-                                                              dict[bytes, GameState]]:
+    def _look_up(self, states: Sequence[NetPosition]) -> tuple[list[bytes], dict[bytes, Evaluation],
+                                                              dict[bytes, NetPosition]]:
         """Each state's key, the evaluations found, and the states still to evaluate (one per key)."""
         keys = [_digest(self.key(s)) for s in states]
         values: dict[bytes, Evaluation] = {}
-        todo: dict[bytes, GameState] = {}
+        todo: dict[bytes, NetPosition] = {}
         with self._lock:
             for key, state in zip(keys, states):
                 if key in values or key in todo:

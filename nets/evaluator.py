@@ -1,10 +1,7 @@
-"""The evaluator interface the search uses, and its implementations.
+"""The evaluators: the protocol the search uses (miai.nets.protocol, imported here too), and its implementations.
 
-- ``Evaluation``: one position's policy, value, score and ownership, from the side to move's view.
-- ``Evaluator``: the protocol (``evaluate(states) -> list[Evaluation]``, ``max_batch``), and what some evaluators
-  offer besides: ``WrappingEvaluator`` (in front of others: ``evaluator_for(size)``, ``innermost``) and
-  ``CachingEvaluator`` (``hits``, ``clear()``) and ``StagedEvaluator`` (``start(states)``: the Python work now,
-  the net's run in a background thread; ``start_evaluation`` falls back to ``evaluate`` for the others).
+- ``Evaluation``, ``Evaluator`` and the other protocols, typed on ``NetPosition`` (what the net reads of a position):
+  see miai.nets.protocol.
 - ``UniformEvaluator``: a uniform policy over legal moves and an even game; for tests.
 - ``OnnxEvaluator``: a KataGo net converted to ONNX, run by onnxruntime in batches, with one
   fixed symmetry, a random one per call, or the average of all eight.
@@ -23,211 +20,30 @@ import numpy as np
 from miai.nets import features, symmetry
 from miai.nets.decode import DecodedBatch, PostProcess, decode_batch
 from miai.nets.errors import EvaluatorError as EvaluatorError  # what loading or running any evaluator raises
+# The protocol, imported here too: miai.nets.evaluator is where callers have always found it.
+from miai.nets.protocol import (
+    Amaf as Amaf,
+    Evaluation as Evaluation,
+    NetPosition as NetPosition,
+    Evaluator as Evaluator,
+    WrappingEvaluator as WrappingEvaluator,
+    AdvantageEvaluator as AdvantageEvaluator,
+    RootEvaluator as RootEvaluator,
+    evaluate_root as evaluate_root,
+    set_playout_advantage as set_playout_advantage,
+    same_advantage as same_advantage,
+    Finish as Finish,
+    StagedEvaluator as StagedEvaluator,
+    start_evaluation as start_evaluation,
+    CachingEvaluator as CachingEvaluator,
+    innermost as innermost,
+)
 
 if TYPE_CHECKING:
-    from miai.go.state import GameState
+    from miai.nets.protocol import NetPosition
     from miai.nets.backends import NetSession
 
 SymmetryMode = Literal["fixed", "random", "average"]
-
-
-@dataclass(frozen=True)
-class Amaf:
-    """All-moves-as-first statistics of the playouts behind an evaluation (playout evaluators only; RAVE).
-
-    Row 0 is Black, row 1 White; columns are flat points (``y * size + x``). ``first[c, p]``: playouts in which colour
-    ``c`` played ``p`` before the other colour did; ``white_wins[c, p]``: White's wins among those playouts (a draw
-    counts half). ``playouts`` and ``white_win_total`` are the same over all playouts."""
-
-    first: np.ndarray  # float64 [2, size*size]
-    white_wins: np.ndarray  # float64 [2, size*size]
-    playouts: int
-    white_win_total: float
-    # Prior knowledge (miai.nets.playouts.knowledge): imaginary playouts and wins of the side to move per flat point,
-    # which start a new node's AMAF statistics.
-    prior_n: np.ndarray | None = None  # float64 [size*size]
-    prior_w: np.ndarray | None = None  # float64 [size*size]
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """A net's view of one position, all numbers from the side to move's view."""
-
-    policy: np.ndarray  # float32 [size*size + 1], pass last, illegal moves 0, sums to 1
-    win: float
-    loss: float
-    no_result: float
-    score_mean: float  # expected final score margin (self-play distribution), points
-    score_stdev: float
-    lead: float  # points the side to move is ahead by (komi that would make the game even)
-    ownership: np.ndarray | None  # float32 [size*size], +1 = owned by the side to move
-    var_time_left: float = -1.0  # -1 where the net has no such output
-    shortterm_winloss_error: float = -1.0
-    shortterm_score_error: float = -1.0
-    amaf: Amaf | None = None  # playout evaluators with AMAF on (search.rave_equivalence > 0)
-
-    @property
-    def value(self) -> float:
-        """Expected result in [-1, 1]: win minus loss."""
-        return self.win - self.loss
-
-
-@runtime_checkable
-class Evaluator(Protocol):
-    """Anything that turns positions into evaluations, ``max_batch`` at a time at most."""
-
-    max_batch: int
-
-    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
-        """One evaluation per state, in order."""
-        ...
-
-
-@runtime_checkable
-class WrappingEvaluator(Protocol):
-    """An evaluator in front of others (a cache, a router by board size) that says which one plays a size."""
-
-    max_batch: int
-
-    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
-        """See ``Evaluator.evaluate``."""
-        ...
-
-    def evaluator_for(self, size: int) -> Evaluator:
-        """The evaluator one level down that evaluates ``size`` x ``size`` positions."""
-        ...
-
-
-@runtime_checkable
-class AdvantageEvaluator(Protocol):
-    """An evaluator that can play handicap games as KataGo does: the net is told that one side searches with
-    ``value`` doublings of playouts more than the other (playoutDoublingAdvantage, net inputs 15-16)."""
-
-    max_batch: int
-
-    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
-        """See ``Evaluator.evaluate``."""
-        ...
-
-    def set_playout_advantage(self, color: int, value: float) -> None:
-        """From now on ``color`` to move is evaluated with advantage ``value``, the other colour with ``-value``
-        (0 = none). Evaluations kept from before a change are forgotten."""
-        ...
-
-
-@runtime_checkable
-class RootEvaluator(Protocol):
-    """An evaluator that evaluates a search's root its own way: KataGo's rootPolicyOptimism (the root's policy with
-    less of the optimistic head than the rest of the search) and conservativePass (the end of the game hidden)."""
-
-    max_batch: int
-
-    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
-        """See ``Evaluator.evaluate``."""
-        ...
-
-    def evaluate_root(self, state: GameState, conservative_pass: bool = False) -> Evaluation:
-        """``state`` evaluated as a search's root; ``conservative_pass``: the search goes on past a pass that would
-        end the game (KataGo's conservativePass), so the net is not shown a game about to end."""
-        ...
-
-
-def evaluate_root(evaluator: Evaluator, state: GameState, conservative_pass: bool = False) -> Evaluation:
-    """``state`` evaluated as a search's root: by ``evaluate_root`` where the evaluator has one, else as any
-    position."""
-    if isinstance(evaluator, RootEvaluator):
-        return evaluator.evaluate_root(state, conservative_pass)
-    return evaluator.evaluate([state])[0]
-
-
-def set_playout_advantage(evaluator: Evaluator, color: int, value: float) -> bool:
-    """Tell ``evaluator`` about a playout advantage if it can use one; returns whether it can."""
-    if isinstance(evaluator, AdvantageEvaluator):
-        evaluator.set_playout_advantage(color, value)
-        return True
-    return False
-
-
-def same_advantage(a: tuple[int, float], b: tuple[int, float]) -> bool:
-    """Whether two (colour, advantage) settings give every position the same input: the colour's opponent gets the
-    opposite advantage, so no advantage is the same for either colour (a genmove of each side sets it in turn)."""
-    (color_a, value_a), (color_b, value_b) = a, b
-    return value_a == (value_b if color_a == color_b else -value_b)
-
-
-class Finish(Protocol):
-    """A started evaluation (``StagedEvaluator.start``): calling it waits for the net and returns the evaluations.
-
-    ``timeout`` bounds the wait (seconds; None: as long as the net takes): past it ``TimeoutError`` is raised and
-    nothing is decoded, so that a search at its deadline answers from what it has instead of waiting for a batch it
-    cannot finish in time. The evaluation may then be finished by another call, or abandoned (never called again:
-    the states it was started on were encoded by ``start`` and are not read again)."""
-
-    def __call__(self, timeout: float | None = None) -> list[Evaluation]:
-        """The evaluations, in the order of the states started."""
-        ...
-
-
-@runtime_checkable
-class StagedEvaluator(Protocol):
-    """An evaluator that can split a batch in two, so that a search collects its next batch while the net runs:
-    ``start`` does the Python work (cache lookups, input encoding) in the caller's thread and hands the net's run,
-    which holds no GIL, to a background thread; the callable it returns waits for the run and decodes the outputs,
-    in the caller's thread again. Calling ``start(states)()`` gives what ``evaluate(states)`` gives; a start that
-    is never finished (a search's deadline came first) leaves the evaluator as it was."""
-
-    max_batch: int
-
-    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
-        """See ``Evaluator.evaluate``."""
-        ...
-
-    def start(self, states: Sequence[GameState]) -> Finish:
-        """Begin evaluating ``states``; the returned callable (called once, from the same thread) finishes it."""
-        ...
-
-
-def start_evaluation(evaluator: Evaluator, states: Sequence[GameState]) -> Finish:
-    """``evaluator.start(states)`` where it is a ``StagedEvaluator``; otherwise the whole evaluation now."""
-    if isinstance(evaluator, StagedEvaluator):
-        return evaluator.start(states)
-    done = evaluator.evaluate(states)
-
-    def finish(timeout: float | None = None) -> list[Evaluation]:
-        return done
-
-    return finish
-
-
-@runtime_checkable
-class CachingEvaluator(Protocol):
-    """An evaluator that keeps evaluations: it counts the positions it answered from memory and can forget them."""
-
-    max_batch: int
-    hits: int
-
-    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
-        """See ``Evaluator.evaluate``."""
-        ...
-
-    def clear(self) -> None:
-        """Forget every kept evaluation (komi or rules changed what a position is worth)."""
-        ...
-
-    def reserve(self, size: int) -> None:
-        """Take now the memory a full cache holds for ``size`` x ``size`` positions (other sizes' entries may go)."""
-        ...
-
-
-def innermost(evaluator: Evaluator, size: int) -> Evaluator:
-    """The evaluator that really evaluates ``size`` x ``size`` positions, under every cache and size router.
-
-    Raises:
-        EvaluatorError: a router has no evaluator for this size.
-    """
-    while isinstance(evaluator, WrappingEvaluator):
-        evaluator = evaluator.evaluator_for(size)
-    return evaluator
 
 
 def onnx_net(evaluator: Evaluator, size: int) -> OnnxEvaluator | None:
@@ -241,7 +57,7 @@ def onnx_net(evaluator: Evaluator, size: int) -> OnnxEvaluator | None:
     return net if isinstance(net, OnnxEvaluator) else None
 
 
-def legal_mask(state: GameState) -> np.ndarray:
+def legal_mask(state: NetPosition) -> np.ndarray:
     """bool ``[size*size + 1]``: the side to move's legal moves, pass (always legal) last."""
     area = state.size * state.size
     mask = np.zeros(area + 1, dtype=bool)
@@ -265,7 +81,7 @@ class UniformEvaluator:
     with_ownership: bool = True
     calls: int = field(default=0, init=False)  # batches evaluated, for tests of batching
 
-    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
+    def evaluate(self, states: Sequence[NetPosition]) -> list[Evaluation]:
         """See ``Evaluator.evaluate``."""
         self.calls += 1
         results = []
@@ -394,11 +210,11 @@ class OnnxEvaluator:
 
     # -- public API -----------------------------------------------------------------------
 
-    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
+    def evaluate(self, states: Sequence[NetPosition]) -> list[Evaluation]:
         """See ``Evaluator.evaluate``; symmetries follow ``config.symmetry_mode``."""
         return self._evaluate(states, self.config.policy_optimism)
 
-    def start(self, states: Sequence[GameState]) -> Finish:
+    def start(self, states: Sequence[NetPosition]) -> Finish:
         """See ``StagedEvaluator``: encoding now, onnxruntime in this evaluator's own thread, decoding in the
         callable."""
         job = self._prepare(states, *self._plan(states), self.config.policy_optimism, self.config.passing_hacks)
@@ -409,16 +225,16 @@ class OnnxEvaluator:
 
         return finish
 
-    def evaluate_root(self, state: GameState, conservative_pass: bool = False) -> Evaluation:
+    def evaluate_root(self, state: NetPosition, conservative_pass: bool = False) -> Evaluation:
         """See ``RootEvaluator``: with ``config.root_policy_optimism``."""
         return self._evaluate([state], self.config.root_policy_optimism, conservative_pass)[0]
 
-    def _evaluate(self, states: Sequence[GameState], optimism: float, conservative_root: bool = False
+    def _evaluate(self, states: Sequence[NetPosition], optimism: float, conservative_root: bool = False
                   ) -> list[Evaluation]:
         plan, advantages = self._plan(states)
         return self.evaluate_with(states, plan, optimism, self.config.passing_hacks, advantages, conservative_root)
 
-    def _plan(self, states: Sequence[GameState]) -> tuple[list[list[int]], list[float] | None]:
+    def _plan(self, states: Sequence[NetPosition]) -> tuple[list[list[int]], list[float] | None]:
         """The symmetries of each state (``config.symmetry_mode``) and the playout advantages (None: none)."""
         mode = self.config.symmetry_mode
         if mode == "fixed":
@@ -436,7 +252,7 @@ class OnnxEvaluator:
         self._advantage = (int(color), float(value))
 
     def evaluate_with(
-        self, states: Sequence[GameState], symmetries: Sequence[Sequence[int]], optimism: float,
+        self, states: Sequence[NetPosition], symmetries: Sequence[Sequence[int]], optimism: float,
         passing_hacks: bool = False, advantages: Sequence[float] | None = None, conservative_root: bool = False,
     ) -> list[Evaluation]:
         """Evaluate each state under the given symmetries (averaged when several), optimism and passing hacks
@@ -451,7 +267,7 @@ class OnnxEvaluator:
     # -- internals ------------------------------------------------------------------------
 
     def _prepare(
-        self, states: Sequence[GameState], symmetries: Sequence[Sequence[int]], advantages: Sequence[float] | None,
+        self, states: Sequence[NetPosition], symmetries: Sequence[Sequence[int]], advantages: Sequence[float] | None,
         optimism: float, passing_hacks: bool, conservative_root: bool = False,
     ) -> _Job:
         """Encode the states and lay out the onnxruntime calls: (position index, symmetry) rows, grouped by the
@@ -602,7 +418,7 @@ class _Encoded:
 
     __slots__ = ("size", "spatial", "global_", "legal", "allow_no_result", "passing_hacks")
 
-    def __init__(self, state: GameState, passing_hacks: bool, playout_advantage: float = 0.0,
+    def __init__(self, state: NetPosition, passing_hacks: bool, playout_advantage: float = 0.0,
                  conservative_root: bool = False) -> None:
         self.size = int(state.size)
         self.passing_hacks = passing_hacks

@@ -40,7 +40,7 @@ from miai.go.coords import PASS, Color
 from miai.go.rules import KoRule, Rules, Scoring, Tax
 
 if TYPE_CHECKING:
-    from miai.go.state import GameState
+    from miai.nets.protocol import NetPosition
 
 INPUT_VERSION = 7
 HISTORY_LENGTH = 5
@@ -59,7 +59,7 @@ class FeatureMismatchError(ValueError):
 class Position:
     """One position as the feature functions see it: the game state plus derived facts."""
 
-    state: GameState
+    state: NetPosition
     passing_hacks: bool = False  # KataGo's enablePassingHacks (its search turns it on; kata-raw-nn does not)
     playout_advantage: float = 0.0  # playout doubling advantage of the side to move (handicap play; 0 = none)
     conservative_root: bool = False  # a search's root under KataGo's conservativePass (``game_end_hidden``)
@@ -163,14 +163,14 @@ class Position:
         return min(max(komi, -bound), bound)
 
 
-def white_komi_bonuses(state: GameState) -> float:
+def white_komi_bonuses(state: NetPosition) -> float:
     """The komi the net sees, from White's view: komi, handicap bonus, territory chill and the button's
     half point once someone has taken it (KataGo's ``currentSelfKomi``)."""
     button = 0.0 if state.button_available else state.button_bonus()
     return float(state.komi) + handicap_bonus(state) + territory_chill(state) + button
 
 
-def handicap_bonus(state: GameState) -> float:
+def handicap_bonus(state: NetPosition) -> float:
     """Points White receives for Black's handicap (the rules' ``white_handicap_bonus``: 0, N or
     N-1 points; the presets give a bonus only under area scoring).
 
@@ -188,7 +188,7 @@ def handicap_bonus(state: GameState) -> float:
     return float(state.rules.handicap_bonus(stones))
 
 
-def territory_chill(state: GameState) -> float:
+def territory_chill(state: NetPosition) -> float:
     """Under territory scoring, one point to White for every stone Black has put on the board
     (setup stones and moves) and one to Black for every White stone: each stone fills a point of
     its owner's territory, and KataGo folds this into the komi the net sees rather than into the
@@ -483,7 +483,7 @@ def _run(families: Sequence[PlaneFamily], pos: Position, out: np.ndarray) -> Non
         start += family.count
 
 
-def encode(state: GameState, passing_hacks: bool = False, playout_advantage: float = 0.0,
+def encode(state: NetPosition, passing_hacks: bool = False, playout_advantage: float = 0.0,
            conservative_root: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """The net inputs of one position at its own size; ``passing_hacks`` as KataGo's search sees them
     (``Position.game_end_hidden``), off as kata-raw-nn sees them; ``playout_advantage``: the playout doubling
@@ -520,7 +520,7 @@ def allows_no_result(rules: Rules) -> bool:
     return rules.ko == KoRule.SIMPLE or rules.scoring == Scoring.TERRITORY
 
 
-def input_key(state: GameState) -> bytes:
+def input_key(state: NetPosition) -> bytes:
     """A 16-byte digest of everything the net inputs depend on, for evaluation caches.
 
     Covers the boards now, 1 and 2 moves ago, the side to move, ko/superko bans, the last five
@@ -549,7 +549,7 @@ def input_key(state: GameState) -> bytes:
     return digest.digest()
 
 
-def situation_key(state: GameState) -> bytes:
+def situation_key(state: NetPosition) -> bytes:
     """A 16-byte digest of the situation without the moves that led there, for evaluation caches, as KataGo keys its
     NN cache (``NNInputs::getHash``, nninputs.cpp: "we already tolerate caching and reusing evals across distinct
     transpositions with different history, for performance reasons"): the stones, the side to move, ko and superko
@@ -570,4 +570,4 @@ def situation_key(state: GameState) -> bytes:
 
 
 # How an evaluation cache may key positions (``net.cache_key``).
-CACHE_KEYS: dict[str, Callable[[GameState], bytes]] = {"situation": situation_key, "input": input_key}
+CACHE_KEYS: dict[str, Callable[[NetPosition], bytes]] = {"situation": situation_key, "input": input_key}

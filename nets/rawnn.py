@@ -20,7 +20,7 @@ from miai.nets.evaluator import Evaluation, OnnxEvaluator, legal_mask
 from miai.nets.symmetry import NUM_SYMMETRIES, check_symmetry
 
 if TYPE_CHECKING:
-    from miai.go.state import GameState
+    from miai.nets.protocol import NetPosition
 
 
 def parse_symmetry(text: str) -> list[int]:
@@ -37,7 +37,7 @@ def parse_symmetry(text: str) -> list[int]:
         raise ValueError(f"symmetry must be 0..7 or all, got {text!r}") from None
 
 
-def white_view(state: GameState, evaluation: Evaluation, symmetry: int) -> dict[str, Any]:
+def white_view(state: NetPosition, evaluation: Evaluation, symmetry: int) -> dict[str, Any]:
     """KataGo's kata-raw-nn fields (White's view) for one evaluation of ``state``.
 
     Keys follow the reference files of KataGo's outputs (tests/nets/reference/*.jsonl): ``symmetry``,
@@ -72,7 +72,7 @@ def white_view(state: GameState, evaluation: Evaluation, symmetry: int) -> dict[
 
 
 def raw_nn(
-    evaluator: OnnxEvaluator, state: GameState, symmetries: Sequence[int], optimism: float = 0.0
+    evaluator: OnnxEvaluator, state: NetPosition, symmetries: Sequence[int], optimism: float = 0.0
 ) -> list[dict[str, Any]]:
     """Evaluate ``state`` once per symmetry (no averaging, no cache) and return the white-view
     dicts of ``white_view``, in the order given."""

@@ -42,6 +42,7 @@ from miai.go.rules import Rules
 from miai.go.state import GameState
 from miai.nets import features
 from miai.nets.evaluator import Evaluation, Evaluator, OnnxEvaluator, innermost, onnx_net
+from miai.nets.protocol import NetPosition
 from miai.nets.loading import load_evaluator
 
 __all__ = ["MODES", "kifu_states", "random_states", "searched_states", "search_split", "bench_encoding",
@@ -127,8 +128,8 @@ class _Recording:
         self.max_batch = net.max_batch
         self.seen: list[GameState] = []
 
-    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
-        self.seen.extend(s.copy() for s in states)
+    def evaluate(self, states: Sequence[NetPosition]) -> list[Evaluation]:
+        self.seen.extend(cast(GameState, s).copy() for s in states)  # a search from a GameState root hands GameStates
         return self.net.evaluate(states)
 
 
@@ -149,7 +150,7 @@ def search_split(size: int, net: Path, seconds: float) -> list[BenchResult]:
             finally:
                 spent["net"] += time.perf_counter() - start
 
-    def timed_encode(state: GameState, passing_hacks: bool = False, playout_advantage: float = 0.0,
+    def timed_encode(state: NetPosition, passing_hacks: bool = False, playout_advantage: float = 0.0,
                      conservative_root: bool = False) -> tuple[np.ndarray, np.ndarray]:
         start = time.thread_time()  # the evaluator encodes in a worker thread
         try:

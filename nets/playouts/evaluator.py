@@ -20,7 +20,7 @@ from miai.nets.playouts.knowledge import LOCALITY_COUNT, THIRD_LINE_COUNT, Knowl
 from miai.nets.playouts.simulate import PlayoutPosition, PlayoutStats, board_from_position, run_playouts
 
 if TYPE_CHECKING:
-    from miai.go.state import GameState
+    from miai.nets.protocol import NetPosition
 
 
 # -- policy --------------------------------------------------------------------------------------------------------
@@ -113,14 +113,14 @@ def _stones_saved_by(board: PlayoutBoard, p: int, color: int) -> int:
 # -- the evaluator -----------------------------------------------------------------------------------------------
 
 
-def _button_points(state: GameState) -> float:
+def _button_points(state: NetPosition) -> float:
     """The button's half point for White (negative for Black) once someone has taken it."""
     return 0.0 if state.button_available else state.button_bonus()
 
 
-def position_from_state(state: GameState) -> PlayoutPosition:
-    """The playout view of a ``GameState``: stones, side to move, ko/superko bans, komi plus handicap and button bonus (as
-    ``GameState.score`` counts it), scoring rule and tax, prisoners, passes, the game's legal moves and last move."""
+def position_from_state(state: NetPosition) -> PlayoutPosition:
+    """The playout view of a ``NetPosition``: stones, side to move, ko/superko bans, komi plus handicap and button bonus (as
+    ``NetPosition.score`` counts it), scoring rule and tax, prisoners, passes, the game's legal moves and last move."""
     rules = state.rules
     return PlayoutPosition(
         size=state.size,
@@ -292,7 +292,7 @@ class PlayoutEvaluator:
                    third_line="thirdline" in flags,
                    compiled="python" not in flags, **known)
 
-    def evaluate(self, states: Sequence[GameState]) -> list[Evaluation]:
+    def evaluate(self, states: Sequence[NetPosition]) -> list[Evaluation]:
         """One ``Evaluation`` per state, from the side to move's view (see the module docstring)."""
         positions = [position_from_state(state) for state in states]
         if self._pool is None or len(positions) < 2:
