@@ -6,10 +6,17 @@ Usage (from the repository root; py-spy is not a dependency: ``pip install py-sp
         python tests/tools/profile_search.py run --model NET.bin.gz --size 9 --visits 800 --positions 4
     python tests/tools/profile_search.py summarize prof.txt
 
+    py-spy record -r 300 -f raw -o prof.txt -- \\
+        python tests/tools/profile_search.py uniform --size 19 --visits 3000 --repeat 3
+    python tests/tools/profile_search.py summarize prof.txt
+
 ``run`` searches the positions ``miai bench --versus`` uses, as ``miai gtp`` would (evaluation cache on, the
-default search config, ``--threads`` onnxruntime threads). ``summarize`` sorts the main thread's samples of a
-py-spy raw (collapsed-stack) file into parts: a sample belongs to the first part, in the order below, that any
-frame of its stack matches.
+default search config, ``--threads`` onnxruntime threads). ``uniform`` runs ``miai bench search``'s uniform-evaluator
+search (the search's own Python: no planes, no net) and prints its playouts per CPU second; ``--no-handoff`` skips the
+search's once-a-step ``time.sleep(0)`` (engine/run.py), which on a busy host hands the core to other processes and
+shows up in py-spy's samples as time of ``Run.budget``. ``summarize`` sorts the main thread's samples of a py-spy
+raw (collapsed-stack) file into parts: a sample belongs to the first part, in the order below, that any frame of its
+stack matches.
 """
 
 from __future__ import annotations
@@ -30,6 +37,10 @@ PARTS: tuple[tuple[str, str], ...] = (
     ("batching: legal mask", r"^legal_mask "),
     ("batching: decode outputs", r"\(.*nets/(decode|symmetry)\.py|^_decode_row |^_evaluation "),
     ("batching: evaluator, cache, copies", r"\(.*nets/evaluator\.py"),
+    ("the step's GIL hand-off (Run.budget's sleep(0))", r"^Run\.budget "),
+    ("board: superko history (go/superko.py)", r"\(.*go/superko\.py"),
+    ("board: play, undo, legal moves (go/board.py)", r"\(.*go/board\.py"),
+    ("board: game state, hashes (go/state.py)", r"\(.*go/state\.py"),
     ("tree: leaves.py (expand, apply)", r"\(.*engine/leaves\.py"),
     ("tree: selection.py (PUCT)", r"\(.*engine/selection\.py"),
     ("tree: graph.py (nodes, table)", r"\(.*engine/graph\.py"),
@@ -68,6 +79,26 @@ def run(argv: Sequence[str]) -> None:
     print(f"{visits} visits in {elapsed:.2f} s: {visits / elapsed:.1f} visits/s", file=sys.stderr)
 
 
+def uniform(argv: Sequence[str]) -> None:
+    """``miai bench search``'s uniform-evaluator search, ``--repeat`` times (the profiled workload)."""
+    import time
+
+    from miai.engine.bench.search import _search_rate
+    from miai.nets.evaluator import UniformEvaluator
+
+    parser = argparse.ArgumentParser(prog="profile_search.py uniform")
+    parser.add_argument("--size", type=int, default=19)
+    parser.add_argument("--visits", type=int, default=3000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--no-handoff", action="store_true", help="skip the per-step time.sleep(0)")
+    args = parser.parse_args(argv)
+    if args.no_handoff:
+        time.sleep = lambda seconds: None  # (this process only: nothing else here sleeps)
+    rates = [_search_rate("uniform", UniformEvaluator(), args.size, args.visits, 16, False, max_time=0.0)
+             .details["per_cpu_second"] for _ in range(args.repeat)]
+    print("playouts per CPU second: " + ", ".join(f"{rate:.0f}" for rate in rates), file=sys.stderr)
+
+
 def summarize(path: str, top: int = 12) -> None:
     """Print each part's share of the main thread's samples, then the busiest leaf functions."""
     parts: collections.Counter[str] = collections.Counter()
@@ -78,7 +109,7 @@ def summarize(path: str, top: int = 12) -> None:
         frames = stack.split(";")
         if not any("profile_search.py" in f for f in frames):
             continue  # other threads (onnxruntime's own are native and not sampled) and start-up
-        if not any("_miai_search" in f for f in frames):
+        if not any("_miai_search" in f or "_search_rate" in f for f in frames):
             continue  # imports, net loading, conversion
         n = int(count)
         part = next((name for name, rx in compiled if any(rx.search(f) for f in frames)), "other (rules, python)")
@@ -96,6 +127,8 @@ def summarize(path: str, top: int = 12) -> None:
 if __name__ == "__main__":
     if len(sys.argv) >= 2 and sys.argv[1] == "run":
         run(sys.argv[2:])
+    elif len(sys.argv) >= 2 and sys.argv[1] == "uniform":
+        uniform(sys.argv[2:])
     elif len(sys.argv) == 3 and sys.argv[1] == "summarize":
         summarize(sys.argv[2])
     else:
