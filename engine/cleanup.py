@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from miai.engine.results import Pov
-from miai.engine.snapshot import Snapshot
+from miai.engine.core.results import Pov
+from miai.engine.core.snapshot import Snapshot
 from miai.go.coords import Color
 from miai.go.geometry import neighbor_table
 from miai.go.scoring import dead_chains

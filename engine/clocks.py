@@ -21,8 +21,8 @@ import time
 from dataclasses import dataclass
 
 from miai.engine.config import Config, SearchConfig
-from miai.engine.search import leaves_per_batch
-from miai.engine.snapshot import Snapshot
+from miai.engine.core.search import leaves_per_batch
+from miai.engine.core.snapshot import Snapshot
 from miai.engine.timecontrol import Lateness, budget, cpu_share, cpu_times
 from miai.go.clock import Clock, TimeControl, TimeSystem
 from miai.go.coords import Color

@@ -11,8 +11,8 @@ from typing import Any
 
 from miai.engine.config import PlayerConfig
 from miai.engine.handicap import dynamic_pda_for_white
-from miai.engine.results import Pov
-from miai.engine.snapshot import Snapshot
+from miai.engine.core.results import Pov
+from miai.engine.core.snapshot import Snapshot
 from miai.go.coords import Color
 from miai.go.state import GameState
 from miai.nets.evaluator import same_advantage

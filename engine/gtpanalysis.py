@@ -1,6 +1,6 @@
 """A search's snapshots as the GTP layer's analysis snapshots (lz-analyze, kata-analyze, genmove_analyze).
 
-The search's records (miai.engine.results) are already from the root player's view, and become the GTP layer's here
+The search's records (miai.engine.core.results) are already from the root player's view, and become the GTP layer's here
 (one conversion); what an analysis request adds is read here too:
 the root moves it allows and avoids, ``maxmoves``, the moves symmetry pruning left out, and the extras it asked for
 (ownership and its spread, each move's ownership and its PV's visits), read off the search's graph while it is
@@ -12,9 +12,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from miai.engine.results import MoveResult, Pov
-from miai.engine.search import Search
-from miai.engine.snapshot import (Snapshot, average_ownership, carried, mover, ownership_moments, pv_line,
+from miai.engine.core.results import MoveResult, Pov
+from miai.engine.core.search import Search
+from miai.engine.core.snapshot import (Snapshot, average_ownership, carried, mover, ownership_moments, pv_line,
                                   symmetric_copies)
 from miai.go.coords import Color
 from miai.go.geometry import symmetric_points

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from miai.engine.scorevalue import round_half_away
+from miai.engine.core.scorevalue import round_half_away
 from miai.go.coords import PASS, Color
 from miai.go.rules import Scoring
 from miai.go.state import GameState

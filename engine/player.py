@@ -1,6 +1,6 @@
 """The engine behind the GTP session: search-backed move choice, analysis, dead stones, clocks and pondering.
 
-:class:`EnginePlayer` implements :class:`miai.gtp.player.Player`. It owns one :class:`~miai.engine.search.Search`
+:class:`EnginePlayer` implements :class:`miai.gtp.player.Player`. It owns one :class:`~miai.engine.core.search.Search`
 (so the graph is reused from move to move) and hands each concern to a collaborator of its own: the clocks and the
 time of each move (:class:`~miai.engine.clocks.PlayerClocks`), pondering (:class:`~miai.engine.pondering.Ponderer`),
 memory hygiene (miai.engine.memory: no collection pauses on the clock, memory given back between games), analysis
@@ -43,10 +43,10 @@ from miai.engine.gtpanalysis import analysis_snapshot
 from miai.engine.katago_config import MAPPED, KatagoConfigError, apply_katago, closest_key, kind, miai_key
 from miai.engine.pondering import Ponderer
 from miai.engine.resign import should_resign
-from miai.engine.search import Search, leaves_per_batch
-from miai.engine.movechoice import AvoidUntil
-from miai.engine.results import Pov
-from miai.engine.snapshot import Snapshot, search_details, search_info_log, search_summary
+from miai.engine.core.search import Search, leaves_per_batch
+from miai.engine.core.movechoice import AvoidUntil
+from miai.engine.core.results import Pov
+from miai.engine.core.snapshot import Snapshot, search_details, search_info_log, search_summary
 from miai.engine.timecontrol import cpu_times
 from miai.go.clock import TimeControl
 from miai.go.coords import PASS, Color, to_gtp

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from miai.engine.search import Search
+from miai.engine.core.search import Search
 from miai.go.state import GameState
 
 __all__ = ["Ponderer"]

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from miai.engine.search import Search
-from miai.engine.snapshot import Snapshot, choose_move
+from miai.engine.core.search import Search
+from miai.engine.core.snapshot import Snapshot, choose_move
 from miai.go.coords import Color, policy_index
 from miai.go.state import GameState
 from miai.nets.train.datagen import Labels, SelfPlayConfig, Teacher, improved_policy, random_game, sample_move

@@ -102,7 +102,7 @@ class MoveInfo:
     """One candidate move of an analysis snapshot, from the analysed colour's view (see module docstring).
 
     What the GTP layer prints of a move: a player fills it from its own records (the engine from
-    ``miai.engine.results.MoveResult``). Optional fields left ``None`` are omitted from the output (a player that
+    ``miai.engine.core.results.MoveResult``). Optional fields left ``None`` are omitted from the output (a player that
     has no such figure); a move's ``order`` is its place in the snapshot. ``weight`` is KataGo's: the child's total
     value weight (its visits when every visit weighs 1).
     """

@@ -2,8 +2,9 @@
 
 The layers are folders at the top of the repository (go/, nets/, gtp/, engine/, match/), installed as miai.go,
 miai.nets, ...: go imports nothing of miai; nets and gtp import go only; match (engine-vs-engine games over GTP)
-imports go, gtp and nets; engine, the search and the composition root, may import anything. The search core
-(engine/search.py, engine/graph.py) sees nets only through the Evaluator interface, so it never imports onnxruntime.
+imports go, gtp and nets; engine, the apps and the composition root, may import anything, but the search core inside it
+(engine/core/) imports only go, the nets' protocol (miai.nets.protocol: the Evaluator interface, typed on what the net
+reads) and itself, so it never imports onnxruntime, a concrete evaluator or an app around it.
 `miai` itself is a namespace with no code of its own, so importing miai.go cannot drag the other layers in. Inside a
 layer the modules import each other without circles, so each can be read after the ones it imports.
 
@@ -30,10 +31,13 @@ ALLOWED = {
     "match": {"go", "gtp", "nets"},
     "engine": {"go", "nets", "gtp", "match"},
 }
+# The search core, inside engine/, and what it may import (a module of it or below it): the apps sit around it.
+CORE = "miai.engine.core"
+CORE_MAY_IMPORT = ("miai.go", "miai.nets.protocol", CORE)
 # Third-party modules a file must not import: (file relative to the root, forbidden top-level module).
 FORBIDDEN_THIRD_PARTY = [
-    ("engine/search.py", "onnxruntime"),
-    ("engine/graph.py", "onnxruntime"),
+    ("engine/core/search.py", "onnxruntime"),
+    ("engine/core/graph.py", "onnxruntime"),
 ]
 
 
@@ -110,11 +114,20 @@ def violations(root: Path) -> list[str]:
                 continue
             if own in ALLOWED and target_layer not in ALLOWED[own]:
                 problems.append(f"{source} ({own}) imports {target} ({target_layer})")
+        if _within(source, CORE):
+            for target in sorted(imported_modules(path, root)):
+                if layer_of(target) is not None and not any(_within(target, allowed) for allowed in CORE_MAY_IMPORT):
+                    problems.append(f"{source} (the search core) imports {target}")
         rel = path.relative_to(root).as_posix()
         for file, banned in FORBIDDEN_THIRD_PARTY:
             if rel == file and any(t == banned or t.startswith(banned + ".") for t in imported_modules(path, root)):
                 problems.append(f"{source} imports {banned}")
     return problems
+
+
+def _within(module: str, package: str) -> bool:
+    """Whether ``module`` is ``package`` or a module under it."""
+    return module == package or module.startswith(package + ".")
 
 
 def import_circles(root: Path) -> list[list[str]]:
@@ -201,18 +214,35 @@ def _write(root: Path, rel: str, text: str) -> None:
 def test_checker_catches_back_edges_relative_imports_and_onnxruntime(tmp_path: Path) -> None:
     root = tmp_path
     _write(root, "go/__init__.py", "")
-    _write(root, "go/state.py", "from ..engine import search\n")  # relative back-edge
+    _write(root, "go/state.py", "from ..engine.core import search\n")  # relative back-edge
     _write(root, "nets/features.py", "import miai.gtp.session\n")  # sideways
     _write(root, "gtp/session.py", "def f():\n    from miai.go import coords\n")  # allowed, inside a function
-    _write(root, "engine/search.py", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import onnxruntime\n")
+    _write(root, "engine/core/search.py", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import onnxruntime\n")
     _write(root, "engine/cli.py", "import onnxruntime\nfrom miai import nets, gtp\n")  # allowed
     _write(root, "go/coords.py", "from miai import __version__\nfrom .. import go\n")  # allowed: not a layer
     problems = violations(root)
     assert problems == [
-        "miai.engine.search imports onnxruntime",
-        "miai.go.state (go) imports miai.engine (engine)",
-        "miai.go.state (go) imports miai.engine.search (engine)",
+        "miai.engine.core.search imports onnxruntime",
+        "miai.go.state (go) imports miai.engine.core (engine)",
+        "miai.go.state (go) imports miai.engine.core.search (engine)",
         "miai.nets.features (nets) imports miai.gtp.session (gtp)",
+    ]
+
+
+def test_checker_keeps_the_search_core_apart_from_the_apps(tmp_path: Path) -> None:
+    root = tmp_path
+    _write(root, "engine/core/search.py", "from miai.engine.core import graph\nfrom miai.nets.protocol import Evaluator\n"
+                                          "from miai.go.state import GameState\n")  # allowed
+    _write(root, "engine/core/graph.py", "")
+    _write(root, "engine/core/playout.py", "def f():\n    from miai.engine.player import EnginePlayer\n")  # an app
+    _write(root, "engine/core/expansion.py", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                             "    from miai.nets.evaluator import OnnxEvaluator\n")  # not the protocol
+    _write(root, "engine/core/snapshot.py", "from miai.gtp.player import MoveInfo\n")  # the GTP layer
+    _write(root, "engine/player.py", "from miai.engine.core.search import Search\nfrom miai.gtp import player\n")
+    assert violations(root) == [
+        "miai.engine.core.expansion (the search core) imports miai.nets.evaluator",
+        "miai.engine.core.playout (the search core) imports miai.engine.player",
+        "miai.engine.core.snapshot (the search core) imports miai.gtp.player",
     ]
 
 
@@ -259,7 +289,7 @@ def test_importing_the_search_needs_no_installed_package() -> None:
         "import importlib.metadata as md, sys\n"
         "def missing(name): raise md.PackageNotFoundError(name)\n"
         "md.version = missing\n"
-        "import miai.engine.search, miai.engine.config\n"
+        "import miai.engine.core.search, miai.engine.config\n"
         "print(' '.join(sorted(m for m in sys.modules if m.startswith('miai.gtp.session'))))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=100)

@@ -1,12 +1,12 @@
 """The analysis engine's responses: a search snapshot as KataGo's JSON (moveInfos, rootInfo, ownership, policy).
 
-The search reports every number from the view of the side to move at the root (:mod:`miai.engine.snapshot`); the
-graph's nodes keep their net ownership from White's view (stored by :mod:`miai.engine.expansion`). Here everything
+The search reports every number from the view of the side to move at the root (:mod:`miai.engine.core.snapshot`); the
+graph's nodes keep their net ownership from White's view (stored by :mod:`miai.engine.core.expansion`). Here everything
 is seen from the side the query asked for (``reportAnalysisWinratesAs``: BLACK, WHITE or SIDETOMOVE) through
-:class:`~miai.engine.results.Pov`, the way KataGo does it: winrate and lcb become ``1 - x``, utilities, scores and
+:class:`~miai.engine.core.results.Pov`, the way KataGo does it: winrate and lcb become ``1 - x``, utilities, scores and
 ownership change sign.
 
-Ownership and its standard deviation are averaged over the graph (:func:`miai.engine.snapshot.ownership_moments`):
+Ownership and its standard deviation are averaged over the graph (:func:`miai.engine.core.snapshot.ownership_moments`):
 a node's own net ownership with weight 1 plus its children's averages weighted by edge visits, not by the child
 weights the node values use (KataGo's getAverageTreeOwnership).
 """
@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from miai.engine.analysis.query import Job
-from miai.engine.graph import Node
-from miai.engine.results import Chance, MoveResult, Pov
-from miai.engine.snapshot import Snapshot, carried, ownership_moments, pv_line, symmetric_copies
+from miai.engine.core.graph import Node
+from miai.engine.core.results import Chance, MoveResult, Pov
+from miai.engine.core.snapshot import Snapshot, carried, ownership_moments, pv_line, symmetric_copies
 from miai.go import zobrist
 from miai.go.coords import PASS, Color, parse_gtp, to_gtp
 from miai.go.geometry import symmetric_points

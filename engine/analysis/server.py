@@ -6,7 +6,7 @@ Threads:
   the net is loaded; it answers actions (terminate, query_version, ...) at once and queues analysis turns;
 - the **net loader** builds the evaluator in the background; searches start once it is ready;
 - ``analysis_threads`` **workers** take turns from the queue, highest priority first and, among equal priorities,
-  the earliest; each turn gets a fresh :class:`~miai.engine.search.Search` (its own graph) over the one shared,
+  the earliest; each turn gets a fresh :class:`~miai.engine.core.search.Search` (its own graph) over the one shared,
   thread-safe evaluator, so searches running side by side never share a node.
 
 Every response is one JSON object on one line, flushed at once; a lock keeps lines whole. Every analysed turn ends
@@ -33,9 +33,9 @@ import numpy as np
 from miai.engine.analysis.query import Job, ParsedQuery, QueryError, parse_query
 from miai.engine.analysis.report import build_response, no_results, position_hashes
 from miai.engine.analysis.settings import AnalysisSettings
-from miai.engine.movechoice import AvoidUntil
-from miai.engine.search import Search
-from miai.engine.snapshot import Snapshot
+from miai.engine.core.movechoice import AvoidUntil
+from miai.engine.core.search import Search
+from miai.engine.core.snapshot import Snapshot
 from miai.go.state import GameState
 from miai.nets.evaluator import (CachingEvaluator, Evaluator, EvaluatorError, Finish, innermost, onnx_net,
                                  start_evaluation)

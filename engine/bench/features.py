@@ -36,7 +36,7 @@ from miai.engine.bench.harness import BenchResult
 from miai.engine.bench.search import opening
 from miai.engine.config import SearchConfig
 from miai.nets.backends import NetSession
-from miai.engine.search import Search
+from miai.engine.core.search import Search
 from miai.go.coords import PASS, parse_sgf
 from miai.go.rules import Rules
 from miai.go.state import GameState

@@ -17,7 +17,7 @@ import numpy as np
 
 from miai.engine.bench.harness import BenchResult
 from miai.engine.config import Config, apply_overrides
-from miai.engine.search import Search
+from miai.engine.core.search import Search
 from miai.go.coords import PASS
 from miai.go.rules import Rules
 from miai.go.state import GameState

@@ -13,7 +13,7 @@ import time
 
 from miai.engine.bench.harness import BenchResult
 from miai.engine.config import SearchConfig
-from miai.engine.search import Search
+from miai.engine.core.search import Search
 from miai.go.rules import Rules
 from miai.go.state import GameState
 from miai.nets.playouts import PlayoutEvaluator, PlayoutPosition, benchmark_playouts

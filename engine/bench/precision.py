@@ -29,8 +29,8 @@ def self_play_games(evaluator: Any, size: int, games: int, visits: int, seed: in
     from the search's play values (temperature 0.8 for the first ``size`` moves, then 0.2, so that games differ),
     until two passes or 2 * size * size moves."""
     from miai.engine.config import SearchConfig
-    from miai.engine.search import Search
-    from miai.engine.snapshot import choose_move
+    from miai.engine.core.search import Search
+    from miai.engine.core.snapshot import choose_move
     from miai.go.rules import Rules
     from miai.go.state import GameState
 

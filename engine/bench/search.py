@@ -18,7 +18,7 @@ import numpy as np
 
 from miai.engine.bench.harness import BenchResult, random_game
 from miai.engine.config import SearchConfig
-from miai.engine.search import Search
+from miai.engine.core.search import Search
 from miai.go.rules import Rules
 from miai.go.state import GameState
 from miai.nets.evaluator import Evaluation, UniformEvaluator

@@ -131,7 +131,7 @@ def open_log_file(config: LogConfig, what: str) -> Path | None:
     _FILE.append(handler)
     _MIAI.addHandler(handler)
     _update_level()
-    from miai.engine.snapshot import search_info_log
+    from miai.engine.core.snapshot import search_info_log
     from miai.gtp.session import traffic_log
 
     # The two channels only a log file records (logAllGTPCommunication, logSearchInfo); they never propagate.
@@ -144,7 +144,7 @@ def open_log_file(config: LogConfig, what: str) -> Path | None:
 
 def close_log_file() -> None:
     """Close the run's log file, if one is open (its channels go quiet again)."""
-    from miai.engine.snapshot import search_info_log
+    from miai.engine.core.snapshot import search_info_log
     from miai.gtp.session import traffic_log
 
     while _FILE:

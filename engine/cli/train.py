@@ -551,7 +551,7 @@ def _searched_self_play(labeler: Any, config: Any, model: str, budget: SearchBud
     MODEL`` plays, stopped by the budget's visits alone): labelled by that search (``model`` is the teacher), or by
     the raw teacher ``labeler`` (``model`` is a player, e.g. a student), in games against ``opponent`` (a net and
     its budget) when one is given."""
-    from miai.engine.search import Search
+    from miai.engine.core.search import Search
     from miai.engine.selfplay import match_positions, player_self_play_positions, search_self_play_positions
 
     def searcher(net: str, visits: int) -> Search:

@@ -118,7 +118,7 @@ class SearchConfig:
     rave_exploration: float = option(
         0.0, "RAVE: multiplier of sqrt(ln P / (n + 1)) added to the blended value (MoGo found 0 best with RAVE)",
         min=0.0)
-    # Selection: PUCT (KataGo) or, for comparison, the classic UCB rules of miai.engine.selection.
+    # Selection: PUCT (KataGo) or, for comparison, the classic UCB rules of miai.engine.core.selection.
     selection: str = option("puct", "child selection rule: puct, ucb1 or ucb1-tuned (untried moves first)",
                             choices=("puct", "ucb1", "ucb1-tuned"))
     ucb1_exploration: float = option(1.4142135623730951, "UCB1: multiplier of sqrt(ln P / p) (sqrt 2 = textbook)",
@@ -205,7 +205,7 @@ class SearchConfig:
                                      katago="conservativePass")
     root_ending_bonus_points: float = option(0.5, "points a root move loses for doing nothing at the end of a game: "
                                              "filling sure own territory, playing into the opponent's, passing "
-                                             "under territory scoring (engine/ending.py)", min=-1.0, max=1.0,
+                                             "under territory scoring (engine/core/ending.py)", min=-1.0, max=1.0,
                                              katago="rootEndingBonusPoints")
     fill_dame_before_pass: bool = option(True, "under territory scoring, do not pass while a move that is not in the "
                                          "opponent's sure area does as well (fill the dame first; "

@@ -9,7 +9,7 @@ from typing import Any
 
 from miai.engine.cli.compose import build_evaluator
 from miai.engine.config import Config, set_option
-from miai.engine.search import Search
+from miai.engine.core.search import Search
 from miai.engine.handicap import dynamic_pda_for_white
 from miai.go.coords import Color, to_gtp
 from miai.go.state import GameState

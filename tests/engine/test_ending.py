@@ -19,10 +19,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from miai.engine.ending import ending_bonus
-from miai.engine.leaves import Valuation
+from miai.engine.core.ending import ending_bonus
+from miai.engine.core.leaves import Valuation
 from miai.engine.config import SearchConfig
-from miai.engine.scorevalue import expected_score_value
+from miai.engine.core.scorevalue import expected_score_value
 from miai.go.coords import PASS, parse_gtp
 from miai.go.rules import Rules
 from miai.go.state import GameState
@@ -113,7 +113,7 @@ def _row(move: int, weight: float, utility: float, score: float, edge_visits: in
 def test_fill_dame_before_pass_suppresses_a_pass_that_a_dame_move_matches() -> None:
     """KataGo's fillDameBeforePass (shouldSuppressPass): under territory scoring the root's pass is not chosen while
     a well-searched move, not inside the opponent's sure area, does within 0.1 utility and half a point."""
-    from miai.engine.snapshot import _pass_suppressed
+    from miai.engine.core.snapshot import _pass_suppressed
 
     ownership = np.zeros(25)
     ownership[parse_gtp("E5", 5)] = -1.0  # White's sure point, no sure point of the mover's next to it

@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from miai.engine.graph import Node, NodeTable, Stats, edge_weights, reachable_ids
+from miai.engine.core.graph import Node, NodeTable, Stats, edge_weights, reachable_ids
 
 
 def leaf(key: int, utility: float, winloss: float = 0.0, score: float = 0.0) -> Node:

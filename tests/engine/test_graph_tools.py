@@ -18,8 +18,8 @@ from miai.engine.config import (
     apply_overrides,
     set_option,
 )
-from miai.engine.graph import PLAIN as PLAIN_WEIGHTING
-from miai.engine.graph import (
+from miai.engine.core.graph import PLAIN as PLAIN_WEIGHTING
+from miai.engine.core.graph import (
     Edge,
     Node,
     Stats,
@@ -29,7 +29,7 @@ from miai.engine.graph import (
     relink,
 )
 from miai.engine.player import EnginePlayer
-from miai.engine.search import Search
+from miai.engine.core.search import Search
 from miai.nets.playouts import PlayoutEvaluator
 
 PLAIN = dict(max_visits=300, batch_size=1, seed=1, use_lcb=False, forbid_eye_filling=False,
@@ -229,7 +229,7 @@ def test_gtp_graph_dump_to_a_bad_path_fails_and_keeps_the_game(tmp_path: Path) -
 
 # ------------------------------------------------------------------------------------------------------------ RAVE
 def test_amaf_backup_credits_each_node_with_its_own_side_s_first_moves() -> None:
-    from miai.engine.backup import add_amaf
+    from miai.engine.core.backup import add_amaf
     from miai.nets.evaluator import Amaf
 
     root, middle, leaf = Node(1, -1), Node(2, 1), Node(3, -1)  # Black, White, Black to move
@@ -295,7 +295,7 @@ def test_final_choice_by_most_visits_or_most_wins(rule: str) -> None:
 
 def test_most_wins_can_differ_from_most_visits() -> None:
     """Two root moves: a well-visited even one and a less visited winning one (hand-set statistics)."""
-    from miai.engine.snapshot import build_snapshot
+    from miai.engine.core.snapshot import build_snapshot
 
     root = valued(1, -1, 0.0)  # Black to move
     for move, visits, white_value in ((0, 60, 0.0), (1, 45, -0.8)):  # move 1: Black wins 90% of the time

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from miai.engine.config import SearchConfig
-from miai.engine.leaves import PASS, Valuation, candidate_moves
-from miai.engine.scorevalue import expected_score_value
+from miai.engine.core.leaves import PASS, Valuation, candidate_moves
+from miai.engine.core.scorevalue import expected_score_value
 from miai.nets.evaluator import Evaluation
 
 

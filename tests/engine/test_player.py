@@ -255,7 +255,7 @@ def test_the_next_genmove_keeps_the_whole_subgraph_of_the_two_moves_played_as_ka
     # the opponent's play, komi sent again unchanged, time_left, genmove. The new root then holds exactly the visits
     # the old search gave that node, every node of its subgraph is the same object, and only the new playouts are
     # evaluated (plus the root once more, as a root).
-    from miai.engine.graph import reachable_ids
+    from miai.engine.core.graph import reachable_ids
     from miai.gtp.config import GtpConfig
     from miai.gtp.session import GtpSession
 

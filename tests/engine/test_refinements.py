@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from miai.engine.config import SearchConfig, katago_names
-from miai.engine.graph import BiasEntry, Node, Stats, Weighting, t3_cdf
-from miai.engine.leaves import Valuation
-from miai.engine.search import Search, leaves_per_batch
-from miai.engine.selection import utility_stdev_factor
-from miai.engine.snapshot import _lcb_radius, move_temperature
+from miai.engine.core.graph import BiasEntry, Node, Stats, Weighting, t3_cdf
+from miai.engine.core.leaves import Valuation
+from miai.engine.core.search import Search, leaves_per_batch
+from miai.engine.core.selection import utility_stdev_factor
+from miai.engine.core.snapshot import _lcb_radius, move_temperature
 from toygame import FakeEvaluation, ScriptedEvaluator, ToyState, set_game
 
 

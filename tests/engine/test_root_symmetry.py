@@ -5,7 +5,7 @@ and the analysis shows the copies."""
 from __future__ import annotations
 
 from miai.engine.config import SearchConfig
-from miai.engine.search import Search, symmetric_duplicates
+from miai.engine.core.search import Search, symmetric_duplicates
 from miai.engine.gtpanalysis import with_symmetric_copies
 from miai.go.coords import Color, parse_gtp, to_gtp
 from miai.go.rules import Rules

@@ -9,8 +9,8 @@ from collections import defaultdict
 import pytest
 
 from miai.engine.config import SearchConfig
-from miai.engine.graph import Node, reachable_ids
-from miai.engine.search import PASS, Search, SearchError
+from miai.engine.core.graph import Node, reachable_ids
+from miai.engine.core.search import PASS, Search, SearchError
 from toygame import Deferred, ScriptedEvaluator, ToyGame, ToyState, set_game
 
 

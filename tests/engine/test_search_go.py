@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from miai.engine.config import SearchConfig
-from miai.engine.search import PASS, Search, own_eye_mask
+from miai.engine.core.search import PASS, Search, own_eye_mask
 from miai.go.coords import parse_gtp
 from miai.go.rules import Rules
 from miai.go.state import GameState

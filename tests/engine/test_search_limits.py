@@ -15,8 +15,8 @@ import pytest
 
 from miai.engine.config import Config, SearchConfig, apply_overrides
 from miai.engine.player import EnginePlayer
-from miai.engine.search import Search
-from miai.engine.snapshot import Snapshot
+from miai.engine.core.search import Search
+from miai.engine.core.snapshot import Snapshot
 from miai.go.coords import Color
 from miai.go.rules import Rules
 from miai.go.state import GameState

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from miai.engine.config import SearchConfig
-from miai.engine.search import Search
+from miai.engine.core.search import Search
 from test_search import PLAIN, assert_graph_sound, incoming_edge_visits, nodes_of
 from toygame import ScriptedEvaluator, ToyGame, ToyState
 

@@ -1,4 +1,4 @@
-"""The search's selection rules (miai.engine.selection), checked on hand-made statistics and hand-built nodes: the
+"""The search's selection rules (miai.engine.core.selection), checked on hand-made statistics and hand-built nodes: the
 same functions and the same Selector the search calls at every node (PUCT, first-play urgency, virtual loss,
 UCB1, UCB1-TUNED, untried moves first)."""
 
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from miai.engine.config import SearchConfig
-from miai.engine.graph import Edge, Node, Stats, edge_weights
-from miai.engine.selection import (
+from miai.engine.core.graph import Edge, Node, Stats, edge_weights
+from miai.engine.core.selection import (
     SelectionError,
     SelectionRule,
     Selector,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from miai.engine.config import SearchConfig
-from miai.engine.search import Search
+from miai.engine.core.search import Search
 from miai.go.coords import parse_gtp
 from miai.go.rules import Rules
 from miai.go.state import GameState

@@ -1,6 +1,6 @@
 """Selection formulas and playouts working together: a minimal textbook UCT finds an obvious capture.
 
-The real search lives in miai.engine.search; this loop is the four classic phases (selection by UCB with untried
+The real search lives in miai.engine.core.search; this loop is the four classic phases (selection by UCB with untried
 moves first in random order, expansion of one node, a random playout, backup of the result) written out in a few
 lines, so that the selection functions and the playout board are checked as a classic MCTS would use them.
 """
@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-from miai.engine.selection import SelectionRule, pick_untried, ucb_scores
+from miai.engine.core.selection import SelectionRule, pick_untried, ucb_scores
 from miai.go.coords import PASS
 from miai.nets.playouts import PlayoutBoard, PlayoutPosition, final_score, play_out
 

@@ -12,14 +12,14 @@ import pytest
 from click.testing import CliRunner, Result
 
 from miai.engine.config import SearchConfig
-from miai.engine.search import Search
+from miai.engine.core.search import Search
 from miai.engine.selfplay import (C_SCALE, C_VISIT, SearchBudget, match_positions, player_self_play_positions,
                                   search_self_play_positions, search_targets)
-from miai.engine.snapshot import Snapshot
+from miai.engine.core.snapshot import Snapshot
 from miai.go.coords import PASS, Color
 from miai.go.rules import Rules
 from miai.go.state import GameState
-from miai.engine.results import MoveResult, RootResult
+from miai.engine.core.results import MoveResult, RootResult
 from miai.nets import features
 from miai.nets.evaluator import legal_mask
 from miai.nets.train.datagen import Labels, SelfPlayConfig, Teacher, pack_spatial, unpack_spatial

@@ -179,7 +179,7 @@ def test_search_with_knowledge_finds_the_capture_sooner() -> None:
 
 def test_the_search_starts_a_new_node_s_amaf_statistics_with_the_knowledge() -> None:
     from miai.engine.config import SearchConfig
-    from miai.engine.search import Search
+    from miai.engine.core.search import Search
     from miai.go.rules import Rules
     from miai.go.state import GameState
 

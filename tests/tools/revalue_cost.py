@@ -1,4 +1,4 @@
-"""What revaluing a kept graph costs when a new search begins (engine/graph.py ``revalue``).
+"""What revaluing a kept graph costs when a new search begins (engine/core/graph.py ``revalue``).
 
 Searches the empty 9x9 board to ``VISITS`` root visits with the default net and config (evaluation cache on),
 then starts one more search on the same root, which revalues every node against the new score centre before its
@@ -14,7 +14,7 @@ import time
 
 from miai.engine.cli.compose import build_evaluator
 from miai.engine.config import Config
-from miai.engine.search import Search
+from miai.engine.core.search import Search
 from miai.go.rules import Rules
 from miai.go.state import GameState
 

@@ -25,13 +25,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from miai.engine.config import SearchConfig
-from miai.engine.ending import ending_bonus
-from miai.engine.expansion import BiasKey, Expansion
-from miai.engine.graph import BiasEntry, Node, NodeTable, Stats, Weighting, relink, revalue
-from miai.engine.leaves import Valuation, candidate_moves
-from miai.engine.searchstate import GoPosition, SearchPosition, SearchState
-from miai.engine.searchstats import Counters
+from miai.engine.core.config import SearchConfig
+from miai.engine.core.ending import ending_bonus
+from miai.engine.core.expansion import BiasKey, Expansion
+from miai.engine.core.graph import BiasEntry, Node, NodeTable, Stats, Weighting, relink, revalue
+from miai.engine.core.leaves import Valuation, candidate_moves
+from miai.engine.core.searchstate import GoPosition, SearchPosition, SearchState
+from miai.engine.core.searchstats import Counters
 from miai.go.coords import Color
 from miai.go.rules import KoRule, Scoring
 from miai.nets.protocol import Evaluation, Evaluator, RootEvaluator, evaluate_root
@@ -47,7 +47,7 @@ class RootFacts:
     run's playouts, its selection at the root and its snapshots read it."""
 
     size: int  # the board's side
-    go: bool  # a Go game (miai.engine.searchstate.GoPosition): Go's own rules apply
+    go: bool  # a Go game (miai.engine.core.searchstate.GoPosition): Go's own rules apply
     superko: bool  # superko can make a known edge illegal on another path
     valuation: Valuation  # node values under this run's dynamic score centre
     permitted: Callable[[int], bool] | None = None  # the root moves the run may search (None: all)
@@ -244,7 +244,7 @@ class RootSetup:
 
     def _ending_bonus(self, config: SearchConfig, evaluator: Evaluator,
                       evaluation: Evaluation | None) -> tuple[dict[int, float], np.ndarray | None]:
-        """KataGo's root ending bonus of each root move (engine/ending.py) and the root's own net ownership it is read
+        """KataGo's root ending bonus of each root move (engine/core/ending.py) and the root's own net ownership it is read
         from (the root evaluated again if a kept root has no evaluation at hand, as KataGo does for it), which the
         dame rule of the move choice reads too."""
         state = self._root_state()

@@ -1,12 +1,12 @@
 """Monte-Carlo graph search (MCGS) in batches, after KataGo's "Monte-Carlo Graph Search from First Principles".
 
 The search's concerns have a file each, as KataGo spreads its Search over helper files: selection (which edge a
-playout takes: miai.engine.selection), playouts (one descent from the root to a leaf: miai.engine.playout),
-expansion and evaluation (the nodes a playout reaches, what a leaf becomes: miai.engine.expansion, leaves),
-backup (miai.engine.backup), move choice (miai.engine.movechoice, snapshot) and what the search reports about
-itself (miai.engine.searchstats); the root's set-up and what is kept from one move to the next have theirs too
-(miai.engine.rootsetup, KataGo's beginSearch and makeMove). This module holds the :class:`Search` they serve: its
-config, and its runs (miai.engine.run), batch by batch, with the net running one batch while the next is collected
+playout takes: miai.engine.core.selection), playouts (one descent from the root to a leaf: miai.engine.core.playout),
+expansion and evaluation (the nodes a playout reaches, what a leaf becomes: miai.engine.core.expansion, leaves),
+backup (miai.engine.core.backup), move choice (miai.engine.core.movechoice, snapshot) and what the search reports about
+itself (miai.engine.core.searchstats); the root's set-up and what is kept from one move to the next have theirs too
+(miai.engine.core.rootsetup, KataGo's beginSearch and makeMove). This module holds the :class:`Search` they serve: its
+config, and its runs (miai.engine.core.run), batch by batch, with the net running one batch while the next is collected
 (``search.overlap``).
 
 Values are stored from White's view (see graph.py); the utility of a position is
@@ -28,20 +28,20 @@ from typing import Any, Final
 
 import numpy as np
 
-from miai.engine.backup import Backup
-from miai.engine.config import SearchConfig
-from miai.engine.expansion import Expansion
-from miai.engine.graph import Node, NodeTable, StaleUpdate, Weighting
-from miai.engine.leaves import own_eye_mask
-from miai.engine.movechoice import (AvoidUntil, best_move, block_root_moves, both, move_filter, symmetric_duplicates,
+from miai.engine.core.backup import Backup
+from miai.engine.core.config import SearchConfig
+from miai.engine.core.expansion import Expansion
+from miai.engine.core.graph import Node, NodeTable, StaleUpdate, Weighting
+from miai.engine.core.leaves import own_eye_mask
+from miai.engine.core.movechoice import (AvoidUntil, best_move, block_root_moves, both, move_filter, symmetric_duplicates,
                                    without)
-from miai.engine.playout import Leaf, Playouts
-from miai.engine.rootsetup import RootSetup
-from miai.engine.run import Limits, Run
-from miai.engine.searchstate import SearchPosition, SearchState
-from miai.engine.searchstats import Counters, Transpositions, counter_stats, graph_dump, transposition_stats
-from miai.engine.selection import Selector
-from miai.engine.snapshot import PASS, Snapshot, build_snapshot
+from miai.engine.core.playout import Leaf, Playouts
+from miai.engine.core.rootsetup import RootSetup
+from miai.engine.core.run import Limits, Run
+from miai.engine.core.searchstate import SearchPosition, SearchState
+from miai.engine.core.searchstats import Counters, Transpositions, counter_stats, graph_dump, transposition_stats
+from miai.engine.core.selection import Selector
+from miai.engine.core.snapshot import PASS, Snapshot, build_snapshot
 from miai.go.coords import Color
 from miai.nets.protocol import (CachingEvaluator, Evaluation, Evaluator, Finish, StagedEvaluator, innermost,
                                  start_evaluation)
@@ -65,7 +65,7 @@ class Search:
         seed = config.seed or None
         self._rng = random.Random(seed)
         self._count = Counters()
-        # The graph, its root and what else is kept from move to move (miai.engine.rootsetup).
+        # The graph, its root and what else is kept from move to move (miai.engine.core.rootsetup).
         self._setup = RootSetup(config, self._count, np.random.default_rng(seed))
         self.config = config
         self._lock = threading.RLock()  # one run at a time (pondering thread vs. GTP thread); re-entrant for callbacks
@@ -115,7 +115,7 @@ class Search:
 
     def set_root(self, state: SearchPosition) -> None:
         """Search from ``state`` next. The graph is reused when ``state`` extends the previous root by moves that the
-        graph contains (then unreachable nodes are swept); otherwise it is cleared (miai.engine.rootsetup says
+        graph contains (then unreachable nodes are swept); otherwise it is cleared (miai.engine.core.rootsetup says
         what is kept)."""
         with self._lock:
             self._setup.move_to(state, self.config)
@@ -300,7 +300,7 @@ class Search:
 
     def best_move(self, snapshot: Snapshot) -> int:
         """The move to play from ``snapshot``: order 0 (LCB/visits), or sampled when a temperature is configured
-        (miai.engine.movechoice). With no move searched it is the root's best prior that the last run's root filter
+        (miai.engine.core.movechoice). With no move searched it is the root's best prior that the last run's root filter
         permits (avoid/allow hold for the move played as for the moves searched)."""
         size = self._setup.state.size if self._setup.state else 19
         last = self._last

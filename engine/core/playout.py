@@ -1,10 +1,10 @@
 """Playouts: one descent from the root to where the search learns something, on a scratch state.
 
-A playout chooses an edge at each node (miai.engine.selection), plays it on its scratch state (one per slot of the
+A playout chooses an edge at each node (miai.engine.core.selection), plays it on its scratch state (one per slot of the
 batch, copied from the root once per root, never one per node) and ends in one of:
 
 - a new leaf: queued for the evaluator with virtual loss on its path (:class:`Leaf`); when the batch comes back the
-  leaf is expanded (miai.engine.expansion) and its value backed up (miai.engine.backup);
+  leaf is expanded (miai.engine.core.expansion) and its value backed up (miai.engine.core.backup);
 - a terminal node (two passes): its exact score counts once more;
 - a child that already has more visits than the edge leading to it (a transposition): by
   ``search.child_visits_exceed_edge`` stop there and only add an edge visit (KataGo's default), always descend, or
@@ -25,19 +25,19 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Final, cast
 
-from miai.engine.backup import Backup, add_amaf, release
-from miai.engine.config import SearchConfig
-from miai.engine.expansion import Expansion
-from miai.engine.graph import Edge, Node, link
-from miai.engine.movechoice import MoveFilter, block_root_moves
-from miai.engine.searchstate import GoPosition, SearchPosition
-from miai.engine.searchstats import Counters
-from miai.engine.selection import SelectionRule, Selector, passing_hack_edge
-from miai.engine.snapshot import mover
+from miai.engine.core.backup import Backup, add_amaf, release
+from miai.engine.core.config import SearchConfig
+from miai.engine.core.expansion import Expansion
+from miai.engine.core.graph import Edge, Node, link
+from miai.engine.core.movechoice import MoveFilter, block_root_moves
+from miai.engine.core.searchstate import GoPosition, SearchPosition
+from miai.engine.core.searchstats import Counters
+from miai.engine.core.selection import SelectionRule, Selector, passing_hack_edge
+from miai.engine.core.snapshot import mover
 from miai.go.coords import PASS
 
 if TYPE_CHECKING:
-    from miai.engine.run import Run
+    from miai.engine.core.run import Run
     from miai.nets.protocol import Evaluation
 
 __all__ = ["Playouts", "Leaf", "Line", "ExceedRule", "COLLISION"]
@@ -97,7 +97,7 @@ COLLISION: Final = _Collision.COLLISION  # a playout that hit a leaf already wai
 
 class Playouts:
     """The search's playouts under one config: ``collect`` a run's batches and ``apply`` their evaluations; the run
-    (miai.engine.run.Run) says where they start, which root moves they may take, whether superko can make a known
+    (miai.engine.core.run.Run) says where they start, which root moves they may take, whether superko can make a known
     edge illegal on another path, and where its transposition statistics go. Shares the search's graph (through
     ``expansion``), counters and random source."""
 

@@ -2,8 +2,8 @@
 
 Every number in a snapshot is from the point of view of the **side to move at the root** (winrate 1 = the root
 player wins; ownership +1 = owned by the root player), like :class:`miai.nets.evaluator.Evaluation`. ``to_play``
-says who that is: ``Pov(snapshot.root, snapshot.to_play).white()`` gives White's view (:mod:`miai.engine.results`).
-The graph keeps its statistics from White's view; they are read through :class:`~miai.engine.results.Pov` here.
+says who that is: ``Pov(snapshot.root, snapshot.to_play).white()`` gives White's view (:mod:`miai.engine.core.results`).
+The graph keeps its statistics from White's view; they are read through :class:`~miai.engine.core.results.Pov` here.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 
-from miai.engine.config import SearchConfig
-from miai.engine.graph import Edge, Node, Stats, edge_weights
-from miai.engine.results import MoveResult, Pov, RootResult
-from miai.engine.rootsetup import RootFacts
-from miai.engine.selection import exploration_scale, puct_score, puct_weight_for
+from miai.engine.core.config import SearchConfig
+from miai.engine.core.graph import Edge, Node, Stats, edge_weights
+from miai.engine.core.results import MoveResult, Pov, RootResult
+from miai.engine.core.rootsetup import RootFacts
+from miai.engine.core.selection import exploration_scale, puct_score, puct_weight_for
 from miai.go.coords import PASS, Color, to_gtp
 from miai.go.geometry import neighbor_table, symmetric_points
 
@@ -40,7 +40,7 @@ class FinalChoice(Enum):
 
 @dataclass(frozen=True, slots=True)
 class Snapshot:
-    """One search run's result: the root position's figures and one :class:`~miai.engine.results.MoveResult` per
+    """One search run's result: the root position's figures and one :class:`~miai.engine.core.results.MoveResult` per
     visited root move, best first (``moves[0]`` is the move to play, a move's index is its ``order``), plus what the
     run knows beyond the analysis records. Every record is the side to move's (``to_play``) view."""
 
@@ -137,7 +137,7 @@ def build_snapshot(root: Node | None, state: Any, config: SearchConfig, playouts
                    facts: RootFacts | None = None) -> Snapshot:
     """Read the analysis off the graph: root statistics and the root moves, converted from the graph's White view
     to the view of the side to move at the root. ``facts``: what holds at the root for the run
-    (miai.engine.rootsetup.RootFacts; None: nothing). Only the root moves its filter permits are shown; its root
+    (miai.engine.core.rootsetup.RootFacts; None: nothing). Only the root moves its filter permits are shown; its root
     moves' ending bonus, as a utility (White's view) from the move and its child's statistics, steers the move
     choice (play values and LCB, as KataGo's) but not the figures shown; and where its ``dame`` ownership is given
     (KataGo's fillDameBeforePass, territory scoring), a pass that some other move matches is not chosen

@@ -1,9 +1,9 @@
 """One run of the search: its root and what holds for the run there, its limits, its counters, and the two questions
 every loop asks them.
 
-A :class:`Run` is made by ``Search.run`` and handed to what the run does: the playouts (miai.engine.playout), which
+A :class:`Run` is made by ``Search.run`` and handed to what the run does: the playouts (miai.engine.core.playout), which
 start at its root, keep to its root filter and count its transpositions, and the selection at its root
-(miai.engine.selection), which adds its ending bonus. Both of the search's loops (one batch at
+(miai.engine.core.selection), which adds its ending bonus. Both of the search's loops (one batch at
 a time, and the overlapped loop that collects a batch while the net evaluates the one before) ask the same run how
 many playouts the next batch may begin (:meth:`Run.budget`) and hand it the same counts, so every limit is read
 against what the run actually did, whichever loop did it; progress reports (:meth:`Run.report`) read the same counts.
@@ -18,13 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from miai.engine.graph import Node, Stats
-from miai.engine.rootsetup import RootFacts
-from miai.engine.searchstats import Transpositions
+from miai.engine.core.graph import Node, Stats
+from miai.engine.core.rootsetup import RootFacts
+from miai.engine.core.searchstats import Transpositions
 
 if TYPE_CHECKING:
-    from miai.engine.movechoice import AvoidUntil
-    from miai.engine.snapshot import Snapshot
+    from miai.engine.core.movechoice import AvoidUntil
+    from miai.engine.core.snapshot import Snapshot
 
 __all__ = ["Limits", "Run"]
 

@@ -1,6 +1,6 @@
 """What a search reports: the root's and each root move's figures, and the point of view they are seen from.
 
-These records are the engine's own: :mod:`miai.engine.snapshot` fills every field from the graph, and the front
+These records are the engine's own: :mod:`miai.engine.core.snapshot` fills every field from the graph, and the front
 ends format them (kata-analyze and lz-analyze through :mod:`miai.engine.player`, the JSON analysis engine in
 :mod:`miai.engine.analysis.report`). Nothing in them is optional: a field a front end does not print is left out
 by that front end, not by the record.

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from miai.engine.graph import Node, NodeTable
+from miai.engine.core.graph import Node, NodeTable
 
 __all__ = ["Counters", "Transpositions", "counter_stats", "transposition_stats", "graph_dump"]
 

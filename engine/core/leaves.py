@@ -1,6 +1,6 @@
 """What a leaf of the search becomes: its candidate moves (policy minus own true eyes) and its value.
 
-Values are ``miai.engine.graph.Stats``, from White's view. The utility combines the
+Values are ``miai.engine.core.graph.Stats``, from White's view. The utility combines the
 win/loss value with KataGo-style static and dynamic score terms (docs/search.md).
 """
 
@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
-from miai.engine.config import SearchConfig
-from miai.engine.graph import Stats
-from miai.engine.scorevalue import expected_score_value
+from miai.engine.core.config import SearchConfig
+from miai.engine.core.graph import Stats
+from miai.engine.core.scorevalue import expected_score_value
 from miai.go.coords import PASS
 
 if TYPE_CHECKING:
-    from miai.engine.searchstate import SearchState
+    from miai.engine.core.searchstate import SearchState
     from miai.nets.protocol import Evaluation
 
 __all__ = ["own_eye_mask", "candidate_moves", "Valuation", "PASS"]
@@ -95,7 +95,7 @@ class Valuation:
     def utility(self, winloss: float, score: float, size: int, stdev: float = 0.0) -> float:
         """``win_loss_factor * winloss`` plus the static and dynamic atan score terms (scales times sqrt(area)),
         each the expectation over a normal score distribution of mean ``score`` and deviation ``stdev``, read from
-        KataGo's table (``miai.engine.scorevalue``: an uncertain lead is worth less than a sure one of the same
+        KataGo's table (``miai.engine.core.scorevalue``: an uncertain lead is worth less than a sure one of the same
         mean, and every utility is KataGo's to the last digits)."""
         cfg = self.config
         static = expected_score_value(score, stdev, 0.0, cfg.static_score_scale, size)

@@ -47,7 +47,7 @@ class Stats(NamedTuple):
 
     def __neg__(self) -> Stats:
         """The same statistics from Black's view (squares unchanged): a relative value for
-        :class:`miai.engine.results.Pov`, which the result path reads them through."""
+        :class:`miai.engine.core.results.Pov`, which the result path reads them through."""
         return _stats(Stats, (-self.utility, -self.winloss, -self.score_mean, self.score_sq, -self.lead,
                               self.utility_sq))
 

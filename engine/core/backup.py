@@ -3,7 +3,7 @@
 A playout's path holds the nodes it went through (each with one virtual loss) and the edges it took; ``edges[i]``
 leads from ``path[i]``, and the last edge may lead to a node outside the path (the stop rule or a cycle), whose own
 statistics are then left unchanged. Backing up adds one visit to each edge and recomputes the nodes above it from
-their children, bottom-up (miai.engine.graph); under ``search.stale_update`` the nodes off the path whose averages
+their children, bottom-up (miai.engine.core.graph); under ``search.stale_update`` the nodes off the path whose averages
 include a changed child are recomputed too (docs/search.md "Stale values").
 """
 
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from miai.engine.graph import Edge, Node, StaleUpdate, Weighting, refresh_ancestors, refresh_parents
+from miai.engine.core.graph import Edge, Node, StaleUpdate, Weighting, refresh_ancestors, refresh_parents
 
 if TYPE_CHECKING:
     from miai.nets.protocol import Amaf
@@ -35,7 +35,7 @@ def backup(path: list[Node], edges: list[Edge], weighting: Weighting, cut: int =
 def release(path: list[Node]) -> None:
     """Take a playout back without a trace (a collision, a failed evaluation): the virtual loss on its path. Its
     moves stay on the scratch state, which the next playout from it takes back as far as it must
-    (miai.engine.playout)."""
+    (miai.engine.core.playout)."""
     for node in path:
         node.virtual_loss -= 1
 
@@ -50,7 +50,7 @@ class Backup:
 
     def finish(self, path: list[Node], edges: list[Edge], cut: int = -1) -> int:
         """Back up a playout (the edges below ``cut``: see :func:`backup`); returns how many nodes off its path were
-        recomputed. The playout's moves stay on its scratch state (miai.engine.playout)."""
+        recomputed. The playout's moves stay on its scratch state (miai.engine.core.playout)."""
         weighting = self.weighting
         backup(path, edges, weighting, cut)
         refreshed = 0

@@ -68,7 +68,7 @@ class SearchPosition(SearchState, NetPosition, Protocol):
 
 @runtime_checkable
 class GoPosition(SearchPosition, Protocol):
-    """A Go game (miai.go.state.GameState): what the Go-only rules of the search and of engine/ending.py read."""
+    """A Go game (miai.go.state.GameState): what the Go-only rules of the search and of engine/core/ending.py read."""
 
     @property
     def board(self) -> Board: ...

@@ -4,7 +4,7 @@ A run's root moves are filtered by the user (kata-analyze avoid/allow, no pass w
 root symmetry pruning (one move of each set of symmetric moves); the filtered moves are marked illegal for the run.
 Restrictions deeper than the root (avoid/allow with an untilDepth above 1, :class:`AvoidUntil`) are applied at
 each node the playouts choose at, the same way, for the one choice.
-The move played comes from the run's snapshot (miai.engine.snapshot: KataGo's play selection values, a temperature),
+The move played comes from the run's snapshot (miai.engine.core.snapshot: KataGo's play selection values, a temperature),
 or from the root's priors when no child was visited.
 """
 
@@ -16,9 +16,9 @@ from typing import Protocol
 
 import numpy as np
 
-from miai.engine.config import SearchConfig
-from miai.engine.graph import Edge, Node
-from miai.engine.snapshot import Snapshot, choose_move, move_temperature
+from miai.engine.core.config import SearchConfig
+from miai.engine.core.graph import Edge, Node
+from miai.engine.core.snapshot import Snapshot, choose_move, move_temperature
 from miai.go.coords import PASS, Color
 from miai.go.geometry import symmetric_points
 

@@ -3,7 +3,7 @@
 The one home of every selection rule the search uses: :class:`Selector` is what the search calls at each node, and
 the formulas below are the ones it computes. Notation, shared by every formula here:
 
-- ``W``: a node's total child weight, the sum of :func:`~miai.engine.graph.edge_weights` over its edges (with plain
+- ``W``: a node's total child weight, the sum of :func:`~miai.engine.core.graph.edge_weights` over its edges (with plain
   weights, its edge visits); ``w``: one child's weight through its edge.
 - ``P``, ``p``: the UCB rules' parent and edge visit counts (in-flight playouts counted as visits).
 - ``r``: the mean reward of an edge in ``[0, 1]``, from the view of the player choosing at the parent (1 = that
@@ -36,8 +36,8 @@ from typing import Protocol
 
 import numpy as np
 
-from miai.engine.config import SearchConfig
-from miai.engine.graph import Edge, Node, Stats
+from miai.engine.core.config import SearchConfig
+from miai.engine.core.graph import Edge, Node, Stats
 from miai.go.coords import PASS
 
 __all__ = [
@@ -167,12 +167,12 @@ def pick_untried(count: int, rng: random.Random) -> int:
 
 
 class RunAtRoot(Protocol):
-    """What selection reads of the run at whose root it chooses (miai.engine.run.Run), named here so that this
+    """What selection reads of the run at whose root it chooses (miai.engine.core.run.Run), named here so that this
     module does not import the run, whose snapshots import this module's PUCT."""
 
     @property
     def ending(self) -> Mapping[int, float]:
-        """The root moves' ending bonus (engine/ending.py), White's points; empty when there is none."""
+        """The root moves' ending bonus (engine/core/ending.py), White's points; empty when there is none."""
         ...
 
     def ending_utility(self, move: int, stats: Stats) -> float:
@@ -184,8 +184,8 @@ class RunAtRoot(Protocol):
 class Selector:
     """The search's choice of edge at a node under one config (``choose``), sharing the search's random source.
 
-    At the root, ``choose`` is given the run (miai.engine.run.Run): its root moves' ending bonus (engine/ending.py)
-    adds to a root child's utility as the run says (:meth:`~miai.engine.run.Run.ending_utility`)."""
+    At the root, ``choose`` is given the run (miai.engine.core.run.Run): its root moves' ending bonus (engine/core/ending.py)
+    adds to a root child's utility as the run says (:meth:`~miai.engine.core.run.Run.ending_utility`)."""
 
     def __init__(self, config: SearchConfig, rng: random.Random) -> None:
         self.config = config

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from miai.engine.searchstate import GoPosition
+from miai.engine.core.searchstate import GoPosition
 from miai.go.board import NO_POINT
 from miai.go.coords import PASS
 from miai.go.geometry import neighbor_table

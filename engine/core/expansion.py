@@ -1,6 +1,6 @@
 """Expansion: how the graph grows. The node a playout reaches (found by graph hash, or made; a finished game is
 scored on the spot), and what a leaf becomes once the evaluator has answered: its candidate moves with their
-priors, its own value and weight (miai.engine.leaves) and its ownership.
+priors, its own value and weight (miai.engine.core.leaves) and its ownership.
 """
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Final, cast
 
 import numpy as np
 
-from miai.engine.config import SearchConfig
-from miai.engine.graph import BiasEntry, Node, NodeTable, Stats
-from miai.engine.leaves import Valuation, candidate_moves
-from miai.engine.searchstate import GoPosition, SearchState
+from miai.engine.core.config import SearchConfig
+from miai.engine.core.graph import BiasEntry, Node, NodeTable, Stats
+from miai.engine.core.leaves import Valuation, candidate_moves
+from miai.engine.core.searchstate import GoPosition, SearchState
 from miai.go.coords import PASS, Color
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ class Expansion:
 
     ``table`` holds the graph's nodes; ``bias_table`` the subtree value bias entries of the whole graph (KataGo's
     SubtreeValueBiasTable), which the graph's owner keeps and prunes when the root moves on
-    (miai.engine.rootsetup). The :class:`~miai.engine.leaves.Valuation` that turns evaluations and final scores into
+    (miai.engine.core.rootsetup). The :class:`~miai.engine.core.leaves.Valuation` that turns evaluations and final scores into
     node values is the run's (its dynamic score centre): each call is given it."""
 
     def __init__(self, config: SearchConfig, table: NodeTable, bias_table: dict[BiasKey, BiasEntry]) -> None:
