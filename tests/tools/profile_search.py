@@ -13,7 +13,7 @@ Usage (from the repository root; py-spy is not a dependency: ``pip install py-sp
 ``run`` searches the positions ``miai bench --versus`` uses, as ``miai gtp`` would (evaluation cache on, the
 default search config, ``--threads`` onnxruntime threads). ``uniform`` runs ``miai bench search``'s uniform-evaluator
 search (the search's own Python: no planes, no net) and prints its playouts per CPU second; ``--no-handoff`` skips the
-search's once-a-step ``time.sleep(0)`` (engine/run.py), which on a busy host hands the core to other processes and
+search's once-a-step ``time.sleep(0)`` (engine/core/run.py), which on a busy host hands the core to other processes and
 shows up in py-spy's samples as time of ``Run.budget``. ``summarize`` sorts the main thread's samples of a py-spy
 raw (collapsed-stack) file into parts: a sample belongs to the first part, in the order below, that any frame of its
 stack matches.
@@ -36,16 +36,16 @@ PARTS: tuple[tuple[str, str], ...] = (
     ("encoding: other planes", r"\(.*nets/features\.py"),
     ("batching: legal mask", r"^legal_mask "),
     ("batching: decode outputs", r"\(.*nets/(decode|symmetry)\.py|^_decode_row |^_evaluation "),
-    ("batching: evaluator, cache, copies", r"\(.*nets/evaluator\.py"),
+    ("batching: evaluator, cache, copies", r"\(.*nets/(evaluator|protocol)\.py"),
     ("the step's GIL hand-off (Run.budget's sleep(0))", r"^Run\.budget "),
     ("board: superko history (go/superko.py)", r"\(.*go/superko\.py"),
     ("board: play, undo, legal moves (go/board.py)", r"\(.*go/board\.py"),
     ("board: game state, hashes (go/state.py)", r"\(.*go/state\.py"),
-    ("tree: leaves.py (expand, apply)", r"\(.*engine/leaves\.py"),
-    ("tree: selection.py (PUCT)", r"\(.*engine/selection\.py"),
-    ("tree: graph.py (nodes, table)", r"\(.*engine/graph\.py"),
+    ("tree: leaves.py (expand, apply)", r"\(.*engine/core/leaves\.py"),
+    ("tree: selection.py (PUCT)", r"\(.*engine/core/selection\.py"),
+    ("tree: graph.py (nodes, table)", r"\(.*engine/core/graph\.py"),
     ("tree: search.py, playout.py, expansion.py, backup.py (runs, descent, backup)",
-     r"\(.*engine/(search|playout|expansion|backup)\.py"),
+     r"\(.*engine/core/(search|playout|expansion|backup)\.py"),
 )
 
 
