@@ -142,7 +142,7 @@ class EnginePlayer(Player):
         emit: Emit,
         stop: threading.Event,
     ) -> None:
-        """Search until ``stop`` is set, emitting a snapshot every ``request.interval_cs``."""
+        """Search until ``stop`` is set, emitting a snapshot every ``request.interval`` seconds."""
         self.stop_pondering()
         root = _root_for(state, color)
         self._set_playout_advantage(root, 0.0)  # analysis shows the position as it is (KataGo's analysis params)
@@ -188,8 +188,8 @@ class EnginePlayer(Player):
         self.search.set_root(root)
         on_progress: Callable[[Snapshot], None] | None = None
         interval = 1.0
-        if request is not None and emit is not None:
-            interval = max(request.interval_seconds, 0.05)
+        if request is not None and request.interval is not None and emit is not None:
+            interval = max(request.interval, 0.05)
 
             def on_progress(snapshot: Snapshot) -> None:
                 emit(analysis_snapshot(self.search, snapshot, root, request))

@@ -69,9 +69,9 @@ def parse_analyze_args(
     color = to_play
     if rest and _is_color(rest[0]):
         color = parse_color(rest.pop(0))
-    request = AnalyzeRequest(interval_cs=default_interval_cs)
+    request = AnalyzeRequest(interval=default_interval_cs / 100.0)
     if rest and rest[0][:1].isdigit():
-        request = replace(request, interval_cs=_count(rest.pop(0), "interval"))
+        request = replace(request, interval=_count(rest.pop(0), "interval") / 100.0)
     while rest:
         request = _apply_key(request, rest, size, flavour)
     return color, request
@@ -102,7 +102,7 @@ def _apply_key(request: AnalyzeRequest, rest: list[str], size: int, flavour: Fla
     key = rest.pop(0)
     lowered = key.lower()
     if lowered == "interval":
-        return replace(request, interval_cs=_count(_take(rest, key), "interval"))
+        return replace(request, interval=_count(_take(rest, key), "interval") / 100.0)
     if lowered in ("minmoves", "maxmoves"):
         count = _count(_take(rest, key), lowered)
         return replace(request, min_moves=count) if lowered == "minmoves" else replace(request, max_moves=count)

@@ -48,14 +48,17 @@ class AnalyzeRequest:
     """What an analysis asked for: the one request of lz-analyze, kata-analyze, their genmove_analyze forms (KataGo's
     GTP extension keys) and the JSON analysis engine's queries (its ``include...`` fields, avoidMoves/allowMoves).
 
-    ``interval_cs``: centiseconds between two snapshots (GTP; the JSON engine's report times are its queries').
+    ``interval``: seconds between two snapshots during the search (GTP's interval is in centiseconds, the JSON
+    engine's reportDuringSearchEvery in seconds; None: only the final one); ``first_report``: seconds before the
+    first (firstReportDuringSearchAfter; None: ``interval``).
     ``min_moves``/``max_moves``: how many candidate moves to report at least / at most (0 = no limit).
     ``avoid``/``allow``: root and deeper move restrictions, as KataGo applies them (:meth:`avoided_until`). The
     boolean flags ask for optional output fields; ``pv_visits`` of the JSON engine brings ``pvEdgeVisits`` too,
     and ``policy`` and ``moves_ownership_stdev`` are the JSON engine's only.
     """
 
-    interval_cs: int = 100
+    interval: float | None = 1.0
+    first_report: float | None = None
     min_moves: int = 0
     max_moves: int = 0
     avoid: tuple[MoveRestriction, ...] = ()
@@ -68,11 +71,6 @@ class AnalyzeRequest:
     pv_visits: bool = False
     pv_edge_visits: bool = False
     policy: bool = False
-
-    @property
-    def interval_seconds(self) -> float:
-        """The interval in seconds."""
-        return self.interval_cs / 100.0
 
     def avoided_until(self, color: Color, size: int) -> dict[int, int]:
         """KataGo's avoidMoveUntilByLoc for ``color`` on a ``size`` board: each move ``color`` may not play near
@@ -193,7 +191,7 @@ class Player(ABC):
         """Choose a move for ``color``: a legal flat index, ``PASS`` or :data:`RESIGN`. The session plays it.
 
         ``cleanup``: kgs-genmove_cleanup; capture every dead opponent stone before passing.
-        ``analysis``/``emit``: for ``*-genmove_analyze``; call ``emit`` every ``analysis.interval_cs``
+        ``analysis``/``emit``: for ``*-genmove_analyze``; call ``emit`` every ``analysis.interval`` seconds
         while searching (not interrupted by input, as in KataGo).
         """
 
@@ -206,7 +204,7 @@ class Player(ABC):
         emit: Emit,
         stop: threading.Event,
     ) -> None:
-        """Analyse with ``color`` to move until ``stop`` is set, calling ``emit`` every ``request.interval_cs``.
+        """Analyse with ``color`` to move until ``stop`` is set, calling ``emit`` every ``request.interval`` seconds.
 
         ``stop`` may already be set on entry (input was pending); then emit at most one snapshot and return.
         """

@@ -56,9 +56,7 @@ class Job:
     priority: int
     state: GameState
     settings: AnalysisSettings
-    request: AnalyzeRequest  # what to include, and avoidMoves/allowMoves: the request kata-analyze makes too
-    report_every: float | None = None  # seconds between isDuringSearch reports (None: no reports)
-    first_report_after: float | None = None
+    request: AnalyzeRequest  # what to include, report times, avoidMoves/allowMoves: the request kata-analyze makes
 
 
 @dataclass
@@ -110,12 +108,12 @@ def parse_query(data: dict[str, Any], base: AnalysisSettings) -> ParsedQuery:
     included = _included(data)
     every, first = _report_times(data)
     avoid, allow = _move_filters(data, size)
-    request = dataclasses.replace(included, avoid=avoid, allow=allow)
+    request = dataclasses.replace(included, avoid=avoid, allow=allow, interval=every, first_report=first)
     if "includeNoResultValue" in data and _boolean(data, "includeNoResultValue"):
         warnings.append(("includeNoResultValue", "miai's search keeps no no-result value; the field is left out"))
     warnings += [(key, "Unexpected or unused field, do you have a typo?") for key in data if key not in KNOWN_FIELDS]
     states = _turn_states(data, size, rules, komi, setup, moves, set(turns))
-    jobs = [Job(query_id, turn, priorities.get(turn, 0), states[turn], settings, request, every, first)
+    jobs = [Job(query_id, turn, priorities.get(turn, 0), states[turn], settings, request)
             for turn in sorted(set(turns))]
     return ParsedQuery(query_id, jobs, warnings)
 

@@ -327,12 +327,12 @@ class AnalysisServer:
 
     def _progress(self, job: Job, search: Search, evaluator: RootPolicyEvaluator, hashes: tuple[str, str]
                   ) -> tuple[Callable[[Snapshot], None] | None, float]:
-        """The isDuringSearch reporter for ``job`` (first after ``first_report_after``, then every
-        ``report_every`` seconds) and the interval the search should call it at."""
-        if job.report_every is None:
+        """The isDuringSearch reporter for ``job`` (first after the request's ``first_report``, then every
+        ``interval`` seconds) and the interval the search should call it at."""
+        if job.request.interval is None:
             return None, 1.0
-        every = job.report_every
-        first = job.first_report_after if job.first_report_after is not None else every
+        every = job.request.interval
+        first = job.request.first_report if job.request.first_report is not None else every
         start = time.monotonic()
         due = start + first
 

@@ -68,9 +68,8 @@ def move_text(move: int | str, size: int) -> str:
     return RESIGN if move == RESIGN else to_gtp(int(move), size)
 
 
-# An analysis interval no search reaches: the player then emits only its final snapshot (what the chat and the
-# debug lines report).
-_FINAL_ONLY = AnalyzeRequest(interval_cs=10**9, root_info=True)
+# No analysis during the search: the player emits only its final snapshot (what the chat and the debug lines report).
+_FINAL_ONLY = AnalyzeRequest(interval=None, root_info=True)
 # Moves of the PV in the chat line and the debug lines (KataGo's analysisPVLen is 15 after the first move).
 _PV_MOVES = 16
 # Searched moves genmove_debug lists, best first.

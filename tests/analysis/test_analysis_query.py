@@ -141,7 +141,7 @@ def test_flags_settings_and_filters_reach_the_job() -> None:
     assert (search.max_visits, search.max_time, search.root_fpu_reduction) == (77, 2.5, 0.0)
     assert (job.settings.perspective, job.settings.pv_len) == ("BLACK", 4)
     assert (job.settings.wide_root_noise, job.settings.root_policy_temperature) == (0.04, 2.0)
-    assert job.report_every == 0.5
+    assert job.request.interval == 0.5
     assert job.request.avoid[0].moves == (parse_gtp("E5", 9), PASS) and job.request.allow == ()
 
 

@@ -55,7 +55,7 @@ def test_genmove_analyze_reports_the_final_search_even_when_it_ends_before_the_i
     # KataGo prints the search's figures before "play" however short the search: a GUI sees every move's analysis.
     player = EnginePlayer(UniformEvaluator(), _config("search.max_visits=20", "search.max_time=0"))
     seen = []
-    move = player.genmove(_state(5), Color.BLACK, analysis=AnalyzeRequest(interval_cs=100_000), emit=seen.append)
+    move = player.genmove(_state(5), Color.BLACK, analysis=AnalyzeRequest(interval=1000.0), emit=seen.append)
     assert len(seen) == 1
     final = seen[0]
     assert final.root is not None and final.root.visits == 20
@@ -73,7 +73,7 @@ def test_analyze_emits_snapshots_from_the_colour_view_until_stopped() -> None:
         if len(snapshots) >= 2:
             stop.set()
 
-    player.analyze(state, Color.BLACK, AnalyzeRequest(interval_cs=5, ownership=True), emit, stop)
+    player.analyze(state, Color.BLACK, AnalyzeRequest(interval=0.05, ownership=True), emit, stop)
     assert len(snapshots) >= 2
     last = snapshots[-1]
     assert last.moves and all(0.0 <= m.winrate <= 1.0 for m in last.moves)
@@ -86,7 +86,7 @@ def test_analyze_with_stop_already_set_emits_once() -> None:
     stop = threading.Event()
     stop.set()
     seen = []
-    player.analyze(_state(5), Color.WHITE, AnalyzeRequest(interval_cs=10), seen.append, stop)
+    player.analyze(_state(5), Color.WHITE, AnalyzeRequest(interval=0.1), seen.append, stop)
     assert len(seen) == 1
 
 
@@ -193,7 +193,7 @@ def test_analysis_allow_restricts_the_searched_moves() -> None:
     player = EnginePlayer(UniformEvaluator(), _config())
     stop = threading.Event()
     allowed = (parse_gtp("C3", 5), parse_gtp("D4", 5))
-    request = AnalyzeRequest(interval_cs=5, allow=(MoveRestriction(Color.BLACK, allowed, 1),))
+    request = AnalyzeRequest(interval=0.05, allow=(MoveRestriction(Color.BLACK, allowed, 1),))
     seen = []
 
     def emit(snapshot):

@@ -105,7 +105,7 @@ class FakePlayer(Player):
         self.calls.append(("analyze", (color, request)))
         for _ in range(self.max_snapshots):
             emit(self.snapshot(state, color, request))
-            if stop.wait(request.interval_seconds):
+            if stop.wait(request.interval if request.interval is not None else 1.0):
                 return
 
     def final_status(self, state: GameState) -> list[int]:

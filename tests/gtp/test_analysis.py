@@ -34,9 +34,9 @@ def sabaki_parse(line: str, kata: bool) -> list[dict[str, object]]:
 
 
 def test_parse_args_defaults_and_lizzie_form() -> None:
-    assert parse_analyze_args([], 19, Color.WHITE, 50) == (Color.WHITE, AnalyzeRequest(interval_cs=50))
-    assert parse_analyze_args(["10"], 19, Color.BLACK) == (Color.BLACK, AnalyzeRequest(interval_cs=10))
-    assert parse_analyze_args(["W", "25"], 19, Color.BLACK) == (Color.WHITE, AnalyzeRequest(interval_cs=25))
+    assert parse_analyze_args([], 19, Color.WHITE, 50) == (Color.WHITE, AnalyzeRequest(interval=0.5))
+    assert parse_analyze_args(["10"], 19, Color.BLACK) == (Color.BLACK, AnalyzeRequest(interval=0.1))
+    assert parse_analyze_args(["W", "25"], 19, Color.BLACK) == (Color.WHITE, AnalyzeRequest(interval=0.25))
 
 
 def test_parse_args_keys() -> None:
@@ -46,7 +46,7 @@ def test_parse_args_keys() -> None:
          "avoid", "w", "d4,q16", "3", "avoid", "b", "pass", "1"], 19, Color.WHITE)
     assert color == Color.BLACK
     assert request == AnalyzeRequest(
-        interval_cs=30, min_moves=2, max_moves=5, ownership=True, root_info=True, pv_visits=True,
+        interval=0.3, min_moves=2, max_moves=5, ownership=True, root_info=True, pv_visits=True,
         avoid=(MoveRestriction(Color.WHITE, (parse_gtp("D4", 19), parse_gtp("Q16", 19)), 3),
                MoveRestriction(Color.BLACK, (-1,), 1)))
     _, allowed = parse_analyze_args(["allow", "b", "c3,d4", "1"], 9, Color.BLACK)
