@@ -131,7 +131,10 @@ def _apply_restriction(request: AnalyzeRequest, kind: str, rest: list[str], size
         moves = tuple(parse_gtp(text, size) for text in moves_token.split(",") if text)
     except ValueError as error:
         raise GtpSyntaxError(f"invalid vertex list '{moves_token}' after '{kind}'") from error
-    restriction = MoveRestriction(parse_color(color_token), moves, _count(depth_token, "depth"))
+    depth = _count(depth_token, "depth")
+    if depth < 1:  # KataGo refuses it too: a restriction for no ply at all
+        raise GtpSyntaxError(f"invalid depth '{depth_token}' after '{kind}' (at least 1)")
+    restriction = MoveRestriction(parse_color(color_token), moves, depth)
     if kind == "allow":
         if request.allow or request.avoid:
             raise GtpSyntaxError("'allow' may be given once and not together with 'avoid'")

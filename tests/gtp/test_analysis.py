@@ -226,3 +226,9 @@ def test_avoid_and_allow_name_each_move_and_its_depth_as_katago() -> None:
     until = request.avoided_until(Color.BLACK, 9)
     assert len(until) == 81 and c3 not in until and until[PASS] == 2
     assert request.root_moves(Color.BLACK, 9) == {c3}
+
+
+def test_avoid_for_no_ply_is_refused_as_katago_does() -> None:
+    with pytest.raises(GtpSyntaxError) as caught:
+        parse_analyze_args("b avoid w D4 0".split(), 9, Color.BLACK)
+    assert caught.value.detail == "invalid depth '0' after 'avoid' (at least 1)"
