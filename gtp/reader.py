@@ -29,6 +29,7 @@ class InputReader:
         self._stream = stream
         self._queue: queue.Queue[tuple[str, float] | None] = queue.Queue()
         self.ready = 0.0  # time.monotonic() when the line get() returned last could start (see get())
+        self.arrival = 0.0  # time.monotonic() when that line arrived (stamped by the reader thread)
         self.pending = threading.Event()
         self.quit_seen = threading.Event()
         self._at_eof = False
@@ -45,7 +46,8 @@ class InputReader:
         (the session asks for a line once it has answered the one before). A line that arrives while the engine
         is idle starts at its arrival, stamped by the reader thread however late the main thread wakes (a server's
         clock runs from then); one queued behind a command still running starts when that command is answered, so a
-        genmove piped behind another gets its own time, as when sent after the answer.
+        genmove piped behind another gets its own time, as when sent after the answer. ``arrival`` says when the
+        line arrived (the session starts a command queued behind a clock command from there).
 
         Raises:
             queue.Empty: ``timeout`` elapsed with no input.
@@ -58,6 +60,7 @@ class InputReader:
             self._at_eof = True
             return _EOF
         line, arrival = item
+        self.arrival = arrival
         self.ready = max(arrival, asked)
         self._refresh_pending()
         return line

@@ -73,6 +73,7 @@ class GtpSession:
         self._command: Command | None = None
         self._stream_open = False
         self._quit = False
+        self._clock_start: float | None = None  # when the last command began, if it was a clock command (else None)
 
     # ----------------------------------------------------------------------------------------- main loop
 
@@ -92,7 +93,9 @@ class GtpSession:
                 # A quit already queued behind this command waits its turn (scripts pipe "genmove b" and "quit"
                 # together); only a quit that arrives while this command runs interrupts its search.
                 self._reader.quit_seen.clear()
-                self.player.command_arrived(self._reader.ready)
+                start = self._start_time()
+                self.player.command_arrived(start)
+                self._clock_start = start if self._is_clock_command(line) else None
                 self.handle_line(line)
         except OutputClosedError:
             self.log("stdout closed by the controller; exiting")
@@ -100,6 +103,23 @@ class GtpSession:
             if guard:
                 sys.stdout = self._stdout
         return 0
+
+    def _start_time(self) -> float:
+        """When the command just read could start (``time.monotonic()``): the later of its line's arrival and the
+        answer to the command before it, or, behind a clock command, the later of its arrival and that command's
+        start. A controller sends the clock with the move it times (gtp2ogs writes ``time_left`` and ``genmove``
+        in one go, and its clock runs from then): the time the engine takes to reach and answer the clock commands
+        (a ponder search stopped first) is on the move's clock, while a genmove queued behind another genmove
+        still gets its own time."""
+        assert self._reader is not None
+        if self._clock_start is None:
+            return self._reader.ready
+        return max(self._reader.arrival, self._clock_start)
+
+    def _is_clock_command(self, raw_line: str) -> bool:
+        text = preprocess(raw_line)
+        spec = None if text is None else self.table.get(parse_command(text).name)
+        return spec is not None and spec.clock
 
     def _next_line(self) -> str | None:
         """The next input line, pondering while none is waiting (if enabled)."""

@@ -24,6 +24,9 @@ class CommandSpec:
     ``streaming``: the handler writes its own response head and lines (analysis commands) and returns the last
     line, or ``""``, before the terminating blank line.
     ``listed``: shown by ``list_commands`` and ``known_command`` (False for aliases a controller must not pick).
+    ``clock``: a clock command, which a controller sends together with the move it times (gtp2ogs writes
+    ``time_left`` and the ``genmove`` in one go, its clock running from then): the command queued behind it starts
+    when it started, not when it was answered (:class:`~miai.gtp.session.GtpSession` says when a command starts).
     """
 
     name: str
@@ -32,6 +35,7 @@ class CommandSpec:
     mutates: bool = False
     streaming: bool = False
     listed: bool = True
+    clock: bool = False
 
     @property
     def usage(self) -> str:
@@ -46,14 +50,15 @@ class CommandTable:
         self._specs: dict[str, CommandSpec] = {}
 
     def command(
-        self, name: str, *schema: Arg, mutates: bool = False, streaming: bool = False, listed: bool = True
+        self, name: str, *schema: Arg, mutates: bool = False, streaming: bool = False, listed: bool = True,
+        clock: bool = False,
     ) -> Callable[[_H], _H]:
         """Decorator registering ``handler(session, *values)`` under ``name`` with the argument ``schema``.
 
         The handler comes back unchanged, its signature too (handlers call one another)."""
 
         def register(handler: _H) -> _H:
-            self.add(CommandSpec(name, handler, tuple(schema), mutates, streaming, listed))
+            self.add(CommandSpec(name, handler, tuple(schema), mutates, streaming, listed, clock))
             return handler
 
         return register

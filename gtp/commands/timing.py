@@ -36,7 +36,8 @@ def _refuse(s: Session, message: str) -> GtpError:
 
 
 @table.command(
-    "time_settings", named(FLOAT, "main_time"), named(FLOAT, "byo_yomi_time"), named(INT, "byo_yomi_stones")
+    "time_settings", named(FLOAT, "main_time"), named(FLOAT, "byo_yomi_time"), named(INT, "byo_yomi_stones"),
+    clock=True,
 )
 def time_settings(s: Session, main: float, period: float, stones: int) -> str:
     """Canadian time, in seconds (GTP section 6.3). Negative or non-finite values are refused with their reason
@@ -49,7 +50,7 @@ def time_settings(s: Session, main: float, period: float, stones: int) -> str:
     return ""
 
 
-@table.command("time_left", COLOR, named(FLOAT, "time"), named(INT, "stones"))
+@table.command("time_left", COLOR, named(FLOAT, "time"), named(INT, "stones"), clock=True)
 def time_left(s: Session, color: Color, seconds: float, stones: int) -> str:
     """Seconds left and stones (Canadian) or periods (byo-yomi) left; 0 while in main time. Without time settings
     the reading alone is the clock (absolute time, or ``stones`` moves in ``seconds``)."""
@@ -114,14 +115,14 @@ def _parse_or_refuse(s: Session, tokens: list[str], allowed: tuple[TimeSystem, .
         raise GtpError(f"{error.message}; the clock now follows time_left") from error
 
 
-@table.command("kgs-time_settings", many(named(STRING, "arg")))
+@table.command("kgs-time_settings", many(named(STRING, "arg")), clock=True)
 def kgs_time_settings(s: Session, tokens: list[str]) -> str:
     """``none``, ``absolute MAIN``, ``canadian MAIN PERIOD STONES`` or ``byoyomi MAIN PERIOD PERIODS``."""
     s.player.set_time_control(_parse_or_refuse(s, tokens, _KGS_SYSTEMS))
     return ""
 
 
-@table.command("kata-time_settings", many(named(STRING, "arg")))
+@table.command("kata-time_settings", many(named(STRING, "arg")), clock=True)
 def kata_time_settings(s: Session, tokens: list[str]) -> str:
     """The KGS systems plus ``fischer MAIN INCREMENT`` and ``fischer-capped MAIN INC MAIN_LIMIT MOVE_LIMIT``."""
     s.player.set_time_control(_parse_or_refuse(s, tokens, tuple(TimeSystem)))

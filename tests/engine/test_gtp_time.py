@@ -24,8 +24,10 @@ from miai.engine.config import Config, apply_overrides
 from miai.engine.player import EnginePlayer
 from miai.go.state import GameState
 from miai.gtp.config import GtpConfig
+from miai.gtp.player import ClockReading
 from miai.gtp.session import GtpSession
 from miai.nets.evaluator import Evaluation, UniformEvaluator
+from tests.gtp.fakes import LiveSession
 
 pytestmark = pytest.mark.slow
 
@@ -218,6 +220,38 @@ def test_max_time_is_the_search_time_as_katagos_max_time() -> None:
         elapsed, _ = gtp.timed(f"genmove {color}")
         searched = player.search_stats()["last_run"]["seconds"]
         assert 0.94 <= searched <= elapsed < 1.1, (searched, elapsed)
+
+
+class StalledClock(EnginePlayer):
+    """An engine slow to reach its genmove: each clock reading takes ``stall`` seconds more (as stopping a ponder
+    search, or being off a core on a busy machine, delays the commands before the genmove)."""
+
+    def __init__(self, evaluator: SlowEvaluator, config: Config, stall: float) -> None:
+        super().__init__(evaluator, config)
+        self.stall = stall
+
+    def time_left(self, reading: ClockReading) -> None:
+        time.sleep(self.stall)
+        super().time_left(reading)
+
+
+def test_a_genmove_sent_with_its_clock_answers_within_the_clock_counted_from_the_clocks_arrival() -> None:
+    """gtp2ogs writes the clock readings and the genmove in one go, its clock running from then: the time the engine
+    takes to reach the genmove is on that clock. Byo-yomi, a 2 s period with a 0.2 s reserve: 1.8 s from the
+    write to the answer, however slow the two time_left commands before the genmove were."""
+    player = StalledClock(SlowEvaluator(0.02), _config("search.max_visits=0", "search.max_time=0",
+                                                        "player.lag_buffer=0.2"), stall=0.4)
+    live = LiveSession(player)
+    live.send("kgs-time_settings byoyomi 0 2 1\nboardsize 9\n")
+    live.out.wait_for(lambda text: text.count("\n\n") == 2, 30.0)
+    sent = time.monotonic()
+    live.send("time_left black 2 1\ntime_left white 2 1\ngenmove black\n")
+    text = live.out.wait_for(lambda text: text.count("\n\n") == 5, 30.0)
+    elapsed = time.monotonic() - sent
+    assert text.split("\n\n")[4].startswith("= "), text
+    assert 0.9 <= elapsed <= 1.8, elapsed  # it searched, and answered within the period less the reserve
+    live.send("quit\n")
+    live.join()
 
 
 # ------------------------------------------------------------------------------------------- warm-up
