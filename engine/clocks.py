@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from miai.engine.config import Config, SearchConfig
 from miai.engine.core.search import leaves_per_batch
 from miai.engine.core.snapshot import Snapshot
-from miai.engine.timecontrol import Lateness, budget, cpu_share, cpu_times
+from miai.engine.timecontrol import Lateness, StallWatch, budget, cpu_share, cpu_times
 from miai.go.clock import Clock, TimeControl, TimeSystem
 from miai.go.coords import Color
 from miai.go.state import GameState
@@ -59,7 +59,8 @@ class PlayerClocks:
         self._clocks: dict[Color, Clock] = {}
         self._arrival: float | None = None  # when the command being run could start (command_arrived)
         self._batch_seconds: dict[int, float] = {}  # board size -> seconds one search batch takes (measured)
-        self._lateness = Lateness()  # how long after its search's time a move is answered (measured)
+        # How long after its search's time a move is answered (measured), and how long a woken thread waits for a core.
+        self._lateness = Lateness(stalls=StallWatch())
         self._warned_unlimited = False
 
     # --------------------------------------------------------------------------- what the controller says

@@ -10,10 +10,15 @@ shrinks for short periods (at most 20% of a move's share of the period), since a
 from __future__ import annotations
 
 import math
+import threading
+import time
+import weakref
+from collections import deque
 
 from miai.go.clock import Clock, TimeSystem
 
-__all__ = ["Lateness", "budget", "cpu_share", "cpu_times", "expected_moves_left", "hard_limit", "overtime_lag"]
+__all__ = ["Lateness", "StallWatch", "budget", "cpu_share", "cpu_times", "expected_moves_left", "hard_limit",
+           "overtime_lag"]
 
 # Never spend more than this share of the time that is left on one move of the main time.
 _MAX_SHARE_OF_MAIN = 0.5
@@ -32,6 +37,13 @@ _LATENESS_KEPT = 0.75
 _MAX_SLOWDOWN = 4.0
 # Less CPU time than this (run and waited for) does not tell a thread's share of the CPU.
 _MIN_SHARE_SECONDS = 0.05
+# How often the stall watch wakes (seconds): each wake-up is one wait for a core that it measures.
+_WATCH_INTERVAL = 0.1
+# How long a stall measured by the watch is kept in the reserve (seconds): stalls come in bursts while other work holds
+# the machine (the bridges' replays with two spinning processes per core saw runs of 0.3-0.7 s a minute or two apart).
+_STALL_WINDOW = 120.0
+# Waits for a core shorter than this are the scheduler's ordinary turns, not stalls (and are not kept).
+_MIN_STALL = 0.02
 # In overtime the lag reserve is at most this share of the time one move may use: a short period cannot afford the
 # full lag_buffer, and the controller that chose 1-second periods accepts that its lag must be small.
 _LAG_SHARE_OF_PERIOD = 0.2
@@ -143,16 +155,25 @@ class Lateness:
     answered sooner, so a machine that gets busy makes the next moves keep more: a bot keeps to its clock when it
     gets less CPU than it measured. The lateness is kept per board size, since the answer's work grows with the
     board.
+
+    A third measure covers what no move of the engine can time: after the answer is written, the controller's
+    process must be given a core to read it, and on a busy machine the scheduler can keep a process that just woke
+    waiting for one for a large part of a second (with two spinning processes per core on a 2-core machine the
+    bridges' replays saw a controller read an answer 0.73 s after it was written). ``stalls``
+    (:class:`StallWatch`) measures how long the engine's own thread waits for a core when it wakes, all the time;
+    the reserve is never less than the longest such wait of the last two minutes, a stall of the same machine.
     """
 
-    def __init__(self, floor: float = ANSWER_SECONDS) -> None:
+    def __init__(self, floor: float = ANSWER_SECONDS, stalls: StallWatch | None = None) -> None:
         self.floor = floor
+        self.stalls = stalls
         self._seconds: dict[int, float] = {}
         self._slowdown = 1.0  # wall time over CPU time of work that wants a core (1: a core is there when wanted)
 
     def reserve(self, size: int) -> float:
         """Seconds to keep between the search's end and the answer on a ``size`` board."""
-        return max(self.floor * self._slowdown, self._seconds.get(size, 0.0))
+        stall = self.stalls.longest() if self.stalls is not None else 0.0
+        return max(self.floor * self._slowdown, self._seconds.get(size, 0.0), stall)
 
     def note(self, size: int, seconds: float) -> None:
         """A timed move on a ``size`` board was answered ``seconds`` after its search's planned end (negative:
@@ -163,6 +184,55 @@ class Lateness:
         """The engine's thread got ``share`` of the time it wanted a core (None: not measured)."""
         if share is not None:
             self._slowdown = _rise_at_once(self._slowdown, min(_MAX_SLOWDOWN, 1.0 / max(share, 1e-9)))
+
+
+class StallWatch:
+    """The longest time a thread of this process that woke up waited for a core, over the last ``window`` seconds.
+
+    A daemon thread sleeps ``interval`` seconds at a time, and after each wake-up reads how long it was runnable
+    but kept off a core (Linux's ``/proc/thread-self/schedstat``; a wait for Python's GIL is not counted, so the
+    engine's own work between moves is not taken for the machine's). Waits over 20 ms are kept with their time.
+    On a quiet machine the longest is a few milliseconds; with other processes holding every core it is what a
+    process that wakes to read a pipe (the controller reading the answer, the engine reading the next command) may
+    lose. Where the system does not report it, no thread is started and :meth:`longest` is 0. The thread ends
+    by itself once the watch is no longer referenced.
+    """
+
+    def __init__(self, interval: float = _WATCH_INTERVAL, window: float = _STALL_WINDOW) -> None:
+        self.window = window
+        self._stalls: deque[tuple[float, float]] = deque()  # (when, seconds waited), oldest first
+        self._lock = threading.Lock()
+        if cpu_times() is not None:
+            threading.Thread(target=_watch, args=(weakref.ref(self), interval), name="miai-stall-watch",
+                             daemon=True).start()
+
+    def note(self, seconds: float, when: float | None = None) -> None:
+        """A woken thread waited ``seconds`` for a core (at ``when``, ``time.monotonic()``; now by default)."""
+        if seconds >= _MIN_STALL:
+            with self._lock:
+                self._stalls.append((time.monotonic() if when is None else when, seconds))
+
+    def longest(self) -> float:
+        """The longest wait noted in the last ``window`` seconds (0 if none)."""
+        now = time.monotonic()
+        with self._lock:
+            while self._stalls and self._stalls[0][0] < now - self.window:
+                self._stalls.popleft()
+            return max((seconds for _, seconds in self._stalls), default=0.0)
+
+
+def _watch(ref: weakref.ReferenceType[StallWatch], interval: float) -> None:
+    """The watch's thread: sleep, wake, note the time spent waiting for a core, until the watch is gone."""
+    before = cpu_times()
+    while True:
+        time.sleep(interval)
+        after = cpu_times()
+        watch = ref()
+        if watch is None or before is None or after is None:
+            return
+        watch.note(after[1] - before[1])
+        del watch
+        before = after
 
 
 def _rise_at_once(old: float, new: float) -> float:

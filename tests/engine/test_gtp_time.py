@@ -22,6 +22,7 @@ import pytest
 
 from miai.engine.config import Config, apply_overrides
 from miai.engine.player import EnginePlayer
+from miai.engine.timecontrol import StallWatch
 from miai.go.state import GameState
 from miai.gtp.config import GtpConfig
 from miai.gtp.player import ClockReading
@@ -53,6 +54,20 @@ class SlowEvaluator(UniformEvaluator):
                 time.sleep(self.first_run_seconds)
             time.sleep(self.batch_seconds)
             return super().evaluate(states)
+
+
+class _QuietMachine(StallWatch):
+    """A stall watch that measures nothing: these tests time the engine against an evaluator of fixed speed, and
+    the waits for a core that the machine running them has (other tests, other work) are not their subject; the
+    test of the stall reserve sets its own."""
+
+    def note(self, seconds: float, when: float | None = None) -> None:
+        pass
+
+
+@pytest.fixture(autouse=True)
+def _quiet_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("miai.engine.clocks.StallWatch", _QuietMachine)
 
 
 def _config(*sets: str) -> Config:
@@ -252,6 +267,30 @@ def test_a_genmove_sent_with_its_clock_answers_within_the_clock_counted_from_the
     assert 0.9 <= elapsed <= 1.8, elapsed  # it searched, and answered within the period less the reserve
     live.send("quit\n")
     live.join()
+
+
+class _Stalled(_QuietMachine):
+    """A machine that kept the engine's woken thread off a core for ``STALL`` seconds a moment ago."""
+
+    STALL = 0.5
+
+    def __init__(self) -> None:
+        super().__init__()
+        StallWatch.note(self, self.STALL)
+
+
+def test_after_the_machine_kept_the_engine_off_a_core_a_genmove_ends_that_much_earlier(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A controller on the same machine may wait as long to be given a core and read the answer: a 2 s byo-yomi
+    period with a 0.2 s reserve is answered 0.5 s sooner after a 0.5 s stall, and uses most of it without one."""
+    config = _config("search.max_visits=0", "search.max_time=0", "player.lag_buffer=0.2")
+    quiet = Gtp(EnginePlayer(SlowEvaluator(0.02), config))
+    quiet.timed("kgs-time_settings byoyomi 0 2 1")
+    monkeypatch.setattr("miai.engine.clocks.StallWatch", _Stalled)
+    stalled = Gtp(EnginePlayer(SlowEvaluator(0.02), config))
+    stalled.timed("kgs-time_settings byoyomi 0 2 1")
+    assert 1.4 <= quiet.timed("genmove b")[0] <= 1.8
+    assert 0.8 <= stalled.timed("genmove b")[0] <= 1.8 - _Stalled.STALL
 
 
 # ------------------------------------------------------------------------------------------- warm-up

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from miai.engine.timecontrol import (ANSWER_SECONDS, Lateness, budget, cpu_share, cpu_times, expected_moves_left,
+from miai.engine.timecontrol import (ANSWER_SECONDS, Lateness, StallWatch, budget, cpu_share, cpu_times, expected_moves_left,
                                     hard_limit, overtime_lag)
 from miai.go.clock import Clock, TimeControl, TimeSystem
 
@@ -163,6 +163,20 @@ def test_less_cpu_keeps_more_for_the_answer() -> None:
     assert 2 * ANSWER_SECONDS < lateness.reserve(13) <= 4 * ANSWER_SECONDS
     lateness.note_share(None)  # not measured (not Linux, or too short a move): no change
     assert lateness.reserve(13) == pytest.approx(4 * ANSWER_SECONDS)
+
+
+def test_a_stall_of_the_machine_is_kept_in_the_reserve_for_two_minutes() -> None:
+    stalls = StallWatch(window=120.0)
+    lateness = Lateness(stalls=stalls)
+    assert lateness.reserve(19) == ANSWER_SECONDS
+    stalls.note(0.01)  # an ordinary turn of the scheduler: not a stall
+    assert lateness.reserve(19) == ANSWER_SECONDS
+    now = time.monotonic()
+    stalls.note(0.5, when=now - 121.0)  # long ago: forgotten
+    stalls.note(0.3, when=now - 60.0)
+    assert lateness.reserve(9) == lateness.reserve(19) == pytest.approx(0.3)  # every board size: the machine's
+    stalls.note(0.2)
+    assert lateness.reserve(19) == pytest.approx(0.3)  # the longest of the window
 
 
 def test_cpu_share_of_a_spinning_thread() -> None:
