@@ -25,7 +25,7 @@ from miai.engine.cli.compose import DEFAULT_NET_DIR, build_evaluator, net_thread
 # The options the written file sets (the rest keep their defaults, or come from other --config files before it).
 WRITTEN = ("gtp.board_size", "search.max_time", "search.max_visits", "search.batch_size", "player.ponder")
 NET_WRITTEN = ("net.backend", "net.precision", "net.threads")
-DEFAULT_BATCHES = "16,8,4"
+DEFAULT_BATCHES = "4,8,16,2"
 
 
 def default_threads() -> list[int]:
@@ -90,10 +90,12 @@ def _output_path(text: str) -> Path:
 def tune_command(model: str, output: str, force: bool, size: int, move_time: float | None, visits: int | None,
                  ponder: bool, threads_text: str | None, batches_text: str, seconds: float | None,
                  quick: bool) -> None:
-    """Find the net threads, batch size and backend/precision with the most visits/s here; write a config.
+    """Find the net threads, batch size and backend/precision that play best here; write a config.
 
-    Like KataGo's benchmark and genconfig: prints what it tried (setting, visits/s, ratio to the best), what it
-    chose, and writes FILE.toml for miai gtp --config FILE.toml. Only backend/precision pairs that pass the precision
+    Like KataGo's benchmark and genconfig: the backend and threads with the most visits/s, then the batch size whose
+    speed outweighs what its playouts in flight cost (KataGo's Elo estimate for search threads, at --time or
+    --visits a move). Prints what it tried (setting, visits/s, ratio to the fastest, Elo), what it chose, and writes
+    FILE.toml for miai gtp --config FILE.toml. Only backend/precision pairs that pass the precision
     gate (those net.backend=auto chooses among) are tried.
     """
     from miai.engine.bench.tune import chosen, print_trials, tune
@@ -136,8 +138,9 @@ def tune_command(model: str, output: str, force: bool, size: int, move_time: flo
         click.echo(f"tune: {line}", err=True)
 
     rounds = 1 if quick else 2
+    # The batch is weighed against the strength its leaves in flight cost at the moves' length (KataGo's benchmark).
     trials = tune(open_net, pairs, threads, batches, size, seconds or (0.5 if quick else 1.0), rounds,
-                  progress=progress)
+                  progress=progress, move_seconds=move_time or base.search.max_time or 1.0, move_visits=visits)
     print_trials(trials)
     winner = chosen(trials)
     best = winner.setting

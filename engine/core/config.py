@@ -91,10 +91,12 @@ class SearchConfig:
     max_time: float = option(0.9, "stop after this many seconds (0 = no limit); clocks may lower it", min=0.0, katago="maxTime")
     max_nodes: int = option(500_000, "stop growing the graph at this many nodes (about 2-5 kB each on 19x19)",
                             min=1)
-    # Batching: leaves collected under virtual loss, evaluated in one call.
-    batch_size: int = option(16, "most leaves evaluated per evaluator call (capped by the evaluator's max_batch)",
+    # Batching: leaves collected under virtual loss, evaluated in one call. Leaves in flight distort the search as
+    # KataGo's search threads do (about 6-7 Elo each at 800 visits): overlapped batches of 16 lost 166 Elo to batches
+    # of 2 at equal visits, and 4 weighs that against speed best (docs/benchmarks.md, "Leaves in flight"). On a GPU, where
+    # a big batch is much faster, `miai tune` weighs the two.
+    batch_size: int = option(4, "most leaves evaluated per evaluator call (capped by the evaluator's max_batch)",
                              min=1, max=1024)
-    # Leaves in flight distort the search (virtual loss); KataGo's few search threads keep only a handful in flight.
     visits_per_batch_leaf: int = option(
         64, "grow the batch by one leaf per this many root visits, up to batch_size (0 = always batch_size)", min=0)
     # The search's Python and the net's run share the two cores: 1.15-1.25x the visits a second (docs/benchmarks.md).

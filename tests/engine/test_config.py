@@ -88,7 +88,7 @@ def test_load_config_reads_toml_then_applies_overrides(tmp_path: Path) -> None:
 
 
 def test_to_dict_round_trips() -> None:
-    cfg = apply_overrides(Config(), ["search.batch_size=4"])
+    cfg = apply_overrides(Config(), ["search.batch_size=8"])
     assert Config.from_dict(cfg.to_dict()) == cfg
 
 
