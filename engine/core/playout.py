@@ -143,7 +143,7 @@ class Playouts:
         return done, leaves
 
     def apply(self, run: Run, leaves: list[Leaf], evaluations: list[Evaluation]) -> None:
-        """Expand each evaluated leaf, back its value up and return its scratch state to the root."""
+        """Expand each evaluated leaf and back its value up (its scratch state stays at the leaf: :class:`Line`)."""
         self.count.net_evals += len(leaves)
         self.count.eval_batches += 1
         rave = self.config.rave_equivalence > 0

@@ -73,7 +73,8 @@ class RootSetup:
         self.bias_table: dict[BiasKey, BiasEntry] = {}  # the graph's subtree value bias entries
         self.root: Node | None = None  # None until a run makes it, and after the graph is cleared
         self.state: SearchPosition | None = None  # a copy of the root position
-        self.scratch: list[SearchPosition] = []  # copies of the root position the playouts walk from (each back at the root)
+        # Copies of the root position the playouts walk from (each back at the root between runs).
+        self.scratch: list[SearchPosition] = []
         self.valuation = Valuation(config)  # the last run's (its dynamic score centre)
         self.superko = False  # the root's rules: superko can make a known edge illegal on another path
         self.go = False  # the root is a Go game (GoPosition): Go's own rules apply
