@@ -7,7 +7,7 @@ win/loss value with KataGo-style static and dynamic score terms (docs/search.md)
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -52,7 +52,10 @@ def own_eye_mask(stones: NDArray[np.integer], size: int, color: int) -> NDArray[
 class ShowsStones(Protocol):
     """A search state that can show its stones (GameState can; a toy game need not), so own eyes can be found."""
 
-    to_play: Any
+    @property
+    def to_play(self) -> int:
+        """The player to move (1 Black, 2 White)."""
+        ...
 
     def stones(self) -> NDArray[np.int8]:
         """0/1/2 per point, flat order."""

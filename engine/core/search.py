@@ -296,7 +296,10 @@ class Search:
         moves). The last run's ending bonus and dame rule steer the move choice until the next run begins."""
         last = self._last
         facts = run.facts if run is not None else None if last is None else replace(last.facts, permitted=None)
-        return build_snapshot(self.root, self._setup.state, self.config, playouts, elapsed, facts)
+        state = self._setup.state
+        if state is None:
+            raise SearchError("set_root() must be called before snapshot()")
+        return build_snapshot(self.root, state, self.config, playouts, elapsed, facts)
 
     def best_move(self, snapshot: Snapshot) -> int:
         """The move to play from ``snapshot``: order 0 (LCB/visits), or sampled when a temperature is configured

@@ -14,7 +14,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from miai.engine.core.config import SearchConfig
 from miai.engine.core.graph import Edge, Node, Stats, edge_weights
 from miai.engine.core.results import MoveResult, Pov, RootResult
 from miai.engine.core.rootsetup import RootFacts
+from miai.engine.core.searchstate import SearchState
 from miai.engine.core.selection import exploration_scale, puct_score, puct_weight_for
 from miai.go.coords import PASS, Color, to_gtp
 from miai.go.geometry import neighbor_table, symmetric_points
@@ -133,7 +134,7 @@ def choose_move(snapshot: Snapshot, temperature: float, rng: random.Random) -> i
     return snapshot.moves[min(index, len(snapshot.moves) - 1)].move
 
 
-def build_snapshot(root: Node | None, state: Any, config: SearchConfig, playouts: int, elapsed: float,
+def build_snapshot(root: Node | None, state: SearchState, config: SearchConfig, playouts: int, elapsed: float,
                    facts: RootFacts | None = None) -> Snapshot:
     """Read the analysis off the graph: root statistics and the root moves, converted from the graph's White view
     to the view of the side to move at the root. ``facts``: what holds at the root for the run

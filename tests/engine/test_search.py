@@ -121,9 +121,12 @@ def test_stop_event_and_progress_callback() -> None:
     assert search.run(stop=stop).playouts == 0
 
 
-def test_run_before_set_root_is_an_error() -> None:
-    with pytest.raises(SearchError):
-        Search(ScriptedEvaluator(), config()).run()
+def test_run_or_snapshot_before_set_root_is_an_error() -> None:
+    search = Search(ScriptedEvaluator(), config())
+    with pytest.raises(SearchError, match="set_root"):
+        search.run()
+    with pytest.raises(SearchError, match="set_root"):
+        search.snapshot()
 
 
 # ------------------------------------------------------------------------------------------ transpositions
