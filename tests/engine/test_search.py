@@ -20,8 +20,9 @@ PLAIN = dict(value_weight_exponent=0.0, use_noise_pruning=False, visits_per_batc
 
 
 def config(**kw: object) -> SearchConfig:
-    base: dict[str, object] = dict(max_visits=300, batch_size=1, seed=1, use_lcb=False, forbid_eye_filling=False,
-                                   **PLAIN)
+    # No time limit: these searches test what visits do, and a loaded machine must not cut them short.
+    base: dict[str, object] = dict(max_visits=300, max_time=0.0, batch_size=1, seed=1, use_lcb=False,
+                                   forbid_eye_filling=False, **PLAIN)
     base.update(kw)
     return SearchConfig(**base)  # type: ignore[arg-type]
 

@@ -49,7 +49,8 @@ class TrompTaylorEvaluator:
 
 
 def run(state: GameState, evaluator: object, **kw: object) -> tuple[Search, int]:
-    options: dict[str, object] = dict(max_visits=400, batch_size=8, seed=5)
+    # No time limit: the visits decide, however loaded the machine is.
+    options: dict[str, object] = dict(max_visits=400, max_time=0.0, batch_size=8, seed=5)
     options.update(kw)
     search = Search(evaluator, SearchConfig(**options))  # type: ignore[arg-type]
     search.set_root(state)
@@ -183,7 +184,7 @@ def test_search_on_an_empty_board_is_sound(size: int) -> None:
 
 def test_superko_rules_and_tree_reuse_on_a_real_game() -> None:
     state = GameState(9, Rules.preset("tromp-taylor"), 7.5)
-    search = Search(UniformEvaluator(), SearchConfig(max_visits=120, batch_size=8, seed=2))
+    search = Search(UniformEvaluator(), SearchConfig(max_visits=120, max_time=0.0, batch_size=8, seed=2))
     for _ in range(6):
         search.set_root(state)
         snap = search.run()
@@ -223,7 +224,7 @@ def test_overlapped_batches_give_a_sound_search(overlap: bool) -> None:
 @pytest.mark.slow
 def test_scratch_states_follow_the_game_between_moves() -> None:
     state = GameState(9)
-    search = Search(UniformEvaluator(), SearchConfig(max_visits=60, batch_size=4, seed=3))
+    search = Search(UniformEvaluator(), SearchConfig(max_visits=60, max_time=0.0, batch_size=4, seed=3))
     for _ in range(4):
         search.set_root(state)
         search.run()
