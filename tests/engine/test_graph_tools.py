@@ -32,7 +32,7 @@ from miai.engine.player import EnginePlayer
 from miai.engine.core.search import Search
 from miai.nets.playouts import PlayoutEvaluator
 
-PLAIN = dict(max_visits=300, batch_size=1, seed=1, use_lcb=False, forbid_eye_filling=False,
+PLAIN = dict(max_visits=300, max_time=0.0, batch_size=1, seed=1, use_lcb=False, forbid_eye_filling=False,
              value_weight_exponent=0.0, use_noise_pruning=False, visits_per_batch_leaf=0)
 
 
