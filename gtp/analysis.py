@@ -186,12 +186,7 @@ def _kata_segment(info: MoveInfo, order: int, size: int, request: AnalyzeRequest
     )
     parts += [f"{key} {_field(value)}" for key, value in optional_before if value is not None]
     parts.append(f"winrate {decimal(info.winrate)}")
-    optional_scores = (
-        ("scoreMean", info.score_mean),
-        ("scoreStdev", info.score_stdev),
-        ("scoreLead", info.score_lead),
-    )
-    parts += [f"{key} {decimal(value)}" for key, value in optional_scores if value is not None]
+    parts += _score_fields(info.score_mean, info.score_stdev, info.score_lead)
     parts.append(f"prior {decimal(info.prior)} lcb {decimal(info.lcb)}")
     if info.utility_lcb is not None:
         parts.append(f"utilityLcb {decimal(info.utility_lcb)}")
@@ -205,6 +200,23 @@ def _kata_segment(info: MoveInfo, order: int, size: int, request: AnalyzeRequest
     if request.moves_ownership and info.ownership is not None:
         parts.append("movesOwnership " + _numbers(info.ownership))
     return " ".join(parts)
+
+
+def _score_fields(mean: float | None, stdev: float | None, lead: float | None) -> list[str]:
+    """kata-analyze's score fields as KataGo 1.17 writes them: ``scoreMean`` is the lead, for the tools that read
+    it as one (Lizzie, older KaTrain), and the self-play mean follows as ``scoreSelfplay``. A player without a lead
+    reports its mean as ``scoreMean``."""
+    fields: list[str] = []
+    shown_mean = lead if lead is not None else mean
+    if shown_mean is not None:
+        fields.append(f"scoreMean {decimal(shown_mean)}")
+    if stdev is not None:
+        fields.append(f"scoreStdev {decimal(stdev)}")
+    if lead is not None:
+        fields.append(f"scoreLead {decimal(lead)}")
+        if mean is not None:
+            fields.append(f"scoreSelfplay {decimal(mean)}")
+    return fields
 
 
 def _field(value: float | int) -> str:
@@ -235,11 +247,7 @@ def _kata_extras(snapshot: AnalysisSnapshot, request: AnalyzeRequest) -> list[st
         if root.utility is not None:
             fields.append(f"utility {decimal(root.utility)}")
         fields.append(f"winrate {decimal(root.winrate)}")
-        if root.score_mean is not None:
-            fields.append(f"scoreMean {decimal(root.score_mean)}")
-        if root.score_stdev is not None:
-            fields.append(f"scoreStdev {decimal(root.score_stdev)}")
-        fields.append(f"scoreLead {decimal(root.score_lead)}")
+        fields += _score_fields(root.score_mean, root.score_stdev, root.score_lead)
         extras.append(" ".join(fields))
     if request.ownership and snapshot.ownership is not None:
         extras.append("ownership " + _numbers(snapshot.ownership))

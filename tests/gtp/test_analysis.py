@@ -98,7 +98,7 @@ def test_number_formats() -> None:
 
 def snapshot() -> AnalysisSnapshot:
     move_a = MoveInfo(move=parse_gtp("C4", 9), visits=47, winrate=0.573411, prior=0.340396, lcb=0.540641,
-                      pv=(parse_gtp("C4", 9), parse_gtp("E7", 9), -1), score_lead=0.735614, score_mean=0.735614,
+                      pv=(parse_gtp("C4", 9), parse_gtp("E7", 9), -1), score_lead=0.735614, score_mean=1.25,
                       score_stdev=12.0119, utility=0.155838, edge_visits=47, pv_visits=(47, 20, 3))
     move_b = MoveInfo(move=parse_gtp("D5", 9), visits=1, winrate=1.0, prior=0.0198, lcb=-0.815, pv=())
     return AnalysisSnapshot(moves=(move_a, move_b), root=RootInfo(visits=48, winrate=0.57, score_lead=0.7),
@@ -112,10 +112,12 @@ def test_lz_format_matches_leela_zero() -> None:
 
 
 def test_kata_format_matches_katago() -> None:
+    # KataGo 1.17 (gtp.cpp) writes the lead as scoreMean, for the tools that read scoreMean, and the self-play mean
+    # as scoreSelfplay.
     line = format_snapshot(snapshot(), 9, "kata", AnalyzeRequest())
     assert line == (
         "info move C4 visits 47 edgeVisits 47 utility 0.155838 winrate 0.573411 scoreMean 0.735614 "
-        "scoreStdev 12.0119 scoreLead 0.735614 prior 0.340396 lcb 0.540641 order 0 pv C4 E7 pass "
+        "scoreStdev 12.0119 scoreLead 0.735614 scoreSelfplay 1.25 prior 0.340396 lcb 0.540641 order 0 pv C4 E7 pass "
         "info move D5 visits 1 winrate 1.0 prior 0.0198 lcb -0.815 order 1 pv D5")
 
 
@@ -123,7 +125,8 @@ def test_kata_optional_sections() -> None:
     request = AnalyzeRequest(root_info=True, ownership=True, pv_visits=True, max_moves=1)
     line = format_snapshot(snapshot(), 9, "kata", request)
     assert "info move D5" not in line  # maxmoves 1
-    assert "pv C4 E7 pass pvVisits 47 20 3 rootInfo visits 48 winrate 0.57 scoreLead 0.7 ownership 0.25 " in line
+    assert ("pv C4 E7 pass pvVisits 47 20 3 rootInfo visits 48 winrate 0.57 scoreMean 0.7 scoreLead 0.7 "
+            "ownership 0.25 ") in line
     assert line.endswith(" ".join(["0.25"] * 81))
 
 
@@ -209,8 +212,8 @@ def test_numpy_numbers_format_like_python_ones() -> None:
                     prior=np.float64(0.25), lcb=np.float32(0.375), pv=(np.int64(parse_gtp("C4", 9)),),
                     edge_visits=np.int32(47), utility=np.float32(-0.125), score_lead=np.float32(1.5))
     line = format_snapshot(AnalysisSnapshot(moves=(info,)), 9, "kata", AnalyzeRequest())
-    assert line == ("info move C4 visits 47 edgeVisits 47 utility -0.125 winrate 0.5 scoreLead 1.5 prior 0.25 "
-                    "lcb 0.375 order 0 pv C4")
+    assert line == ("info move C4 visits 47 edgeVisits 47 utility -0.125 winrate 0.5 scoreMean 1.5 scoreLead 1.5 "
+                    "prior 0.25 lcb 0.375 order 0 pv C4")
     assert format_snapshot(AnalysisSnapshot(moves=(info,)), 9, "lz", AnalyzeRequest()) == (
         "info move C4 visits 47 winrate 5000 prior 2500 lcb 3750 order 0 pv C4")
 
