@@ -358,9 +358,9 @@ class EnginePlayer(Player):
         return BenchmarkResult(len(states), total_visits, net_evals, batches, seconds, self.config.search.batch_size)
 
     def _evaluations(self) -> tuple[int, int]:
-        """Positions the search has had evaluated so far, and how many of them the evaluation cache answered."""
+        """Positions the search has had the net run so far, and those the evaluation cache answered."""
         hits = self.evaluator.hits if isinstance(self.evaluator, CachingEvaluator) else 0
-        return self.search.net_evals, hits
+        return self.search.net_evals - hits, hits
 
     def clear_cache(self) -> None:
         """Forget the search graph and the evaluation cache."""

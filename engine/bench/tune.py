@@ -1,13 +1,14 @@
-"""``miai tune``'s measurement: which net threads, search batch size and backend/precision give the search the most
-visits per second on this machine, as KataGo's ``benchmark`` picks its number of search threads.
+"""``miai tune``'s measurement: which net threads, search batch size and backend/precision play best on this
+machine, as KataGo's ``benchmark`` picks its number of search threads.
 
 Each setting is timed by ``bench_search`` (the search as ``miai gtp`` runs it, without the evaluation cache, so
 every playout costs a net evaluation) from a position a few moves into a game. The settings are searched one axis at
 a time, each stage starting from the best so far: the backend and precision (only the pairs that pass the precision
 gate), then the net threads, then the batch size. The first two stages keep the fastest. The batch stage weighs speed
 against strength as KataGo's ``benchmark`` weighs search threads (:func:`elo_effect`): the leaves a batch collects
-under virtual loss are playouts in flight, like KataGo's threads, and each costs strength while it gives speed. Within a stage the candidates take turns for ``rounds`` rounds, so
-load from other processes falls on all alike, and a setting's best round counts (load only ever slows a round down).
+under virtual loss are playouts in flight, like KataGo's threads, and each costs strength while it gives speed.
+Within a stage the candidates take turns for ``rounds`` rounds, so load from other processes falls on all alike, and
+a setting's best round counts (load only ever slows a round down).
 During the measurement every batch is full from the first playout (``search.visits_per_batch_leaf = 0``): the figure
 is what the batch size gives once the search has grown its batches to it.
 """
@@ -121,17 +122,16 @@ def tune(open_net: OpenNet, pairs: Sequence[tuple[str, str]], threads: Sequence[
             progress(f"{setting.describe()}: {rate:,.1f} visits/s")
         return rate
 
-    def elo(setting: Setting, rate: float) -> float:
-        return batch_elo(setting.batch, rate, base.overlap, move_seconds, move_visits)
-
     def stage(name: str, candidates: list[Setting], weigh: bool = False) -> Setting:
         found: dict[Setting, list[float]] = {setting: [] for setting in candidates}
         for _ in range(rounds):
             for setting in candidates:
                 found[setting].append(measure(setting))
-        score = {s: elo(s, max(found[s])) if weigh else max(found[s]) for s in candidates}
-        ranked = sorted(candidates, key=lambda s: -score[s])
-        trials.extend(Trial(name, s, max(found[s]), tuple(found[s]), score[s] if weigh else None) for s in ranked)
+        rate = {s: max(found[s]) for s in candidates}
+        elo = ({s: batch_elo(s.batch, rate[s], base.overlap, move_seconds, move_visits) for s in candidates}
+               if weigh else {})
+        ranked = sorted(candidates, key=lambda s: -elo.get(s, rate[s]))
+        trials.extend(Trial(name, s, rate[s], tuple(found[s]), elo.get(s)) for s in ranked)
         return ranked[0]
 
     backend, precision = pairs[0] if pairs else (None, None)

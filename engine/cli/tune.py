@@ -1,6 +1,6 @@
-"""``miai tune``: the net threads, search batch size and backend/precision that give the most visits per second on
-this machine for a net, written as a config ``miai gtp --config FILE`` reads, as KataGo's ``benchmark`` and
-``genconfig`` do.
+"""``miai tune``: the net threads, search batch size and backend/precision that play best on this machine for a
+net (the most visits per second, the batch weighed against its playouts in flight), written as a config
+``miai gtp --config FILE`` reads, as KataGo's ``benchmark`` and ``genconfig`` do.
 
 genconfig's questions are options here: the board size, the time (or the visits) per move, pondering. The
 measurement is miai.engine.bench.tune's; the backend/precision pairs tried are those ``net.backend=auto`` chooses

@@ -73,18 +73,16 @@ search_info_log.propagate = False
 def search_summary(snapshot: Snapshot, size: int, chosen: str, evaluations: tuple[int, int] | None = None) -> str:
     """One line on a finished genmove search: the move chosen, visits, playouts, the visits carried over from the
     last move (KataGo's logSearchInfo "Root visits" less "New playouts"; a new root's own evaluation counts one),
-    when ``evaluations`` (positions evaluated, of which the cache answered) is given, the positions the net ran
-    (KataGo's "NN rows") and the cache's answers (a playout that ends at no terminal position, transposition or
-    cycle needs one or the other), time and speed, the root's winrate and score lead (the side to move's view) and
-    the principal variation."""
+    when ``evaluations`` is given, the positions the net ran (KataGo's "NN rows") and those the evaluation cache
+    answered (a playout that ends at no terminal position, transposition or cycle needs one or the other), time and
+    speed, the root's winrate and score lead (the side to move's view) and the principal variation."""
     root = snapshot.root
     speed = snapshot.playouts / snapshot.elapsed if snapshot.elapsed > 0 else 0.0
     best = snapshot.best()
     pv = " ".join(to_gtp(move, size) for move in best.pv) if best is not None else ""
     color = "B" if snapshot.to_play == 1 else "W"
     carried = max(0, root.visits - snapshot.playouts)
-    evaluated = ("" if evaluations is None
-                 else f", {evaluations[0] - evaluations[1]} net evals, {evaluations[1]} cache hits")
+    evaluated = "" if evaluations is None else f", {evaluations[0]} net evals, {evaluations[1]} cache hits"
     return (f"genmove {color} move {snapshot.move_number + 1}: {chosen}, {root.visits} visits, {snapshot.playouts} "
             f"playouts ({carried} carried over{evaluated}) in {snapshot.elapsed:.2f} s ({speed:.0f}/s), "
             f"winrate {100 * root.winrate:.1f}%, "

@@ -76,7 +76,7 @@ def main(argv: list[str]) -> int:
         for log in sorted(directory.glob("*.stderr")):
             name, moves = read_log(log)
             print(f"{log}:")
-            print("  " + summary(f"{name}", moves))
+            print("  " + summary(name, moves))
             for first, last in PHASES:
                 phase = [m for m in moves if first <= m.move <= last]
                 print("  " + summary(f"{first}-{last if last < 10_000 else ''}", phase))
