@@ -222,15 +222,18 @@ def format_table(results: Sequence[GateResult]) -> str:
 # auto keeps onnxruntime fp32 unless another pair is this much faster: on a loaded machine one measurement put OpenVINO
 # fp32 at 1.13x onnxruntime and the next at 0.45x (AVX2 CPU, both fp32); bf16 where the CPU has it gains 1.7-2x.
 MIN_GAIN = 1.15
+# Seconds each passing pair's bare session is timed per round (three rounds): long enough for a steady rate on a
+# small net, short enough for a first start.
+RATE_SECONDS = 0.5
 
 
 def choose(pairs: Sequence[tuple[str, str]], rejected: Mapping[str, str], open_pair: Any, size: int | None = None,
-           batch: int = 16, seconds: float = 0.5, positions: int | None = None) -> Choice:
+           batch: int = 16, seconds: float | None = None, positions: int | None = None) -> Choice:
     """Measure every pair: the precision gate against onnxruntime fp32 (``quick_gate``: KataGo's
     statistics and fp16 limits, on ``positions`` positions of the shipped games of ``size``, default the net's fixed
     board, else 19x19, at batch 1 and ``batch``), then the bare session's evals/s at ``batch`` (three interleaved
-    rounds, the best counts: load from other processes only ever slows a round down). ``open_pair(backend,
-    precision)`` gives an ``OnnxEvaluator`` of that pair whose ``max_batch`` allows ``batch``."""
+    rounds of ``seconds``, default ``RATE_SECONDS``, the best counts: load from other processes only ever slows a
+    round down). ``open_pair(backend, precision)`` gives an ``OnnxEvaluator`` of that pair whose ``max_batch`` allows ``batch``."""
     evaluators = {pair: open_pair(*pair) for pair in pairs}
     reference_pair = ("onnxruntime", "fp32")
     reference = (evaluators[reference_pair] if reference_pair in evaluators else open_pair(*reference_pair))
@@ -257,7 +260,8 @@ def choose(pairs: Sequence[tuple[str, str]], rejected: Mapping[str, str], open_p
     rates = {pair: 0.0 for pair in passed}
     for _ in range(3):
         for pair in passed:
-            rates[pair] = max(rates[pair], session_rate(evaluators[pair].session, feeds, seconds))
+            rate = session_rate(evaluators[pair].session, feeds, seconds or RATE_SECONDS)
+            rates[pair] = max(rates[pair], rate)
     best = max(passed, key=lambda p: rates[p])
     if reference_pair in rates and rates[best] < MIN_GAIN * rates[reference_pair]:
         best = reference_pair

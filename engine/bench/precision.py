@@ -100,11 +100,11 @@ def kifu_games(kifu: Path, games: int, seed: int) -> list[tuple[int, float, list
 
 
 def bench_precision(reference: Any, candidates: dict[str, Any], states: Sequence[Any], batch: int,
-                    progress: Callable[[str], None] | None = None) -> tuple[list[precision.GateResult],
-                                                                            dict[str, float]]:
-    """The gate's statistics of every candidate (the reference itself among them: at ``batch`` only), and each candidate's bare net evals/s at ``batch`` on the first
-    positions, the candidates taking turns for three rounds of a second (the best counts: load from other processes
-    only ever slows a round down, and falls on all alike)."""
+                    progress: Callable[[str], None] | None = None,
+                    seconds: float = 1.0) -> tuple[list[precision.GateResult], dict[str, float]]:
+    """The gate's statistics of every candidate (the reference itself among them: at ``batch`` only), and each
+    candidate's bare net evals/s at ``batch`` on the first positions, the candidates taking turns for three rounds of
+    ``seconds`` (the best counts: load from other processes only ever slows a round down, and falls on all alike)."""
     from miai.nets.backends import net_feeds, session_rate
 
     controls = [name for name, evaluator in candidates.items() if evaluator is reference]
@@ -113,5 +113,5 @@ def bench_precision(reference: Any, candidates: dict[str, Any], states: Sequence
     feeds = net_feeds(states[:batch], reference.info.nn_len or states[0].size)
     for _ in range(3):
         for name, evaluator in candidates.items():
-            rates[name] = max(rates[name], session_rate(evaluator.session, feeds, 1.0))
+            rates[name] = max(rates[name], session_rate(evaluator.session, feeds, seconds))
     return results, rates

@@ -496,13 +496,16 @@ def search_command(net: str | None, visits: int, sizes: str, batch: int, overlap
 @click.option("--reduced-heads", is_flag=True,
               help="Also bf16/fp16 with the heads in the reduced precision too (their cost and their error).")
 @click.option("--seed", default=1, show_default=True, type=int)
+@click.option("--seconds", default=1.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="Seconds each candidate's bare evals/s is timed in each of three rounds (the best counts).")
 @click.option("--write-games", default=None, type=click.Path(dir_okay=False),
               help="Instead: write the self-play games of --sizes (--games each) to this file, in the form of the "
                    "games auto's gate ships with (nets/gate_games.txt).")
 @config_options
 @_json_option
 def precision_command(net: str, sizes: str, positions: int, kifu: str | None, games: int, visits: int,
-                      batch: int | None, precisions: str, reduced_heads: bool, seed: int, write_games: str | None,
+                      batch: int | None, precisions: str, reduced_heads: bool, seed: int, seconds: float,
+                      write_games: str | None,
                       config_paths: tuple[str, ...], sets: tuple[str, ...], overrides: tuple[str, ...],
                       json_path: str | None) -> None:
     """The precision gate, as KataGo's testgpuerror: every backend and precision this machine runs against
@@ -571,7 +574,7 @@ def precision_command(net: str, sizes: str, positions: int, kifu: str | None, ga
                    f"{'real games' if real else 'self-play games'}, batch 1 and {batch}; "
                    f"not run here: {', '.join(f'{k} ({v})' for k, v in rejected.items()) or 'nothing'}")
         results, rates = bench_gate.bench_precision(reference, {"onnxruntime fp32": reference, **candidates},
-                                                    states, batch, say)
+                                                    states, batch, say, seconds)
         click.echo(gate.format_table(results))
         base = rates["onnxruntime fp32"]
         click.echo(f"bare net evals/s at batch {batch}: " + ", ".join(

@@ -196,8 +196,9 @@ def test_compare_on_a_net_option_loads_the_net_once_per_value(tmp_path: Path, mo
         return real(evaluator, config, size, seconds)
 
     monkeypatch.setattr(bench_search_module, "bench_search", spy)
+    # onnxruntime named: auto's first measurement is tests/nets/test_backends.py's, not this test's
     results, _ = _bench(tmp_path, monkeypatch, "--model", nets["onnx"], "--sizes", "5", "--seconds", "0.1",
-                        "--compare", "net.threads=1,2")
+                        "--set", "net.backend=onnxruntime", "--compare", "net.threads=1,2")
     assert seen == [1, 2]
     assert _names(results)[-1] == "search 5x5: net.threads=2: playouts/s over 1's"
 
@@ -210,7 +211,7 @@ def test_precision_prints_the_gate_and_keeps_the_self_play_games(tmp_path: Path,
 
     monkeypatch.setenv("MIAI_CACHE_DIR", str(tmp_path / "cache"))
     args = ["bench", "precision", nets["katago"], "--sizes", "7", "--positions", "12", "--games", "1", "--visits",
-            "2", "--batch", "4", "--precisions", "fp32"]
+            "2", "--batch", "4", "--precisions", "fp32", "--seconds", "0.05"]
     done = CliRunner().invoke(main, [*args, "--json", str(tmp_path / "p.json")])
     assert done.exit_code == 0, done.output
     assert "12 positions of 1 self-play games, batch 1 and 4" in done.output

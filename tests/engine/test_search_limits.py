@@ -226,7 +226,7 @@ def test_a_batch_that_finishes_before_the_cap_is_applied() -> None:
 
 def test_a_stopped_ponder_does_not_wait_for_its_batch() -> None:
     # stop_pondering runs on a genmove's clock: the ponder search stops at once, whatever the net is doing.
-    net, search = slow_net_search(2.0)
+    net, search = slow_net_search(1.0)
     try:
         stop = threading.Event()
         thread = threading.Thread(target=search.run, args=(stop,),

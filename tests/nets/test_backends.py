@@ -83,6 +83,7 @@ def test_auto_with_one_candidate_measures_nothing_and_reports_nothing(tmp_path: 
 def test_auto_measures_once_keeps_the_answer_and_says_it_in_one_line(tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(precision, "GATE_POSITIONS", 40)  # the gate itself is tests/nets/test_precision.py's
+    monkeypatch.setattr(precision, "RATE_SECONDS", 0.05)
     net = build_tiny_net(tmp_path / "tiny.onnx")
     lines: list[str] = []
     first = load_evaluator(net, backend="auto", precision="auto", directory=tmp_path, report=lines.append)
