@@ -101,6 +101,7 @@ class EnginePlayer(Player):
     def _genmove(self, state: GameState, color: Color, start: MoveStart, cleanup: bool,
                  analysis: AnalyzeRequest | None, emit: Emit | None) -> GenmoveResult:
         self.stop_pondering()
+        stopped = time.monotonic()
         self.warm_up(state)
         root = _root_for(state, color, fresh_passes=cleanup)
         targets: list[int] | None = None
@@ -112,7 +113,9 @@ class EnginePlayer(Player):
         seconds, deadline = self._clocks.move_seconds(root, color, start.wall, self.config)
         calls_before, evals_before = self.search.batches, self._evaluations()
         self._set_playout_advantage(root, self._game.advantage(root, self.config.player))
+        searching = time.monotonic()
         snapshot = self._search(root, self._interrupt, analysis, emit, seconds, allow=targets)
+        searched = time.monotonic()
         self._game.record(root, snapshot)
         self._dead_stones.remember(root, snapshot, self._game.biased)
         if analysis is not None and emit is not None:
@@ -131,6 +134,11 @@ class EnginePlayer(Player):
             move = self.search.best_move(snapshot)  # with one visit: the policy's top move
         evals_after = self._evaluations()
         _log_search(snapshot, root.size, move, (evals_after[0] - evals_before[0], evals_after[1] - evals_before[1]))
+        if log.isEnabledFor(logging.DEBUG):  # where the move's time went, on the monotonic clock the machine shares
+            log.debug("genmove from %.4f: ponder stopped +%.3f, search from +%.3f to +%.3f (%d playouts, %d batches "
+                      "abandoned so far), move chosen +%.3f", start.wall, stopped - start.wall,
+                      searching - start.wall, searched - start.wall, snapshot.playouts,
+                      self.search.stats().get("batches_abandoned", 0), time.monotonic() - start.wall)
         self._clocks.answered(color, start, deadline, seconds, snapshot, root.size)
         return move
 

@@ -39,7 +39,7 @@ class InputReader:
         """Start the reader thread."""
         self._thread.start()
 
-    def get(self, timeout: float | None = None) -> str | None:
+    def get(self, timeout: float | None = None, idle_since: float | None = None) -> str | None:
         """The next raw line (without its newline), or ``None`` at end of input (repeatedly, once reached).
 
         ``ready`` then says when the line's command could start: the later of the line's arrival and this call
@@ -47,14 +47,16 @@ class InputReader:
         is idle starts at its arrival, stamped by the reader thread however late the main thread wakes (a server's
         clock runs from then); one queued behind a command still running starts when that command is answered, so a
         genmove piped behind another gets its own time, as when sent after the answer. ``arrival`` says when the
-        line arrived (the session starts a command queued behind a clock command from there).
+        line arrived (the session starts a command queued behind a clock command from there). ``idle_since``: when
+        the session became free for the next line, if earlier than this call (it started a ponder search first,
+        which a line arriving meanwhile must not be charged to).
 
         Raises:
             queue.Empty: ``timeout`` elapsed with no input.
         """
         if self._at_eof:
             return _EOF
-        asked = time.monotonic()
+        asked = time.monotonic() if idle_since is None else min(idle_since, time.monotonic())
         item = self._queue.get(timeout=timeout)
         if item is _EOF:
             self._at_eof = True

@@ -14,6 +14,7 @@ import contextlib
 import logging
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from typing import TextIO
@@ -38,6 +39,9 @@ from .table import CommandTable
 # records only once a log file gives it a handler and a level (miai.engine.cli.logs).
 traffic_log = logging.getLogger("miai.gtp.traffic")
 traffic_log.propagate = False
+# Each command's times on the monotonic clock (which other processes of the machine share), at debug: when its line
+# arrived, when it started and when its answer was written, so a controller's own stamps can be set beside them.
+timing_log = logging.getLogger(__name__)
 
 
 class OutputClosedError(Exception):
@@ -94,6 +98,9 @@ class GtpSession:
                 # together); only a quit that arrives while this command runs interrupts its search.
                 self._reader.quit_seen.clear()
                 start = self._start_time()
+                if timing_log.isEnabledFor(logging.DEBUG):
+                    timing_log.debug("%.4f read %r (arrived %.4f, clock from %.4f)", time.monotonic(), line,
+                                     self._reader.arrival, start)
                 self.player.command_arrived(start)
                 self._clock_start = start if self._is_clock_command(line) else None
                 self.handle_line(line)
@@ -125,9 +132,11 @@ class GtpSession:
         """The next input line, pondering while none is waiting (if enabled)."""
         assert self._reader is not None
         if self.config.ponder and not self._reader.has_input():
+            # A line that arrives while the ponder search starts could start at once: its clock runs from then.
+            idle_since = time.monotonic()
             self.player.start_pondering(self.state.copy(), self.state.to_play)
             try:
-                return self._reader.get()
+                return self._reader.get(idle_since=idle_since)
             finally:
                 self.player.stop_pondering()
         return self._reader.get()
@@ -240,6 +249,8 @@ class GtpSession:
                 self._stdout.flush()
             except (OSError, ValueError) as error:
                 raise OutputClosedError(str(error)) from error
+        if timing_log.isEnabledFor(logging.DEBUG) and text.strip():
+            timing_log.debug("%.4f answered %r", time.monotonic(), text.strip().split("\n")[0][:40])
         if text.strip():
             traffic_log.info("> %s", text.strip())
 

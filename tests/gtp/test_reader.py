@@ -50,3 +50,15 @@ def test_a_line_arriving_while_the_engine_is_idle_starts_at_its_arrival() -> Non
         thread.join()
         assert asked < sent[0] <= reader.ready <= returned
         assert reader.get() is None
+
+
+def test_a_line_arriving_while_a_ponder_search_starts_starts_at_its_arrival() -> None:
+    # The session is free for the next line, starts a ponder search (which takes a while on a busy machine), then
+    # asks for the line: one that arrived meanwhile could have started when it arrived, as the server counts it.
+    reader = InputReader(io.StringIO("genmove b\n"))
+    idle_since = time.monotonic()
+    reader.start()
+    _wait_queued(reader)
+    time.sleep(0.05)  # the ponder search starting
+    assert reader.get(idle_since=idle_since) == "genmove b"
+    assert idle_since <= reader.ready == reader.arrival < time.monotonic() - 0.05

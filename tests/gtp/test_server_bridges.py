@@ -27,6 +27,7 @@ that many times and counts the late moves).
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import subprocess
 import sys
@@ -118,11 +119,16 @@ class Bridge:
     """A ``miai gtp`` process driven as a bridge drives it: ``eol`` after every command, answers read as
     blocks ending with a blank line."""
 
-    def __init__(self, args: list[str], eol: str) -> None:
+    def __init__(self, args: list[str], eol: str, stderr: Path | None = None) -> None:
         self.eol = eol
-        self.process = subprocess.Popen([sys.executable, "-m", "miai.engine", "gtp", *args], cwd=REPO,
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.stderr = stderr
+        with open(stderr, "ab") if stderr is not None else contextlib.nullcontext() as log:
+            self.process = subprocess.Popen([sys.executable, "-m", "miai.engine", "gtp", *args], cwd=REPO,
+                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                            stderr=subprocess.DEVNULL if log is None else log)
         self.answers: queue.Queue[str | None] = queue.Queue()
+        self.read_at = 0.0  # time.monotonic() when the reading thread had read the answer answer() returned last
+        self._stamps: queue.Queue[float] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
@@ -133,6 +139,7 @@ class Bridge:
             if line.strip():
                 block.append(line)
             elif block:
+                self._stamps.put(time.monotonic())
                 self.answers.put("\n".join(block))
                 block = []
         self.answers.put(None)
@@ -151,6 +158,7 @@ class Bridge:
             pytest.fail(f"no answer within {timeout} s")
         if text is None:
             pytest.fail(f"the engine exited (code {self.process.wait()})")
+        self.read_at = self._stamps.get()
         return text
 
     def ask(self, command: str) -> str:
@@ -161,16 +169,22 @@ class Bridge:
         self.write("quit")
         try:
             assert self.answer(10.0) == "="
+            answered = time.monotonic()
             assert self.process.wait(10.0) == 0
+            if self.stderr is not None:
+                with open(self.stderr, "a", encoding="utf-8") as log:
+                    log.write(f"bridge: the engine exited {time.monotonic() - answered:.2f} s after quit's answer\n")
         finally:
             if self.process.poll() is None:
                 self.process.kill()
 
 
-def start(config: str, model: str | None, eol: str, *, first_move: bool = False) -> Bridge:
-    """A bridge's new bot process, its command list asked for first (answered later when ``first_move``)."""
-    args = ["--config", config] + (["--model", model] if model else [])
-    bridge = Bridge(args, eol)
+def start(config: str, model: str | None, eol: str, *, first_move: bool = False, trace: Path | None = None
+          ) -> Bridge:
+    """A bridge's new bot process, its command list asked for first (answered later when ``first_move``); with
+    ``trace``, a file the engine's debug log (the times of each command and move) is appended to."""
+    args = ["--config", config] + (["--model", model] if model else []) + (["--log-level", "debug"] if trace else [])
+    bridge = Bridge(args, eol, trace)
     bridge.write("list_commands")
     if not first_move:
         assert bridge.answer(START_SECONDS).startswith("= ")
@@ -198,6 +212,8 @@ class Timing:
     size: int
     seconds: float
     limit: float
+    written: float = 0.0  # time.monotonic() when the clock commands and the genmove were written
+    read: float = 0.0  # when the bridge's reading thread had the move's answer (the test's thread sees it later)
 
     @property
     def over(self) -> bool:
@@ -224,12 +240,18 @@ def timed_genmove(bridge: Bridge, scenario: Scenario, color: str, size: int, lag
     move = bridge.answer()
     elapsed = time.monotonic() - start_time
     assert move.startswith("= ") and move.split()[1] != "resign", (scenario.name, move)
-    return Timing(scenario.name, color, size, elapsed, allowed_seconds(scenario, lag))
+    if bridge.stderr is not None:
+        with open(bridge.stderr, "a", encoding="utf-8") as log:
+            log.write(f"bridge: {scenario.name}, {color}, {size}x{size}: written {start_time:.4f}, answer read "
+                      f"{bridge.read_at:.4f}, seen {start_time + elapsed:.4f}: {elapsed:.3f} s\n")
+    return Timing(scenario.name, color, size, elapsed, allowed_seconds(scenario, lag), start_time, bridge.read_at)
 
 
-def replay(config: str, model: str | None, cases: list[tuple[Scenario, int, str]]) -> list[Timing]:
+def replay(config: str, model: str | None, cases: list[tuple[Scenario, int, str]], trace: Path | None = None
+           ) -> list[Timing]:
     """Each case in a new game, as a persistent bot process would play them; first-move cases in new processes.
-    Returns every genmove's timing (the tests check them with :func:`check`)."""
+    Returns every genmove's timing (the tests check them with :func:`check`). With ``trace``, every engine's debug
+    log and the bridge's own stamps are appended to that file."""
     lag = lag_buffer(config)
     timings: list[Timing] = []
     bridge: Bridge | None = None
@@ -240,7 +262,7 @@ def replay(config: str, model: str | None, cases: list[tuple[Scenario, int, str]
             if bridge is None or first or bridge.eol != eol:
                 if bridge is not None:
                     bridge.close()
-                bridge = start(config, model, eol, first_move=first)
+                bridge = start(config, model, eol, first_move=first, trace=trace)
                 load_game(bridge, size, color, pending_list=first)
             else:
                 load_game(bridge, size, color)
