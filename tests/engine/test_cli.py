@@ -353,3 +353,29 @@ def test_command_line_values_get_clicks_one_line_error(args: list[str], expected
     errors = [line for line in result.stderr.splitlines() if line.startswith("Error")]
     assert len(errors) == 1 and errors[0].startswith(expected), result.stderr
     assert "invalid literal" not in result.stderr and "Traceback" not in result.stderr
+
+
+# A process that ends the session as `miai gtp` does, with work behind it that a normal interpreter exit waits for: a
+# thread that is not a daemon (as the net's thread finishing a batch the search gave up) and an atexit handler.
+_END_AFTER_TEARDOWN_WORK = """
+import atexit, logging, sys, threading, time
+from miai.engine.cli.logs import set_stderr_level
+from miai.engine.cli.main import _end_session
+set_stderr_level("warning")
+threading.Thread(target=time.sleep, args=(60,)).start()
+atexit.register(time.sleep, 60)
+logging.getLogger("miai").warning("logged before the end")
+sys.stdout.write("=\\n\\n")
+_end_session(0)
+"""
+
+
+@pytest.mark.slow
+def test_gtp_ends_its_process_without_waiting_for_teardown_after_quit() -> None:
+    # After quit is answered the process must end at once, its output flushed: a controller waits for the exit.
+    done = subprocess.run([sys.executable, "-c", _END_AFTER_TEARDOWN_WORK],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0
+    assert done.stdout == "=\n\n"
+    assert "logged before the end" in done.stderr
+

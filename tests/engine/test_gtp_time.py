@@ -187,6 +187,20 @@ def test_quit_sent_during_a_long_genmove_stops_it() -> None:
     assert engine.wait(5.0) == 0
 
 
+def test_quit_sent_while_pondering_is_answered_and_the_process_ends() -> None:
+    engine = _engine("--size", "19", "--set", "player.ponder=true", "--set", "search.max_time=0.3")
+    assert engine.stdin is not None
+    engine.stdin.write("genmove b\n")
+    engine.stdin.flush()
+    assert _response(engine, time.monotonic() + 20.0).startswith("= ")
+    time.sleep(2.0)  # pondering on the opponent's time, the graph growing
+    engine.stdin.write("quit\n")
+    engine.stdin.flush()
+    quit_sent = time.monotonic()
+    assert _response(engine, quit_sent + 5.0) == "="
+    assert engine.wait(5.0) == 0
+
+
 def test_quit_queued_behind_a_genmove_waits_its_turn() -> None:
     """Scripts pipe "genmove b" and "quit" together: that genmove is not cut short."""
     player = EnginePlayer(SlowEvaluator(0.01), _config("search.max_visits=0", "search.max_time=0.6"))
