@@ -210,10 +210,11 @@ class Board:
         suicide = True
         for q in geo.nbrs[p]:
             v = color[q]
-            ch = chain[q]
             if v == 0:
                 suicide = False
-            elif v == opp and len(ch.libs) == 1 and ch not in gone:
+                continue
+            ch = chain[q]  # a stone point (read only here: compiled code checks the entry is a Chain)
+            if v == opp and len(ch.libs) == 1 and ch not in gone:
                 gone.append(ch)
                 for s in ch.stones:
                     h ^= geo.zob[opp][s]
@@ -224,8 +225,10 @@ class Board:
             h ^= geo.zob[c][p]
             seen: list[Chain] = []
             for q in geo.nbrs[p]:
+                if color[q] != c:
+                    continue
                 ch = chain[q]
-                if color[q] == c and ch not in seen:
+                if ch not in seen:
                     seen.append(ch)
                     for s in ch.stones:
                         h ^= geo.zob[c][s]

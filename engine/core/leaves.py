@@ -7,7 +7,7 @@ win/loss value with KataGo-style static and dynamic score terms (docs/search.md)
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 from miai.engine.core.config import SearchConfig
 from miai.engine.core.graph import Stats
 from miai.engine.core.scorevalue import expected_score_value
+from miai.engine.core.searchstate import ShowsStones
 from miai.go.coords import PASS
 
 if TYPE_CHECKING:
@@ -46,20 +47,6 @@ def own_eye_mask(stones: NDArray[np.integer], size: int, color: int) -> NDArray[
     allowed = np.where(on_edge, 0, 1)
     eyes: NDArray[np.bool_] = ((pad[1:-1, 1:-1] == 0) & orth & (diag_opp <= allowed)).reshape(-1)
     return eyes
-
-
-@runtime_checkable
-class ShowsStones(Protocol):
-    """A search state that can show its stones (GameState can; a toy game need not), so own eyes can be found."""
-
-    @property
-    def to_play(self) -> int:
-        """The player to move (1 Black, 2 White)."""
-        ...
-
-    def stones(self) -> NDArray[np.int8]:
-        """0/1/2 per point, flat order."""
-        ...
 
 
 def _without_own_eyes(policy: np.ndarray, state: ShowsStones, size: int) -> np.ndarray:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol, Self, runtime_checkable
 
 import numpy as np
+from numpy.typing import NDArray
 
 from miai.go.rules import Rules
 
@@ -22,7 +23,7 @@ from miai.nets.protocol import NetPosition
 if TYPE_CHECKING:
     from miai.go.board import Board
 
-__all__ = ["SearchState", "SearchPosition", "GoPosition"]
+__all__ = ["SearchState", "SearchPosition", "GoPosition", "ShowsStones"]
 
 
 class SearchState(Protocol):
@@ -79,3 +80,17 @@ class GoPosition(SearchPosition, Protocol):
     def local_pattern(self, move: int, radius: int = 2) -> tuple[int, ...]: ...
     def stones(self) -> np.ndarray: ...
     def pass_alive_area(self) -> np.ndarray: ...
+
+
+@runtime_checkable
+class ShowsStones(Protocol):
+    """A search state that can show its stones (GameState can; a toy game need not), so own eyes can be found."""
+
+    @property
+    def to_play(self) -> int:
+        """The player to move (1 Black, 2 White)."""
+        ...
+
+    def stones(self) -> NDArray[np.int8]:
+        """0/1/2 per point, flat order."""
+        ...
