@@ -21,7 +21,6 @@ that order: the order decides which chain a flood meets first, hence the order t
 
 from __future__ import annotations
 
-import os
 from functools import lru_cache
 from typing import Any, Callable, TypeVar
 
@@ -29,14 +28,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from miai.go.geometry import BORDER, board_geometry
-
-PURE_ENV = "MIAI_PURE_PYTHON"
-"""Set to 1 to keep every compiled kernel (these and the compiled playouts) out, as on a machine without numba."""
+from miai.go.native import pure_python
 
 
 def load_numba() -> Any:
     """The numba module, or None when it is not installed or ``MIAI_PURE_PYTHON`` asks for the Python code."""
-    if os.environ.get(PURE_ENV, "").strip() not in ("", "0"):
+    if pure_python():
         return None
     try:
         import numba

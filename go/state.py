@@ -25,8 +25,9 @@ not count towards ending the game; taking it also clears the superko history.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import NamedTuple, SupportsIndex
 
 import numpy as np
 
@@ -355,7 +356,7 @@ class GameState:
         return sorted(banned)
 
     # ----------------------------------------------------------------- play
-    def push(self, move: int, color: Color | int | None = None, *, superko: bool = True) -> None:
+    def push(self, move: SupportsIndex, color: Color | int | None = None, *, superko: bool = True) -> None:
         """Play ``move`` for ``color`` (default: the player to move) after checking legality.
 
         ``superko=False`` plays a move that only superko forbids (a game record of a game played without
@@ -365,14 +366,14 @@ class GameState:
             IllegalMoveError: if the rules forbid the move (``reason`` says why).
             InvalidMoveError: for a move off the board or a colour other than black or white.
         """
-        move = int(move)  # numpy integers would otherwise leak into ``moves``
+        point = operator.index(move)  # an int: numpy integers would otherwise leak into ``moves``
         c = self._to_play if color is None else int(color)
-        reason = self.legality(move, c)
+        reason = self.legality(point, c)
         if reason is IllegalReason.SUPERKO and not superko:
             reason = None
         if reason is not None:
             raise IllegalMoveError(reason)
-        self._play(move, c)
+        self._play(point, c)
 
     def give_turn(self, color: Color | int) -> None:
         """Make ``color`` the player to move without a move (SGF PL after moves, or a record with one colour twice
