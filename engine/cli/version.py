@@ -1,7 +1,7 @@
 """``miai version``: what this install is and what it runs on, as ``katago version`` names its build and backend.
 
 It prints miai's version, Python's, the versions of the libraries the engine runs on (numpy, onnxruntime, and
-OpenVINO and numba when installed), the CPU and its vector extensions, and the backend and precision that
+OpenVINO and numba when installed), whether the search's modules run compiled by mypyc (miai.go.native), the CPU and its vector extensions, and the backend and precision that
 ``net.backend=auto`` picks for the default net on this machine: the measurement ``auto`` keeps in the cache directory
 (``miai.nets.backends``), or a new one, kept for every later start, when there is none yet.
 """
@@ -13,6 +13,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import click
+
+from miai.go import native
 
 # The vector extensions that decide how fast a net runs on a CPU, in /proc/cpuinfo's names (oldest first).
 VECTOR_FLAGS = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx_vnni", "avx512f", "avx512bw", "avx512vl",
@@ -67,6 +69,7 @@ def version_command(no_net: bool) -> None:
     click.echo(f"miai {version('miai')}")
     click.echo(f"python {platform.python_version()} ({platform.machine()}, {platform.system()})")
     click.echo(", ".join(f"{name} {found or 'not installed'}" for name, found in library_versions().items()))
+    click.echo(f"search modules: {native.running()}")
     extensions = vector_extensions(cpu_flags())
     click.echo(f"cpu: {cpu_model() or 'unknown'}; vector extensions: {' '.join(extensions) or 'none found'}")
     if not no_net:

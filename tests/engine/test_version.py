@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from miai.engine.cli.main import main
 from miai.engine.cli.version import vector_extensions
+from miai.go import native
 from miai.nets import backends, precision
 
 
@@ -21,10 +22,13 @@ def test_version_names_miai_the_libraries_and_the_cpu() -> None:
     assert lines[1].startswith("python 3.")
     assert f"numpy {version('numpy')}" in lines[2] and f"onnxruntime {version('onnxruntime')}" in lines[2]
     assert "openvino " in lines[2] and "numba " in lines[2]  # a version, or "not installed"
-    assert lines[3].startswith("cpu: ") and "vector extensions: " in lines[3]
+    assert lines[3] == f"search modules: {native.running()}"
+    if native.pure_python():
+        assert lines[3] == "search modules: Python"
+    assert lines[4].startswith("cpu: ") and "vector extensions: " in lines[4]
     if "avx2" in backends.cpu_flags():
-        assert " avx2" in lines[3]
-    assert len(lines) == 4
+        assert " avx2" in lines[4]
+    assert len(lines) == 5
 
 
 def test_vector_extensions_oldest_first() -> None:
