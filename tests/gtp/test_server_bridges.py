@@ -315,10 +315,6 @@ def busy_machine() -> Iterator[int]:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="known open (issue 72, item 5): with the clock commands' start charged and "
-                   "the machine's stalls kept in reserve, 0 of 195 genmoves late in 15 runs at load 9-15, but 4 of 13 "
-                   "in one run at load 17.9 (two answered-at-once moves over 1 s), not traced; docs/gtp.md has the "
-                   "figures and tests/tools/bridge_load.py the measurement")
 def test_every_clock_on_a_busy_machine(busy_machine: int) -> None:
     # The engine gets a fraction of the CPU it measured at start: its step predictions and its reserve follow the
     # time it gets in the game, and the reserve covers the longest wait for a core the machine has lately imposed,
