@@ -34,7 +34,7 @@ class Ponderer:
         def ponder() -> None:
             try:
                 search.set_root(root)
-                search.run(stop, None, max_visits=0, max_playouts=0, max_time=0.0)
+                search.ponder(stop)
             except Exception:  # pondering is best effort; the next genmove searches anyway
                 log.exception("pondering failed")
 

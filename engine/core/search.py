@@ -145,6 +145,30 @@ class Search:
         cleaning up dead stones); the snapshots of the run show only the permitted moves. ``avoid_until``: the
         analysis's avoid/allow at every depth (its depth 0 joins ``avoid``/``allow`` at the root).
         """
+        with self._lock:
+            ran = self._run(stop, on_progress, max_visits, max_playouts, max_time, progress_interval, avoid, allow,
+                            avoid_until, step_seconds)
+            if ran is None:
+                return self._snapshot(None, 0, 0.0)  # a toy game's end has no moves (a finished Go game is searched on)
+            run, elapsed = ran
+            return self._snapshot(run, run.playouts, elapsed)
+
+    def ponder(self, stop: threading.Event) -> None:
+        """Search until ``stop`` is set (or the graph reaches ``config.max_nodes``), as :meth:`run` with no limits,
+        without the final snapshot: pondering keeps the graph for the next genmove and reads nothing of it.
+
+        The ponder search is stopped when the controller's next command arrives, and that command (the move's clock
+        commands, the ``genmove``) waits until it has stopped: a snapshot of a large graph (20 ms for 3,000 visits
+        on 19x19, several times that on a busy machine) would be built on the move's clock for nothing.
+        """
+        with self._lock:
+            self._run(stop, None, 0, 0, 0.0, 1.0, (), None, None, 0.0)
+
+    def _run(self, stop: threading.Event | None, on_progress: Callable[[Snapshot], None] | None,
+             max_visits: int | None, max_playouts: int | None, max_time: float | None, progress_interval: float,
+             avoid: Collection[int], allow: Collection[int] | None, avoid_until: AvoidUntil | None,
+             step_seconds: float) -> tuple[Run, float] | None:
+        """One run of :meth:`run` (the lock held): the run and its seconds, or None at a toy game's end."""
         setup = self._setup
         if setup.state is None:
             raise SearchError("set_root() must be called before run()")
@@ -152,32 +176,31 @@ class Search:
         visits_cap = cfg.max_visits if max_visits is None else max_visits
         playouts_cap = cfg.max_playouts if max_playouts is None else max_playouts
         time_cap = cfg.max_time if max_time is None else max_time
-        with self._lock:
-            start = time.monotonic()  # (the root's evaluation counts against the time cap)
-            if setup.state.is_over() and not setup.go:
-                return self._snapshot(None, 0, 0.0)  # a toy game's end has no moves (a finished Go game is searched on)
-            permitted = move_filter(avoid, allow)
-            if avoid_until is not None:
-                permitted = both(permitted, avoid_until.permitted(Color(setup.state.to_play), 0))
-            root, facts = setup.begin(cfg, self.evaluator, self._expansion, self._weighting, permitted)
-            blocked = block_root_moves(root, without(permitted, self._symmetric_duplicates(permitted)))
-            run = Run(root, facts, Limits(visits_cap, playouts_cap, time_cap, cfg.max_nodes), start=start,
-                      stop=stop, batch=lambda visits: leaves_per_batch(cfg, self.evaluator.max_batch, visits),
-                      graph_size=setup.table.__len__, snapshot=self._snapshot, on_progress=on_progress,
-                      interval=progress_interval, step_seconds=step_seconds,
-                      avoid_until=avoid_until if avoid_until is not None and avoid_until.depth > 1 else None)
-            self._last = run
-            try:
-                self._loop(run)
-            finally:
-                self._playouts.settle()  # every scratch state back at the root
-                for edge in blocked:
-                    edge.illegal = False
-            elapsed = run.elapsed
-            playouts = run.playouts
-            self._count.last_run = {"playouts": playouts, "seconds": round(elapsed, 4),
-                                    "playouts_per_second": round(playouts / elapsed, 1) if elapsed > 0 else 0.0}
-            return self._snapshot(run, playouts, elapsed)
+        start = time.monotonic()  # (the root's evaluation counts against the time cap)
+        if setup.state.is_over() and not setup.go:
+            return None
+        permitted = move_filter(avoid, allow)
+        if avoid_until is not None:
+            permitted = both(permitted, avoid_until.permitted(Color(setup.state.to_play), 0))
+        root, facts = setup.begin(cfg, self.evaluator, self._expansion, self._weighting, permitted)
+        blocked = block_root_moves(root, without(permitted, self._symmetric_duplicates(permitted)))
+        run = Run(root, facts, Limits(visits_cap, playouts_cap, time_cap, cfg.max_nodes), start=start,
+                  stop=stop, batch=lambda visits: leaves_per_batch(cfg, self.evaluator.max_batch, visits),
+                  graph_size=setup.table.__len__, snapshot=self._snapshot, on_progress=on_progress,
+                  interval=progress_interval, step_seconds=step_seconds,
+                  avoid_until=avoid_until if avoid_until is not None and avoid_until.depth > 1 else None)
+        self._last = run
+        try:
+            self._loop(run)
+        finally:
+            self._playouts.settle()  # every scratch state back at the root
+            for edge in blocked:
+                edge.illegal = False
+        elapsed = run.elapsed
+        playouts = run.playouts
+        self._count.last_run = {"playouts": playouts, "seconds": round(elapsed, 4),
+                                "playouts_per_second": round(playouts / elapsed, 1) if elapsed > 0 else 0.0}
+        return run, elapsed
 
     def _symmetric_duplicates(self, permitted: Callable[[int], bool] | None) -> frozenset[int]:
         """KataGo's rootSymmetryPruning: on a root position that some board symmetries leave unchanged, every move

@@ -125,8 +125,7 @@ def ponder(search: Search, seconds: float) -> int:
     """Search without limits until stopped (as the player ponders) and return the root's visits then; the ponder
     search stops within a step of being told."""
     stop = threading.Event()
-    thread = threading.Thread(target=search.run, args=(stop,),
-                              kwargs=dict(max_visits=0, max_playouts=0, max_time=0.0))
+    thread = threading.Thread(target=search.ponder, args=(stop,))
     thread.start()
     time.sleep(seconds)
     stop.set()
@@ -155,6 +154,19 @@ def test_after_pondering_max_visits_counts_the_kept_visits(net: Overlapping, loo
     # A root that already has its visits is not searched further.
     again = search.run(max_visits=pondered)
     assert again.playouts == 0 and again.root.visits == pondered + 25
+
+
+def test_a_stopped_ponder_search_builds_no_snapshot(net: Overlapping, loop: str, monkeypatch: pytest.MonkeyPatch
+                                                     ) -> None:
+    # The command that stops a ponder search waits for it to end, on the move's clock: nothing reads a snapshot of
+    # the pondered graph, and building one of a large graph costs tens of milliseconds.
+    search = make_search(net, loop)
+    built: list[object] = []
+    build = search._snapshot
+    monkeypatch.setattr(search, "_snapshot", lambda *args: built.append(args) or build(*args))
+    assert ponder(search, 0.1) > 1
+    assert built == []
+    assert search.run(max_playouts=10).playouts == 10 and len(built) == 1  # a run's result is built as before
 
 
 def test_pondering_stops_at_the_node_cap(net: Overlapping, loop: str) -> None:
@@ -229,8 +241,7 @@ def test_a_stopped_ponder_does_not_wait_for_its_batch() -> None:
     net, search = slow_net_search(1.0)
     try:
         stop = threading.Event()
-        thread = threading.Thread(target=search.run, args=(stop,),
-                                  kwargs=dict(max_visits=0, max_playouts=0, max_time=0.0))
+        thread = threading.Thread(target=search.ponder, args=(stop,))
         thread.start()
         time.sleep(0.2)
         stop.set()
