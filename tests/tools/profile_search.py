@@ -16,7 +16,9 @@ search (the search's own Python: no planes, no net) and prints its playouts per 
 search's once-a-step ``time.sleep(0)`` (engine/core/run.py), which on a busy host hands the core to other processes and
 shows up in py-spy's samples as time of ``Run.budget``. ``summarize`` sorts the main thread's samples of a py-spy
 raw (collapsed-stack) file into parts: a sample belongs to the first part, in the order below, that any frame of its
-stack matches.
+stack matches. With the search's modules compiled by mypyc (``miai version``: "search modules: compiled"), record
+with ``py-spy record --native``: their functions are C frames named ``CPyDef_<module>___<name>``, which the parts
+match too, and a sample's leaf is its innermost Python or compiled function (CPython's own calls counted to it).
 """
 
 from __future__ import annotations
@@ -38,14 +40,14 @@ PARTS: tuple[tuple[str, str], ...] = (
     ("batching: decode outputs", r"\(.*nets/(decode|symmetry)\.py|^_decode_row |^_evaluation "),
     ("batching: evaluator, cache, copies", r"\(.*nets/(evaluator|protocol)\.py"),
     ("the step's GIL hand-off (Run.budget's sleep(0))", r"^Run\.budget "),
-    ("board: superko history (go/superko.py)", r"\(.*go/superko\.py"),
-    ("board: play, undo, legal moves (go/board.py)", r"\(.*go/board\.py"),
-    ("board: game state, hashes (go/state.py)", r"\(.*go/state\.py"),
-    ("tree: leaves.py (expand, apply)", r"\(.*engine/core/leaves\.py"),
-    ("tree: selection.py (PUCT)", r"\(.*engine/core/selection\.py"),
-    ("tree: graph.py (nodes, table)", r"\(.*engine/core/graph\.py"),
+    ("board: superko history (go/superko.py)", r"\(.*go/superko\.py|^CPyDef_superko___"),
+    ("board: play, undo, legal moves (go/board.py)", r"\(.*go/board\.py|^CPyDef_board___"),
+    ("board: game state, hashes (go/state.py)", r"\(.*go/(state|zobrist)\.py|^CPyDef_(state|zobrist)___"),
+    ("tree: leaves.py (expand, apply)", r"\(.*engine/core/leaves\.py|^CPyDef_leaves___"),
+    ("tree: selection.py (PUCT)", r"\(.*engine/core/selection\.py|^CPyDef_selection___"),
+    ("tree: graph.py (nodes, table)", r"\(.*engine/core/graph\.py|^CPyDef_graph___"),
     ("tree: search.py, playout.py, expansion.py, backup.py (runs, descent, backup)",
-     r"\(.*engine/core/(search|playout|expansion|backup)\.py"),
+     r"\(.*engine/core/(search|playout|expansion|backup)\.py|^CPyDef_(playout|expansion|backup)___"),
 )
 
 
@@ -114,7 +116,8 @@ def summarize(path: str, top: int = 12) -> None:
         n = int(count)
         part = next((name for name, rx in compiled if any(rx.search(f) for f in frames)), "other (rules, python)")
         parts[part] += n
-        leaves[re.sub(r":\d+\)", ")", frames[-1])] += n
+        own = [f for f in frames if ".py:" in f or f.startswith("CPyDef_")] or frames
+        leaves[re.sub(r":\d+\)", ")", own[-1])] += n
     total = sum(parts.values())
     print(f"{total} samples of the search")
     for name, n in sorted(parts.items(), key=lambda kv: -kv[1]):
