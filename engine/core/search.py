@@ -162,7 +162,8 @@ class Search:
         on 19x19, several times that on a busy machine) would be built on the move's clock for nothing.
         """
         with self._lock:
-            self._run(stop, None, 0, 0, 0.0, 1.0, (), None, None, 0.0)
+            self._run(stop, on_progress=None, max_visits=0, max_playouts=0, max_time=0.0, progress_interval=1.0,
+                      avoid=(), allow=None, avoid_until=None, step_seconds=0.0)
 
     def _run(self, stop: threading.Event | None, on_progress: Callable[[Snapshot], None] | None,
              max_visits: int | None, max_playouts: int | None, max_time: float | None, progress_interval: float,
