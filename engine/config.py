@@ -128,6 +128,11 @@ class NetConfig:
                             choices=("situation", "input"))
     threads: int = option(0, "onnxruntime threads per net call (0 = one per CPU core, at most 4), or playout "
                              "processes sharing a batch with --model playouts (0 = one)", min=0)
+    # The planes' compiled kernels (ladders, liberties, area) run without the GIL: with more cores than the net's
+    # own threads need, several threads encode a batch's positions at once (docs/benchmarks.md, "Encoding a batch
+    # in threads"; on 2 cores one is as fast).
+    encode_threads: int = option(1, "threads that encode a batch's positions for the net (0 = one per CPU core)",
+                                 min=0)
     # KataGo evaluates each position under one random symmetry of the board (its nnRandomize), so that the net's
     # small asymmetries average out over the search instead of biasing it one way.
     symmetry: str = option("random", "board symmetry the net sees: random (one per evaluation, as KataGo), "

@@ -107,6 +107,7 @@ class OnnxConfig:
     symmetry: int = 0  # the fixed symmetry (0 = identity)
     max_batch: int = 16  # positions per onnxruntime call (average mode runs 8 rows per position)
     intra_op_threads: int = 1  # onnxruntime threads inside one operator (see docs/nets.md)
+    encode_threads: int = 1  # positions of a batch encoded at once (BatchEncoder)
     policy_optimism: float = 0.0  # 0 = normal policy, 1 = the optimistic policy head
     root_policy_optimism: float = 0.0  # the same for a search's root (evaluate_root; KataGo's rootPolicyOptimism)
     seed: int | None = None  # random symmetries' seed
@@ -131,6 +132,8 @@ class OnnxConfig:
             raise ValueError("max_batch must be at least 1")
         if self.intra_op_threads < 0:
             raise ValueError("intra_op_threads must be >= 0 (0 = onnxruntime's default)")
+        if self.encode_threads < 1:
+            raise ValueError("encode_threads must be at least 1")
         if not 0.0 <= self.policy_optimism <= 1.0 or not 0.0 <= self.root_policy_optimism <= 1.0:
             raise ValueError("policy_optimism and root_policy_optimism must be in [0, 1]")
         if not self.providers:
@@ -177,6 +180,7 @@ class OnnxEvaluator:
         self._outputs = [o.name for o in self.session.get_outputs()]
         self._advantage: tuple[int, float] = (0, 0.0)  # (colour, playout doubling advantage): see AdvantageEvaluator
         self._pool: ThreadPoolExecutor | None = None  # the thread ``start`` runs the net in
+        self.encoder = BatchEncoder(self.config.encode_threads)
         self._worker_lock = threading.Lock()
 
     def _new_session(self) -> NetSession:
@@ -275,8 +279,7 @@ class OnnxEvaluator:
         if len(symmetries) != len(states) or not all(symmetries):
             raise ValueError("evaluate_with needs a non-empty list of symmetries for every state")
         rows = [(i, symmetry.check_symmetry(sym)) for i, syms in enumerate(symmetries) for sym in syms]
-        pdas = advantages if advantages is not None else [0.0] * len(states)
-        encoded = [_Encoded(s, passing_hacks, pda, conservative_root) for s, pda in zip(states, pdas)]
+        encoded = self.encoder.encode(states, passing_hacks, advantages, conservative_root)
         # Rows of one spatial size go together; a fixed-size net takes every board at once.
         groups: dict[int, list[int]] = {}
         for r, (i, _) in enumerate(rows):
@@ -380,6 +383,51 @@ class OnnxEvaluator:
             cap_pass=position.passing_hacks,
             model_version=self.info.model_version,
         )
+
+
+class BatchEncoder:
+    """Encodes a batch's positions for the net (planes, legal mask: ``_Encoded``), ``threads`` of them at once.
+
+    The compiled kernels behind the planes (ladder reading, chain liberties, the area map: miai.go.compiled) run
+    without the GIL, so positions encoded in several threads overlap there, while the Python around the kernels
+    takes turns; a machine with more cores thus encodes a larger batch in the same time (docs/benchmarks.md,
+    "Encoding a batch in threads"). The calling thread encodes one share itself, and the pool's threads the others;
+    on the pure-Python path (no numba) threads only take turns and gain nothing.
+    """
+
+    def __init__(self, threads: int = 1) -> None:
+        if threads < 1:
+            raise ValueError("a batch encoder needs at least one thread")
+        self.threads = threads
+        self._pool: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def encode(self, states: Sequence[NetPosition], passing_hacks: bool = False,
+               advantages: Sequence[float] | None = None, conservative_root: bool = False) -> list[_Encoded]:
+        """Each state's net inputs, in order; ``advantages``: each state's playout doubling advantage (None: 0)."""
+        pdas = list(advantages) if advantages is not None else [0.0] * len(states)
+        shares = max(1, min(self.threads, len(states)))
+
+        def share(first: int) -> list[_Encoded]:
+            # Every ``shares``-th position: a batch's neighbours (siblings of one leaf) cost alike, so strided
+            # shares come out about even.
+            return [_Encoded(states[i], passing_hacks, pdas[i], conservative_root)
+                    for i in range(first, len(states), shares)]
+
+        if shares < 2:
+            return share(0)
+        others = [self._workers().submit(share, k) for k in range(1, shares)]
+        parts = [share(0)] + [future.result() for future in others]
+        encoded: list[_Encoded | None] = [None] * len(states)
+        for k, part in enumerate(parts):
+            encoded[k::shares] = part
+        return [e for e in encoded if e is not None]
+
+    def _workers(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=self.threads - 1, thread_name_prefix="miai-encode")
+            return self._pool
 
 
 class _Chunk:

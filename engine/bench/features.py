@@ -15,6 +15,11 @@ Modes:
 positions/s is wall-clock and per CPU second of this process (robust on a busy machine), each the best of several
 passes.
 
+``bench_threads`` encodes the positions a batch at a time, as a search's evaluator does (``BatchEncoder``), with 1, 2
+or more threads in interleaved rounds (memos cleared before each pass), and measures what share of one thread's time
+the compiled kernels take, which run without the GIL: the part that threads can overlap (Amdahl's law then bounds
+what n threads give, 1 / ((1 - share) + share / n)).
+
 ``search_split`` instead runs a search (batch 16, no eval cache) for some seconds and splits its time: playouts/s,
 the net's own evaluations/s (onnxruntime's time only, in the same run), their ratio (the search's goal), and the CPU
 time ``features.encode`` takes per evaluation.
@@ -46,7 +51,7 @@ from miai.nets.protocol import NetPosition
 from miai.nets.loading import load_evaluator
 
 __all__ = ["MODES", "kifu_states", "random_states", "searched_states", "search_split", "bench_encoding",
-           "Encodings", "compare_encodings", "saved_encodings"]
+           "bench_threads", "Encodings", "compare_encodings", "saved_encodings"]
 
 MODES = ("cold", "search", "replay")
 Encodings = list[tuple[np.ndarray, np.ndarray]]
@@ -248,3 +253,82 @@ def saved_encodings(size: int, encodings: Encodings) -> dict[str, np.ndarray]:
     for k, (spatial, global_) in enumerate(encodings):
         saved[f"{size}_{k}_s"], saved[f"{size}_{k}_g"] = spatial, global_
     return saved
+
+
+# The compiled kernels that run without the GIL (miai.go.compiled), by the name the encoding reaches them under.
+_NOGIL_KERNELS = ("chain_liberties_padded", "ladder_planes_padded", "calculate_area_flat")
+
+
+def _encode_batches(encoder: Any, states: Sequence[NetPosition], batch: int) -> float:
+    """Wall seconds to encode ``states`` ``batch`` at a time, memos cleared first."""
+    clear_memos()
+    start = time.perf_counter()
+    for first in range(0, len(states), batch):
+        encoder.encode(states[first : first + batch], passing_hacks=True)
+    return time.perf_counter() - start
+
+
+def kernel_share(states: Sequence[NetPosition], batch: int) -> float:
+    """The share of one thread's encoding time spent inside the nogil kernels (0 without numba)."""
+    from miai.go import compiled
+    from miai.nets.evaluator import BatchEncoder
+
+    if not compiled.ENABLED:
+        return 0.0
+    inside = [0.0]
+    originals = {name: getattr(compiled, name) for name in _NOGIL_KERNELS}
+
+    def timed(kernel: Any) -> Any:
+        def run(*args: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return kernel(*args)
+            finally:
+                inside[0] += time.perf_counter() - start
+        return run
+
+    encoder = BatchEncoder(1)
+    _encode_batches(encoder, states, batch)  # compiles or loads the kernels first
+    try:
+        for name, kernel in originals.items():
+            setattr(compiled, name, timed(kernel))
+        total = _encode_batches(encoder, states, batch)
+    finally:
+        for name, kernel in originals.items():
+            setattr(compiled, name, kernel)
+    return inside[0] / total if total > 0 else 0.0
+
+
+def bench_threads(states: Sequence[NetPosition], size: int, batch: int, threads: Sequence[int],
+                  rounds: int) -> list[BenchResult]:
+    """Positions/s of encoding ``states`` in batches of ``batch`` with each thread count (medians of ``rounds``
+    interleaved rounds; the first count is the baseline of each ratio), and the kernels' share of one thread's time
+    with Amdahl's bound for 2, 8 and 16 threads."""
+    from miai.nets.evaluator import BatchEncoder
+
+    encoders = {count: BatchEncoder(count) for count in threads}
+    for encoder in encoders.values():
+        _encode_batches(encoder, states[:batch], batch)  # threads started, kernels loaded
+    walls: dict[int, list[float]] = {count: [] for count in threads}
+    for r in range(rounds):
+        order = list(threads) if r % 2 == 0 else list(reversed(threads))
+        for count in order:
+            walls[count].append(_encode_batches(encoders[count], states, batch))
+    medians = {count: float(np.median(times)) for count, times in walls.items()}
+    base = medians[threads[0]]
+    name = f"features {size}x{size} batch {batch}"
+    details: dict[str, object] = {"size": size, "batch": batch, "positions": len(states), "rounds": rounds}
+    results = [BenchResult.from_count(f"{name}, {count} thread{'s' * (count > 1)}: positions", len(states),
+                                      medians[count], "positions/s", threads=count,
+                                      speedup=base / medians[count], **details) for count in threads]
+    results += [BenchResult(f"{name}, {count} threads / {threads[0]}", base / medians[count], "x", medians[count],
+                            len(states), dict(details, threads=count)) for count in threads[1:]]
+    share = kernel_share(states, batch)
+    results.append(BenchResult(f"{name}: nogil kernels' share of one thread", 100.0 * share, "%", 0.0,
+                               len(states), dict(details)))
+    for count in (2, 8, 16):
+        bound = 1.0 / ((1.0 - share) + share / count)
+        results.append(BenchResult(f"{name}: Amdahl's bound at {count} threads", bound, "x", 0.0, len(states),
+                                   dict(details, threads=count)))
+    return results
+

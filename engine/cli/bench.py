@@ -300,6 +300,10 @@ def playouts_command(seconds: float, sizes: str, seed: int, rule: str | None, ta
               help="Passes per mode; the fastest counts.")
 @click.option("--profile", default=None, type=int, metavar="SIZE",
               help="cProfile the run of this size (to stderr).")
+@click.option("--threads", "thread_counts", default=None, metavar="N,N,...",
+              help="Instead encode batches in each number of threads (interleaved rounds; ratios to the first), and "
+                   "measure the share of the time that runs without the GIL.")
+@click.option("--batch", default=8, show_default=True, type=click.IntRange(1), help="Positions a batch, for --threads.")
 @click.option("--split", is_flag=True, help="Instead split a search's time between net and encoding (needs --net).")
 @click.option("--split-seconds", default=6.0, show_default=True, type=click.FloatRange(0.01))
 @click.option("--dump", default=None, type=click.Path(dir_okay=False), help="Save every encoding to this .npz...")
@@ -307,8 +311,9 @@ def playouts_command(seconds: float, sizes: str, seed: int, rule: str | None, ta
               help="...and compare a later run's encodings with it exactly (exit 1 on a mismatch).")
 @_json_option
 def features_command(sizes: str, positions: int, mode: str, net: str | None, search_playouts: int, seed: int,
-                     kifu: str | None, repeat: int, profile: int | None, split: bool, split_seconds: float,
-                     dump: str | None, check: str | None, json_path: str | None) -> None:
+                     kifu: str | None, repeat: int, profile: int | None, thread_counts: str | None, batch: int,
+                     split: bool, split_seconds: float, dump: str | None, check: str | None,
+                     json_path: str | None) -> None:
     """Feature encoding (nets/features.py) in positions per second."""
     import numpy as np
 
@@ -320,6 +325,13 @@ def features_command(sizes: str, positions: int, mode: str, net: str | None, sea
         assert net is not None
         _report([r for size in _sizes(sizes) for r in features.search_split(size, Path(net), split_seconds)],
                 json_path)
+        return
+    if thread_counts is not None:
+        counts = _counts(thread_counts, "--threads")
+        chosen = "cold" if mode == "both" else mode
+        _report([r for size in _sizes(sizes)
+                 for r in features.bench_threads(_feature_states(size, chosen, net, search_playouts, kifu, positions,
+                                                                 seed), size, batch, counts, repeat)], json_path)
         return
     expected = dict(np.load(check)) if check else None
     results: list[Any] = []

@@ -108,7 +108,8 @@ def problem(error: Exception, path: str) -> str:
 def net_options(config: Config) -> dict[str, Any]:
     """The ``OnnxConfig`` fields the ``[net]`` section sets."""
     net = config.net
-    return {"intra_op_threads": net_threads(config), "symmetry_mode": net.symmetry,
+    return {"intra_op_threads": net_threads(config), "encode_threads": net.encode_threads or os.cpu_count() or 1,
+            "symmetry_mode": net.symmetry,
             "policy_optimism": net.policy_optimism,
             "root_policy_optimism": min(net.root_policy_optimism, net.policy_optimism),
             "passing_hacks": net.passing_hacks, "seed": config.search.seed or None,

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from miai.engine.cli.main import main
 from miai.nets.playouts.compiled import AVAILABLE as compiled_available
+from miai.go import compiled as go_compiled
 from tests.nets.synthetic_models import Spec, write_model
 from tests.nets.tiny_nets import build_tiny_net
 
@@ -88,6 +89,20 @@ def test_features_dump_then_check_the_same_encodings(tmp_path: Path, monkeypatch
     _, output = _bench(tmp_path, monkeypatch, "features", "--sizes", "5", "--positions", "4", "--repeat", "1",
                        "--mode", "cold", "--check", str(saved))
     assert "0 mismatching encodings" in output
+
+
+def test_features_in_threads_give_a_ratio_and_amdahls_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    results, _ = _bench(tmp_path, monkeypatch, "features", "--sizes", "7", "--positions", "6", "--repeat", "1",
+                        "--threads", "1,2", "--batch", "3")
+    assert _names(results) == [
+        "features 7x7 batch 3, 1 thread: positions", "features 7x7 batch 3, 2 threads: positions",
+        "features 7x7 batch 3, 2 threads / 1", "features 7x7 batch 3: nogil kernels' share of one thread",
+        *[f"features 7x7 batch 3: Amdahl's bound at {n} threads" for n in (2, 8, 16)]]
+    one, two, ratio, share = (float(r["value"]) for r in results[:4])  # type: ignore[arg-type]
+    assert ratio == pytest.approx(two / one)
+    assert (share > 0.0) == go_compiled.ENABLED and share < 100.0  # numba's kernels are part of every encoding
+    bounds = [float(r["value"]) for r in results[4:]]  # type: ignore[arg-type]
+    assert 1.0 <= bounds[0] <= bounds[1] <= bounds[2] <= 1.0 / (1.0 - share / 100.0) + 1e-9
 
 
 @pytest.mark.slow

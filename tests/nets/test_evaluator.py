@@ -496,3 +496,35 @@ def test_a_reserved_cache_holds_its_whole_capacity_from_the_start(monkeypatch: p
     hits = cache.hits
     assert same_evaluation(cache.evaluate([small])[0], UniformEvaluator().evaluate([small])[0])
     assert cache.hits == hits + 1
+
+
+def test_a_batch_encoded_in_threads_equals_one_encoded_alone() -> None:
+    from miai.engine.bench.features import random_states
+    from miai.nets.evaluator import BatchEncoder
+
+    states = [s for size in (19, 9, 13) for s in random_states(size, 5, seed=size)]
+    alone = BatchEncoder(1).encode(states, passing_hacks=True)
+    for threads in (2, 3, 16):
+        together = BatchEncoder(threads).encode(states, passing_hacks=True)
+        assert len(together) == len(states)
+        for a, b in zip(alone, together):
+            assert a.size == b.size
+            assert np.array_equal(a.spatial, b.spatial) and np.array_equal(a.global_, b.global_)
+            assert np.array_equal(a.legal, b.legal)
+
+
+def test_a_failure_in_an_encoding_thread_reaches_the_caller() -> None:
+    from miai.nets.evaluator import BatchEncoder
+
+    with pytest.raises(AttributeError):
+        BatchEncoder(2).encode([game(), object(), game()])  # type: ignore[list-item]
+
+
+def test_evaluations_are_the_same_with_encoding_threads(dynamic_net: Path) -> None:
+    states = [game(), game(size=7, moves="b D4"), game(moves="b E5"), game(size=13, moves="b D4 w pass")]
+    one = OnnxEvaluator(str(dynamic_net), max_batch=4).evaluate(states)
+    two = OnnxEvaluator(str(dynamic_net), max_batch=4, encode_threads=2).evaluate(states)
+    for a, b in zip(one, two):
+        assert_same(a, b, tol=0.0)
+    with pytest.raises(ValueError, match="encode_threads"):
+        OnnxEvaluator(str(dynamic_net), encode_threads=0)
