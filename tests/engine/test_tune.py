@@ -38,10 +38,12 @@ def test_each_stage_keeps_the_fastest_and_tries_only_the_pairs_given() -> None:
 
     def open_net(backend: str | None, precision: str | None, threads: int) -> _Timed:
         opened.append((backend, precision, threads))
-        return _Timed((0.01 if backend == "openvino" else 0.03) / threads)  # openvino, and two threads, faster
+        return _Timed((0.01 if backend == "openvino" else 0.04) / threads)  # openvino, and two threads, faster
 
+    # Two rounds, of which tune keeps each setting's best: on a busy machine one round may lose the CPU for longer
+    # than the differences between the settings (a CI run once ranked onnxruntime first with one round).
     trials = tune(open_net, [("onnxruntime", "fp32"), ("openvino", "bf16")], [1, 2], [4, 16], size=9,
-                  seconds=0.15, rounds=1)
+                  seconds=0.15, rounds=2)
     assert {(b, p) for b, p, _ in opened} == {("onnxruntime", "fp32"), ("openvino", "bf16")}
     assert [t.stage for t in trials] == ["backend"] * 2 + ["threads"] * 2 + ["batch"] * 2
     assert trials[0].setting == Setting("openvino", "bf16", 1, 4)  # the backend stage starts at threads 1, batch 4
