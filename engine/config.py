@@ -128,9 +128,9 @@ class NetConfig:
                             choices=("situation", "input"))
     threads: int = option(0, "onnxruntime threads per net call (0 = one per CPU core, at most 4), or playout "
                              "processes sharing a batch with --model playouts (0 = one)", min=0)
-    # The planes' compiled kernels (ladders, liberties, area) run without the GIL: with more cores than the net's
-    # own threads need, several threads encode a batch's positions at once (docs/benchmarks.md, "Encoding a batch
-    # in threads"; on 2 cores one is as fast).
+    # The planes' compiled kernels (ladders, liberties, area) run without the GIL, so several threads can encode a
+    # batch's positions at once; in a search the Python around them dominates and one thread is faster
+    # (docs/benchmarks.md, "Encoding a batch in threads"), hence 1.
     encode_threads: int = option(1, "threads that encode a batch's positions for the net (0 = one per CPU core)",
                                  min=0)
     # KataGo evaluates each position under one random symmetry of the board (its nnRandomize), so that the net's

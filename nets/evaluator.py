@@ -390,9 +390,10 @@ class BatchEncoder:
 
     The compiled kernels behind the planes (ladder reading, chain liberties, the area map: miai.go.compiled) run
     without the GIL, so positions encoded in several threads overlap there, while the Python around the kernels
-    takes turns; a machine with more cores thus encodes a larger batch in the same time (docs/benchmarks.md,
-    "Encoding a batch in threads"). The calling thread encodes one share itself, and the pool's threads the others;
-    on the pure-Python path (no numba) threads only take turns and gain nothing.
+    takes turns. That pays on positions read from scratch (19x19: 1.35x with 2 threads), not on a search's own,
+    whose earlier boards come from the ladder cache and whose kernels are a quarter of the work (2 threads are
+    slower there; docs/benchmarks.md, "Encoding a batch in threads"). The calling thread encodes one share itself,
+    and the pool's threads the others; on the pure-Python path (no numba) threads only take turns.
     """
 
     def __init__(self, threads: int = 1) -> None:

@@ -9,14 +9,13 @@ root visit shares and the first engine's, and how often both choose the same mov
     python tests/tools/backend_searches.py --model NET --sgf-dir DIR [--games 15] [--visits 200]
         [--engines onnxruntime:fp32,openvino:fp32,openvino:bf16]
 
-Positions: moves 12, 24 and 36 of the first ``--games`` records in DIR (``miai match --sgf-dir``), Chinese rules,
-the komi the records give.
+Positions: after moves 12, 24 and 36 of the first ``--games`` records in DIR (``miai match --sgf-dir``), read by
+miai.go.sgf with the komi they give, under Chinese rules.
 """
 
 from __future__ import annotations
 
 import argparse
-import re
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,30 +24,20 @@ from typing import Any
 from miai.engine.cli.compose import build_evaluator
 from miai.engine.config import Config, set_option
 from miai.engine.core.search import Search
-from miai.go.coords import PASS, parse_sgf
-from miai.go.rules import Rules
+from miai.go.sgf import read_sgf_file
 from miai.go.state import GameState
 from miai.nets import features
 from miai.nets.evaluator import CachingEvaluator
 
 CUTS = (12, 24, 36)
-MOVE = re.compile(r";[BW]\[([a-z]{0,2})\]")
 
 
 def positions(sgf_dir: Path, games: int) -> list[GameState]:
-    """The positions at moves ``CUTS`` of the first ``games`` records in ``sgf_dir``."""
+    """The positions after moves ``CUTS`` of the first ``games`` records in ``sgf_dir``, under Chinese rules."""
     found = []
     for path in sorted(sgf_dir.glob("*.sgf"))[:games]:
-        text = path.read_text(encoding="utf-8")
-        size = int(re.search(r"SZ\[(\d+)\]", text).group(1))  # type: ignore[union-attr]
-        komi = float(re.search(r"KM\[([-\d.]+)\]", text).group(1))  # type: ignore[union-attr]
-        moves = MOVE.findall(text)
-        for cut in CUTS:
-            if len(moves) > cut:
-                state = GameState(size, Rules.preset("chinese"), komi)
-                for vertex in moves[:cut]:
-                    state.push(parse_sgf(vertex, size) if vertex else PASS)
-                found.append(state)
+        game = read_sgf_file(path)
+        found += [game.to_state(cut + 1, rules="chinese") for cut in CUTS if len(game.moves) > cut]
     return found
 
 
