@@ -27,6 +27,12 @@ from miai.go.geometry import BORDER, board_geometry, flood
 NO_POINT = 0  # padded index 0 is a border point, so it never names a real point
 
 
+def colors_array(colors: list[int]) -> NDArray[np.int8]:
+    """A list of colours (0-3) as a writable int8 array: through a bytearray, 4-5x faster than ``np.array`` on a
+    19x19 board's 361 (numpy inspects every item of a list; a buffer it takes whole)."""
+    return np.frombuffer(bytearray(colors), dtype=np.int8)
+
+
 class Chain:
     """A connected group of same-coloured stones and its liberties (padded indices)."""
 
@@ -61,6 +67,7 @@ class Geometry(NamedTuple):
     outer: tuple[int, ...]  # padded index -> flat move (-1 off the board)
     points: tuple[int, ...]  # padded indices of all real points, in flat order
     nbrs: tuple[tuple[int, ...], ...]  # on-board neighbours of each padded index
+    diags: tuple[tuple[int, ...], ...]  # the four diagonals of each padded board point (padding included)
     zob: tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]  # [colour][padded] -> key
     zinv: tuple[dict[int, int], dict[int, int], dict[int, int]]  # [colour] key -> flat move
 
@@ -79,7 +86,7 @@ def geometry(size: int) -> Geometry:
     zob = (padded(0), padded(1), padded(2))
     zinv: tuple[dict[int, int], dict[int, int], dict[int, int]] = (
         {}, {k: m for m, k in enumerate(flat_keys[1])}, {k: m for m, k in enumerate(flat_keys[2])})
-    return Geometry(size, shape.stride, shape.points, outer, shape.points, shape.on_board, zob, zinv)
+    return Geometry(size, shape.stride, shape.points, outer, shape.points, shape.on_board, shape.diagonals, zob, zinv)
 
 
 class Board:
@@ -137,7 +144,7 @@ class Board:
 
     def stones(self) -> NDArray[np.int8]:
         """int8 array of colours in flat order."""
-        return np.array(self.colors(), dtype=np.int8)
+        return colors_array(self.colors())
 
     def liberties(self) -> NDArray[np.int16]:
         """int16 array of chain liberties per point (0 on empty points)."""
@@ -197,6 +204,32 @@ class Board:
                     continue
             result.append(outer[p])
         return result
+
+    def own_eyes(self, c: int) -> list[int]:
+        """Flat moves of ``c``'s single-point true eyes: empty points whose neighbours on the board are all ``c`` and
+        whose diagonals hold at most one opponent stone, or none when one of them is off the board (edge and corner).
+        The search keeps its own side from filling them (``search.forbid_eye_filling``)."""
+        color, nbrs, diags, outer = self.color, self.geo.nbrs, self.geo.diags, self.geo.outer
+        opp = 3 - c
+        eyes = []
+        for p in self.geo.points:
+            if color[p]:
+                continue
+            for q in nbrs[p]:
+                if color[q] != c:
+                    break
+            else:
+                enemies = 0
+                allowed = 1
+                for d in diags[p]:
+                    v = color[d]
+                    if v == opp:
+                        enemies += 1
+                    elif v == BORDER:
+                        allowed = 0
+                if enemies <= allowed:
+                    eyes.append(outer[p])
+        return eyes
 
     def hash_after(self, move: int, c: int) -> int:
         """The position hash after ``c`` plays a pseudo-legal ``move`` (captures and suicide included)."""

@@ -30,9 +30,10 @@ from collections.abc import Iterable
 from typing import NamedTuple, SupportsIndex
 
 import numpy as np
+from numpy.typing import NDArray
 
 from miai.go import scoring, zobrist
-from miai.go.board import NO_POINT, Board, PlayRecord
+from miai.go.board import NO_POINT, Board, PlayRecord, colors_array
 from miai.go.coords import PASS, Color, check_size
 from miai.go.geometry import symmetric_points
 from miai.go.errors import IllegalMoveError, IllegalReason, InvalidMoveError, SetupError
@@ -250,6 +251,10 @@ class GameState:
         """int8 colours (0/1/2) in flat order."""
         return self.board.stones()
 
+    def own_eyes(self, color: Color | int) -> list[int]:
+        """Flat moves of ``color``'s single-point true eyes (``Board.own_eyes``)."""
+        return self.board.own_eyes(int(color))
+
     def local_pattern(self, move: int, radius: int = 2) -> tuple[int, ...]:
         """The colours (0/1/2, 3 off the board; 4 added to a stone whose chain is in atari) of the square of side
         ``2 * radius + 1`` centred on ``move``, row by row, then the simple-ko point the side to move may not take
@@ -288,7 +293,7 @@ class GameState:
         for entry in reversed(self._stack[len(self._stack) - min(k, len(self._stack)) :]):
             if entry.board is not None:  # a stone (a pass changed no stone)
                 self.board.unplay_colors(entry.board, colors)
-        return np.array(colors, dtype=np.int8)
+        return colors_array(colors)
 
     # ----------------------------------------------------------------- legality
     def legality(self, move: int, color: Color | int | None = None) -> IllegalReason | None:
@@ -336,6 +341,16 @@ class GameState:
         if c == self._to_play:
             return [m for m in moves if m not in self._bans] if self._bans else moves
         return [m for m in moves if not self.repeats_history(m, c)]
+
+    def legal_mask(self) -> NDArray[np.bool_]:
+        """bool ``[size*size + 1]``: the legal moves of the player to move, pass (always legal) last; what the nets'
+        policy is masked with, built in a bytearray (a list of moves turned into numpy indices costs twice as much)."""
+        area = self._size * self._size
+        flags = bytearray(area + 1)
+        for move in self.legal_moves():
+            flags[move] = 1
+        flags[area] = 1
+        return np.frombuffer(flags, dtype=np.bool_)
 
     def symmetries(self) -> list[int]:
         """The board symmetries (``geometry.symmetric_points``) that leave the stones where they are, 0 first; only

@@ -58,14 +58,8 @@ def onnx_net(evaluator: Evaluator, size: int) -> OnnxEvaluator | None:
 
 
 def legal_mask(state: NetPosition) -> np.ndarray:
-    """bool ``[size*size + 1]``: the side to move's legal moves, pass (always legal) last."""
-    area = state.size * state.size
-    mask = np.zeros(area + 1, dtype=bool)
-    moves = list(state.legal_moves())
-    if moves:
-        mask[moves] = True
-    mask[area] = True
-    return mask
+    """bool ``[size*size + 1]``: the side to move's legal moves, pass (always legal) last (``GameState.legal_mask``)."""
+    return state.legal_mask()
 
 
 # --------------------------------------------------------------------------------------------

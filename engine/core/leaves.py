@@ -15,14 +15,14 @@ from numpy.typing import NDArray
 from miai.engine.core.config import SearchConfig
 from miai.engine.core.graph import Stats
 from miai.engine.core.scorevalue import expected_score_value
-from miai.engine.core.searchstate import ShowsStones
+from miai.engine.core.searchstate import ShowsEyes
 from miai.go.coords import PASS
 
 if TYPE_CHECKING:
     from miai.engine.core.searchstate import SearchState
     from miai.nets.protocol import Evaluation
 
-__all__ = ["own_eye_mask", "candidate_moves", "Valuation", "PASS"]
+__all__ = ["candidate_moves", "Valuation", "PASS"]
 
 _TWO_OVER_PI = 2.0 / math.pi
 
@@ -32,29 +32,12 @@ def _single(x: float) -> float:
     return float(np.float32(x))
 
 
-def own_eye_mask(stones: NDArray[np.integer], size: int, color: int) -> NDArray[np.bool_]:
-    """Boolean mask of the single-point true eyes of ``color``: an empty point whose four neighbours are
-    ``color`` (or off-board) and whose diagonals hold at most one opponent stone (none on the edge)."""
-    opp = 3 - color
-    pad = np.full((size + 2, size + 2), 3, dtype=np.int8)  # 3 = off-board
-    pad[1:-1, 1:-1] = stones.reshape(size, size)
-    friendly = (pad == color) | (pad == 3)
-    orth = friendly[:-2, 1:-1] & friendly[2:, 1:-1] & friendly[1:-1, :-2] & friendly[1:-1, 2:]
-    is_opp = (pad == opp).astype(np.int8)
-    diag_opp = is_opp[:-2, :-2] + is_opp[:-2, 2:] + is_opp[2:, :-2] + is_opp[2:, 2:]
-    off = (pad == 3).astype(np.int8)
-    on_edge = (off[:-2, :-2] + off[:-2, 2:] + off[2:, :-2] + off[2:, 2:]) > 0
-    allowed = np.where(on_edge, 0, 1)
-    eyes: NDArray[np.bool_] = ((pad[1:-1, 1:-1] == 0) & orth & (diag_opp <= allowed)).reshape(-1)
-    return eyes
-
-
-def _without_own_eyes(policy: np.ndarray, state: ShowsStones, size: int) -> np.ndarray:
-    eyes = own_eye_mask(state.stones(), size, int(state.to_play))
-    if not eyes.any() or not (policy[:-1][eyes] > 0).any():
+def _without_own_eyes(policy: np.ndarray, state: ShowsEyes) -> np.ndarray:
+    eyes = state.own_eyes(int(state.to_play))
+    if not eyes or not (policy[eyes] > 0).any():
         return policy
     trimmed = policy.copy()
-    trimmed[:-1][eyes] = 0.0
+    trimmed[eyes] = 0.0
     if not (trimmed[:-1] > 0).any():
         return policy  # filling an eye is the only move besides pass: keep it
     return trimmed
@@ -65,8 +48,8 @@ def candidate_moves(policy: np.ndarray, state: SearchState, forbid_eye_filling: 
     when ``forbid_eye_filling`` (and the state can show its stones). With no move at all, pass alone."""
     size = state.size
     policy = np.asarray(policy, dtype=np.float32)
-    if forbid_eye_filling and isinstance(state, ShowsStones):
-        policy = _without_own_eyes(policy, state, size)
+    if forbid_eye_filling and isinstance(state, ShowsEyes):
+        policy = _without_own_eyes(policy, state)
     index = np.flatnonzero(policy > 0)
     pass_index = size * size
     if len(index) == 0:

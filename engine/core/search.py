@@ -32,7 +32,6 @@ from miai.engine.core.backup import Backup
 from miai.engine.core.config import SearchConfig
 from miai.engine.core.expansion import Expansion
 from miai.engine.core.graph import Node, NodeTable, StaleUpdate, Weighting
-from miai.engine.core.leaves import own_eye_mask
 from miai.engine.core.movechoice import (AvoidUntil, best_move, block_root_moves, both, move_filter, symmetric_duplicates,
                                    without)
 from miai.engine.core.playout import Leaf, Playouts
@@ -46,7 +45,7 @@ from miai.go.coords import Color
 from miai.nets.protocol import (CachingEvaluator, Evaluation, Evaluator, Finish, StagedEvaluator, innermost,
                                  start_evaluation)
 
-__all__ = ["Search", "SearchError", "SearchState", "leaves_per_batch", "own_eye_mask", "symmetric_duplicates", "PASS"]
+__all__ = ["Search", "SearchError", "SearchState", "leaves_per_batch", "symmetric_duplicates", "PASS"]
 
 log = logging.getLogger(__name__)
 _OVERLAP_SWITCH_INTERVAL: Final = 0.0005  # seconds; see Search._loop_overlapped

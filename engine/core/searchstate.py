@@ -23,7 +23,7 @@ from miai.nets.protocol import NetPosition
 if TYPE_CHECKING:
     from miai.go.board import Board
 
-__all__ = ["SearchState", "SearchPosition", "GoPosition", "ShowsStones"]
+__all__ = ["SearchState", "SearchPosition", "GoPosition", "ShowsEyes"]
 
 
 class SearchState(Protocol):
@@ -83,14 +83,14 @@ class GoPosition(SearchPosition, Protocol):
 
 
 @runtime_checkable
-class ShowsStones(Protocol):
-    """A search state that can show its stones (GameState can; a toy game need not), so own eyes can be found."""
+class ShowsEyes(Protocol):
+    """A search state that can list a player's own true eyes (GameState can; a toy game need not)."""
 
     @property
     def to_play(self) -> int:
         """The player to move (1 Black, 2 White)."""
         ...
 
-    def stones(self) -> NDArray[np.int8]:
-        """0/1/2 per point, flat order."""
+    def own_eyes(self, color: int) -> list[int]:
+        """Flat moves of ``color``'s single-point true eyes (``miai.go.board.Board.own_eyes``)."""
         ...

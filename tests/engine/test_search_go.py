@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from miai.engine.config import SearchConfig
-from miai.engine.core.search import PASS, Search, own_eye_mask
+from miai.engine.core.search import PASS, Search
 from miai.go.coords import parse_gtp
 from miai.go.rules import Rules
 from miai.go.state import GameState
@@ -67,11 +67,10 @@ EYES = [
 ]
 
 
-def test_own_eye_mask_finds_single_point_true_eyes() -> None:
+def test_own_eyes_are_the_single_point_true_eyes() -> None:
     state = board(EYES)
-    eyes = own_eye_mask(state.stones(), 5, 1)
-    assert sorted(np.flatnonzero(eyes)) == [0, 10, 20]
-    assert not own_eye_mask(state.stones(), 5, 2).any()
+    assert state.own_eyes(1) == [0, 10, 20]
+    assert state.own_eyes(2) == []
 
 
 def test_false_eye_is_not_an_eye() -> None:
@@ -82,7 +81,48 @@ def test_false_eye_is_not_an_eye() -> None:
         ". . . . .",
         ". . . . .",
     ]
-    assert not own_eye_mask(board(rows).stones(), 5, 1)[0]  # corner with an opponent diagonal
+    assert 0 not in board(rows).own_eyes(1)  # corner with an opponent diagonal
+
+
+def test_an_eye_in_the_middle_may_have_one_opponent_diagonal_but_not_two() -> None:
+    one = [
+        ". . . . .",
+        ". O X . .",
+        ". X . X .",
+        ". . X . .",
+        ". . . . .",
+    ]
+    assert board(one).own_eyes(1) == [12]
+    two = [row for row in one]
+    two[3] = ". . X O ."
+    assert board(two).own_eyes(1) == []
+
+
+def reference_eyes(state: GameState, color: int) -> list[int]:
+    """The definition, point by point on a padded grid: every on-board neighbour ``color``; opponent stones on the
+    diagonals at most 1, or 0 when a diagonal is off the board."""
+    size = state.size
+    grid = {(x, y): int(c) for (x, y), c in zip(((m % size, m // size) for m in range(size * size)), state.stones())}
+    eyes = []
+    for (x, y), c in grid.items():
+        sides = [grid.get((x + dx, y + dy), color) for dx, dy in ((0, -1), (-1, 0), (1, 0), (0, 1))]
+        corners = [grid.get((x + dx, y + dy), 3) for dx, dy in ((-1, -1), (1, -1), (-1, 1), (1, 1))]
+        allowed = 0 if 3 in corners else 1
+        if c == 0 and all(v == color for v in sides) and corners.count(3 - color) <= allowed:
+            eyes.append(y * size + x)
+    return eyes
+
+
+@pytest.mark.parametrize("size", [2, 5, 9])
+def test_own_eyes_match_the_definition_on_random_games(size: int) -> None:
+    rng = np.random.default_rng(size)
+    for _ in range(20):
+        state = GameState(size)
+        for _ in range(int(rng.integers(0, 3 * size * size))):
+            moves = state.legal_moves()
+            state.push(int(rng.choice(moves)) if moves else PASS)
+            for color in (1, 2):
+                assert state.own_eyes(color) == reference_eyes(state, color)
 
 
 def test_search_with_the_eye_rule_never_fills_its_own_eyes() -> None:

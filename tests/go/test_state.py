@@ -111,6 +111,23 @@ def test_legal_moves_for_either_colour() -> None:
     assert len(state.legal_moves(W)) == 6
 
 
+
+@pytest.mark.parametrize("rules", ["chinese", "tromp-taylor", "japanese"])
+def test_legal_mask_is_the_legal_moves_and_pass_as_arrays_the_caller_may_write(rules: str) -> None:
+    rng = np.random.default_rng(7)
+    state = GameState(7, Rules.preset(rules))
+    for _ in range(60):
+        mask = state.legal_mask()
+        area = state.size * state.size
+        assert mask.dtype == np.bool_ and mask.shape == (area + 1,) and mask[area]
+        assert np.flatnonzero(mask[:area]).tolist() == sorted(state.legal_moves())
+        assert np.array_equal(state.stones(), [int(state.color_at(m)) for m in range(area)])
+        state.stones()[0] = 3  # a copy: the board does not change
+        mask[0] = not mask[0]
+        assert int(state.color_at(0)) != 3
+        moves = state.legal_moves()
+        state.push(int(rng.choice(moves)) if moves else PASS)
+
 GNUGO_19 = {
     2: "Q16 D4",
     3: "D16 Q16 D4",
