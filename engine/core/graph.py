@@ -288,8 +288,8 @@ class Node:
     def set_moves(self, moves: np.ndarray, priors: np.ndarray) -> None:
         """Give the node its candidate moves; they are sorted by decreasing prior here."""
         order = np.argsort(-priors, kind="stable")
-        self.moves = moves[order].astype(np.int16)
-        self.priors = priors[order].astype(np.float32)
+        self.moves = moves[order].astype(np.int16, copy=False)  # moves[order] is a copy already
+        self.priors = priors[order].astype(np.float32, copy=False)
         self.next_index = 0
         self.expanded = True
 

@@ -51,11 +51,14 @@ def candidate_moves(policy: np.ndarray, state: SearchState, forbid_eye_filling: 
     if forbid_eye_filling and isinstance(state, ShowsEyes):
         policy = _without_own_eyes(policy, state)
     index = np.flatnonzero(policy > 0)
-    pass_index = size * size
     if len(index) == 0:
-        return np.array([PASS]), np.array([1.0], dtype=np.float32)
-    priors = policy[index] / float(policy[index].sum())
-    return np.where(index == pass_index, PASS, index), priors
+        return np.array([PASS], dtype=np.int16), np.array([1.0], dtype=np.float32)
+    priors = policy[index]
+    priors /= float(priors.sum())
+    moves = index.astype(np.int16)  # node.set_moves keeps int16 (a 25x25 board has 625 points)
+    if index[-1] == size * size:  # pass is the policy's last entry
+        moves[-1] = PASS
+    return moves, priors
 
 
 class Valuation:

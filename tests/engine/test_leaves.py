@@ -10,6 +10,7 @@ import pytest
 from miai.engine.config import SearchConfig
 from miai.engine.core.leaves import PASS, Valuation, candidate_moves
 from miai.engine.core.scorevalue import expected_score_value
+from miai.go.state import GameState
 from miai.nets.evaluator import Evaluation
 
 
@@ -84,20 +85,16 @@ def test_terminal_values_are_exact() -> None:
     assert valuation.terminal(0.0, 9)[1] == 0.0  # a draw
 
 
-class _Stones:
-    size = 3
-    to_play = 1
-
-    def __init__(self, stones: list[int]) -> None:
-        self._stones = np.array(stones, dtype=np.int8)
-
-    def stones(self) -> np.ndarray:
-        return self._stones
+def _stones(colors: list[int]) -> GameState:
+    """A 3x3 position with Black to play from colours in flat order (0 empty, 1 Black, 2 White)."""
+    state = GameState(3)
+    state.set_stones([m for m, c in enumerate(colors) if c == 1], [m for m, c in enumerate(colors) if c == 2])
+    return state
 
 
 def test_candidate_moves_drop_own_eyes_and_renormalise() -> None:
     # Black owns the top-left corner eye at 0 (neighbours 1 and 3 black, diagonal 4 black).
-    state = _Stones([0, 1, 0, 1, 1, 0, 0, 0, 0])
+    state = _stones([0, 1, 0, 1, 1, 0, 0, 0, 0])
     policy = np.array([0.4, 0, 0.1, 0, 0, 0.2, 0.1, 0.1, 0.05, 0.05], dtype=np.float32)
     moves, priors = candidate_moves(policy, state, forbid_eye_filling=True)
     assert 0 not in moves.tolist() and PASS in moves.tolist()
@@ -107,7 +104,7 @@ def test_candidate_moves_drop_own_eyes_and_renormalise() -> None:
 
 
 def test_the_only_board_move_is_kept_even_if_it_fills_an_eye() -> None:
-    state = _Stones([0, 1, 2, 1, 1, 2, 2, 2, 2])
+    state = _stones([0, 1, 1, 1, 1, 1, 1, 1, 0])  # two eyes; the policy gives the second none
     policy = np.array([0.7, 0, 0, 0, 0, 0, 0, 0, 0, 0.3], dtype=np.float32)
     moves, _ = candidate_moves(policy, state, forbid_eye_filling=True)
     assert sorted(moves.tolist()) == [PASS, 0]
