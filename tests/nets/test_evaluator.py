@@ -528,3 +528,25 @@ def test_evaluations_are_the_same_with_encoding_threads(dynamic_net: Path) -> No
         assert_same(a, b, tol=0.0)
     with pytest.raises(ValueError, match="encode_threads"):
         OnnxEvaluator(str(dynamic_net), encode_threads=0)
+
+
+@pytest.mark.parametrize("buffer", ["dynamic", "fixed"])
+def test_a_batch_under_several_symmetries_decodes_exactly_as_row_by_row(buffer: str, dynamic_net: Path,
+                                                                         fixed_net: Path) -> None:
+    from miai.nets.evaluator import _evaluation
+
+    net = dynamic_net if buffer == "dynamic" else fixed_net  # fixed: 9x9 boards cut out of a 13x13 buffer
+    states = [game(), game(moves="b E5"), game(moves="b C3 w G7 b pass"), game(moves="b A1 w J9")]
+    evaluator = OnnxEvaluator(str(net))
+    job = evaluator._prepare(states, [[s] for s in (0, 3, 5, 6)], None, 0.0, True, False)
+    outputs = evaluator._run(job)
+    together = evaluator._finish(job, outputs)
+    for chunk, out in zip(job.chunks, outputs):
+        for k, r in enumerate(chunk.members):
+            i, sym = job.rows[r]
+            alone = _evaluation(evaluator._decode_row(out, k, job.encoded[i], sym, chunk.nn_len, 0.0), 0)
+            assert np.array_equal(alone.policy, together[i].policy)
+            assert alone.ownership is not None and together[i].ownership is not None
+            assert np.array_equal(alone.ownership, together[i].ownership)
+            assert (alone.win, alone.loss, alone.lead, alone.score_mean, alone.score_stdev) == \
+                (together[i].win, together[i].loss, together[i].lead, together[i].score_mean, together[i].score_stdev)
