@@ -336,6 +336,12 @@ class _LadderPlanesCache:
 _ladder_planes_cached = _LadderPlanesCache()
 
 
+def clear_ladder_memo() -> None:
+    """Forget every board's ladder planes and readings: the next encodings read their ladders from scratch, as a
+    process's first ones do (benchmarks measure that)."""
+    _ladder_planes_cached.cache_clear()
+
+
 def _area(pos: Position, out: np.ndarray) -> None:
     area = pos.area_map
     out[0] = area == int(pos.pla)

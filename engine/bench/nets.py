@@ -107,12 +107,12 @@ def bench_net(
 
 def _cold_encode(state: GameState) -> tuple[np.ndarray, np.ndarray]:
     # Forget memoised ladder planes: every position pays for its own ladder reading.
-    features._ladder_planes_cached.cache_clear()
+    features.clear_ladder_memo()
     return features.encode(state)
 
 
 def _cold_evaluate(evaluator: OnnxEvaluator, states: Sequence[GameState]) -> int:
-    features._ladder_planes_cached.cache_clear()
+    features.clear_ladder_memo()
     return len(evaluator.evaluate(states))
 
 

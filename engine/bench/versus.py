@@ -201,15 +201,21 @@ def _katago_round(engine: GtpEngine, setup: VersusSetup, games: Sequence[Sequenc
     return _Round(setup.visits * len(games), seconds, cpu)
 
 
-def _miai_search(evaluator: Any, config: SearchConfig, setup: VersusSetup, moves: Sequence[int],
-                 visits: int) -> _Round:
-    """Root visits, wall and CPU seconds (this process, the net's threads included) of a fresh search of ``visits`` visits after ``moves``, with cold caches (the
-    evaluation cache and the feature encoder's ladder memo), so repeated rounds measure the same work."""
+def cold_caches(evaluator: Any) -> None:
+    """Forget what ``evaluator``'s evaluation cache (if it has one) and the feature encoder's ladder memo hold, so that
+    the next search does the work of a first one."""
     from miai.nets import features
 
     if isinstance(evaluator, CachingEvaluator):
         evaluator.clear()
-    features._ladder_planes_cached.cache_clear()
+    features.clear_ladder_memo()
+
+
+def _miai_search(evaluator: Any, config: SearchConfig, setup: VersusSetup, moves: Sequence[int],
+                 visits: int) -> _Round:
+    """Root visits, wall and CPU seconds (this process, the net's threads included) of a fresh search of ``visits``
+    visits after ``moves``, with cold caches (:func:`cold_caches`), so repeated rounds measure the same work."""
+    cold_caches(evaluator)
     state = GameState(setup.size, Rules.preset("chinese"), KOMI)
     for move in moves:
         state.push(move)

@@ -45,7 +45,7 @@ def _without_own_eyes(policy: np.ndarray, state: ShowsEyes) -> np.ndarray:
 
 def candidate_moves(policy: np.ndarray, state: SearchState, forbid_eye_filling: bool) -> tuple[np.ndarray, np.ndarray]:
     """The moves with a positive prior (pass as PASS) and their renormalised priors; own true eyes are dropped
-    when ``forbid_eye_filling`` (and the state can show its stones). With no move at all, pass alone."""
+    when ``forbid_eye_filling`` (and the state can list them). With no move at all, pass alone."""
     size = state.size
     policy = np.asarray(policy, dtype=np.float32)
     if forbid_eye_filling and isinstance(state, ShowsEyes):

@@ -118,10 +118,10 @@ def test_reading_records_the_points_it_looked_at() -> None:
 def test_encode_with_warm_memos_equals_encode_from_scratch(size: int, rules: str, seed: int) -> None:
     """features.encode in game order (every memo warm) gives the planes of encoding each position alone."""
     positions = random_game(size, size * size, seed, rules)
-    features._ladder_planes_cached.cache_clear()
+    features.clear_ladder_memo()
     warm = [features.encode(s) for s in positions]
     for state, (spatial, global_) in zip(reversed(positions), reversed(warm)):
-        features._ladder_planes_cached.cache_clear()
+        features.clear_ladder_memo()
         alone = features.encode(state)
         assert np.array_equal(spatial, alone[0]) and np.array_equal(global_, alone[1]), len(state.moves)
 
@@ -129,9 +129,9 @@ def test_encode_with_warm_memos_equals_encode_from_scratch(size: int, rules: str
 def test_encoding_from_two_threads_gives_the_same_planes() -> None:
     """The shared memos are used by a search thread and a GTP thread at once."""
     games = [random_game(9, 60, seed) for seed in (11, 12)]
-    features._ladder_planes_cached.cache_clear()
+    features.clear_ladder_memo()
     alone = [[features.encode(s) for s in game] for game in games]
-    features._ladder_planes_cached.cache_clear()
+    features.clear_ladder_memo()
     together: list[list[tuple[np.ndarray, np.ndarray]]] = [[], []]
 
     def work(k: int) -> None:

@@ -21,13 +21,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from miai.engine.bench.versus import cold_caches
 from miai.engine.cli.compose import build_evaluator
 from miai.engine.config import Config, set_option
 from miai.engine.core.search import Search
 from miai.go.sgf import read_sgf_file
 from miai.go.state import GameState
-from miai.nets import features
-from miai.nets.evaluator import CachingEvaluator
 
 CUTS = (12, 24, 36)
 
@@ -51,9 +50,7 @@ def engine(model: str, backend: str, precision: str) -> tuple[Any, Any]:
 
 def root_shares(evaluator: Any, config: Any, state: GameState, visits: int) -> tuple[dict[int, float], int]:
     """The root's visit share of each move after a fresh ``visits``-visit search, and the move chosen."""
-    if isinstance(evaluator, CachingEvaluator):
-        evaluator.clear()
-    features._ladder_planes_cached.cache_clear()
+    cold_caches(evaluator)
     search = Search(evaluator, config)
     search.set_root(state.copy())
     snapshot = search.run(None, None, max_visits=visits, max_playouts=0, max_time=0)
