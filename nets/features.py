@@ -30,8 +30,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 
@@ -53,6 +52,30 @@ class FeatureMismatchError(ValueError):
 # --------------------------------------------------------------------------------------------
 # The per-position context every plane function reads (computed once per position).
 # --------------------------------------------------------------------------------------------
+
+_T = TypeVar("_T")
+
+
+class _once(Generic[_T]):
+    """A property computed on first read and kept in the instance, as ``functools.cached_property`` but without its
+    lock: CPython 3.11's takes one lock per property, shared by every instance, and holds it while the value is
+    computed, so that encoding threads waited for each other's area maps and ladder readings (which run without the
+    GIL) one property at a time. A ``Position`` is read by one thread only."""
+
+    def __init__(self, func: Callable[[Any], _T]) -> None:
+        self.func = func
+        self.name = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Any, owner: type | None = None) -> _T:
+        if instance is None:
+            return self  # type: ignore[return-value]  # read on the class (help(), introspection)
+        value = self.func(instance)
+        instance.__dict__[self.name] = value  # later reads find it there (this descriptor has no __set__)
+        return value
 
 
 @dataclass(frozen=True)
@@ -80,24 +103,24 @@ class Position:
     def opp(self) -> Color:
         return self.pla.opponent
 
-    @cached_property
+    @_once
     def stones(self) -> np.ndarray:
         return np.asarray(self.state.stones(), dtype=np.int8)
 
-    @cached_property
+    @_once
     def friendly_pass_hidden(self) -> bool:
         """A pass now would end the game, but the rules make such a pass friendly: KataGo then shows the
         net no history and no "pass ends the game" flag (``shouldSuppressEndGameFromFriendlyPass``)."""
         return self.state.pass_is_friendly()
 
-    @cached_property
+    @_once
     def area_map(self) -> np.ndarray:
         """Planes 18-19's owner of every point (1 Black, 2 White, 0 nobody): see ``benson.area_map``."""
         from miai.go import benson
 
         return benson.area_map_for_rules(self.stones, self.size, self.state.rules)
 
-    @cached_property
+    @_once
     def ending_now_would_not_win(self) -> bool:
         """KataGo's ``finalPhaseAndGameEndWouldNotBeWin``: the area of planes 18-19 (with the group tax of "all"
         tax rules) plus komi leaves the side to move at or below zero. Never under territory scoring, whose
@@ -115,7 +138,7 @@ class Position:
             score -= 2 * white_minus_black if self.pla == Color.WHITE else -2 * white_minus_black
         return score + self.self_komi <= 0.0
 
-    @cached_property
+    @_once
     def game_end_hidden(self) -> bool:
         """A pass now would end the game, but the net is shown a game that goes on (no history, plane 14 off):
         a friendly pass, or, with KataGo's passing hacks, a pass that would end the game without a win for the
@@ -127,7 +150,7 @@ class Position:
             return True
         return self.passing_hacks and self.state.pass_ends_game() and self.ending_now_would_not_win
 
-    @cached_property
+    @_once
     def history_limit(self) -> int:
         """How many past moves the net may see: 5; none when the end of the game is hidden; only the final
         pass once the game is over ("one of the passes, at the end of that sequence"); and never more
@@ -137,7 +160,7 @@ class Position:
         limit = 1 if self.state.is_over() else HISTORY_LENGTH
         return min(limit, self.state.moves_this_phase())
 
-    @cached_property
+    @_once
     def history(self) -> list[int]:
         """The last moves (most recent first, PASS included) that the net may see.
 
@@ -145,16 +168,17 @@ class Position:
         move must be opp's, the one before pla's, and so on; the first break stops the walk.
         """
         shown: list[int] = []
-        expected = self.opp
+        expected = int(self.opp)  # colours as plain ints (1 Black, 2 White), as the board keeps them
         limit = self.history_limit
-        for color, move in reversed(self.state.moves[len(self.state.moves) - limit :] if limit else []):
-            if Color(color) != expected:
+        moves = self.state.moves
+        for color, move in reversed(moves[len(moves) - limit :] if limit else []):
+            if int(color) != expected:
                 break
             shown.append(int(move))
-            expected = expected.opponent
+            expected = 3 - expected
         return shown
 
-    @cached_property
+    @_once
     def self_komi(self) -> float:
         """Komi plus White's handicap and territory bonuses, from pla's view, clamped like KataGo."""
         white_komi = white_komi_bonuses(self.state)
