@@ -361,28 +361,9 @@ class OnnxEvaluator:
     def _decode_row(
         self, outputs: dict[str, np.ndarray], k: int, position: _Encoded, sym: int, nn_len: int, optimism: float
     ) -> DecodedBatch:
-        size = position.size
-        area = size * size
-        policy = outputs["policy"][k]  # [P, nn_len*nn_len + 1]
-        board = policy[:, : nn_len * nn_len].reshape(-1, nn_len, nn_len)[:, :size, :size]
-        board = symmetry.invert_planes(board, sym).reshape(-1, area)
-        logits = np.concatenate([board, policy[:, -1:]], axis=1)[None]
-        ownership = None
-        if self.config.with_ownership and "ownership" in outputs:
-            own = outputs["ownership"][k].reshape(-1, nn_len, nn_len)[0, :size, :size]
-            ownership = symmetry.invert_planes(own, sym).reshape(1, area)
-        return decode_batch(
-            logits,
-            outputs["value"][k : k + 1],
-            outputs["miscvalue"][k : k + 1],
-            ownership,
-            position.legal[None],
-            np.array([position.allow_no_result]),
-            self.info.post,
-            optimism,
-            cap_pass=position.passing_hacks,
-            model_version=self.info.model_version,
-        )
+        """Row ``k`` alone: cut to its board, brought back from ``sym`` and decoded as a batch of one."""
+        row = {name: value[k : k + 1] for name, value in outputs.items()}
+        return self._decode_whole(_turned_outputs(row, [sym], position.size, nn_len), [position], optimism)
 
 
 def _turned_outputs(outputs: dict[str, np.ndarray], syms: list[int], size: int, nn_len: int) -> dict[str, np.ndarray]:
